@@ -1,0 +1,21 @@
+// Pieces the command-line tools share: deterministic inputs, safe output files and
+// the one way they report an error and exit.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "engine/session.h"
+
+namespace minfer::cli {
+
+// Fills every graph input with reproducible pseudo-random values in [0, 1).
+void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
+
+// Writes via a temporary file and a rename, so a failed run leaves no partial file.
+void write_file_atomically(const std::string& path, const std::string& contents);
+
+// Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
+int run_tool(const char* tool, const std::function<int()>& body);
+
+}  // namespace minfer::cli

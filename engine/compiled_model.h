@@ -1,0 +1,74 @@
+// A graph compiled into an execution plan: order, shapes, one prepared op per step
+// with its cost, and the memory plan. Immutable once built, so one CompiledModel
+// serves any number of Sessions, also concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/memory_planner.h"
+#include "graph/graph.h"
+#include "ops/op.h"
+#include "profiler/cost.h"
+
+namespace minfer {
+
+struct CompileOptions {
+  int num_threads = 1;
+};
+
+// Where a tensor lives: in the activation arena, or in the graph's constant data.
+struct ValueSlot {
+  std::string name;
+  Shape shape;
+  const float* constant = nullptr;  // set for initializers
+  int64_t offset = -1;              // byte offset in the arena otherwise
+};
+
+struct Step {
+  std::string name;  // the node's name
+  std::string op_type;
+  std::string kind;  // the op's finer class, e.g. depthwise; may be empty
+  std::unique_ptr<Op> op;
+  std::vector<int> inputs;  // value slots; -1 for an omitted optional input
+  std::vector<int> outputs;
+  Cost cost;
+  int64_t workspace_bytes = 0;
+  int64_t workspace_offset = 0;
+};
+
+class CompiledModel {
+ public:
+  CompiledModel(Graph graph, CompileOptions options);
+
+  const Graph& graph() const { return graph_; }
+  const CompileOptions& options() const { return options_; }
+  const std::vector<Step>& steps() const { return steps_; }
+  const std::vector<ValueSlot>& values() const { return values_; }
+  const std::vector<int>& input_values() const { return inputs_; }
+  const std::vector<int>& output_values() const { return outputs_; }
+  // Throws UsageError for an unknown name.
+  int value_index(const std::string& name) const;
+  int64_t arena_bytes() const { return arena_bytes_; }
+  // Activation bytes if every tensor and workspace had its own buffer.
+  int64_t naive_activation_bytes() const { return naive_bytes_; }
+  Cost total_cost() const;
+
+ private:
+  void build_steps();
+  void plan_memory_layout();
+
+  Graph graph_;
+  CompileOptions options_;
+  std::vector<Step> steps_;
+  std::vector<ValueSlot> values_;
+  std::vector<int> inputs_, outputs_;
+  int64_t arena_bytes_ = 0;
+  int64_t naive_bytes_ = 0;
+};
+
+// Validates, infers shapes and plans; throws ModelError.
+std::shared_ptr<const CompiledModel> compile(Graph graph, const CompileOptions& options = {});
+
+}  // namespace minfer

@@ -1,0 +1,40 @@
+#include "engine/memory_planner.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace minfer {
+
+MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment) {
+  auto aligned = [&](int64_t b) { return (b + alignment - 1) / alignment * alignment; };
+  std::vector<size_t> by_size(requests.size());
+  std::iota(by_size.begin(), by_size.end(), 0);
+  // Largest first; ties by earlier first use, then request order, so plans are deterministic.
+  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) {
+    if (requests[a].bytes != requests[b].bytes) return requests[a].bytes > requests[b].bytes;
+    return requests[a].first_step < requests[b].first_step;
+  });
+
+  MemoryPlan plan;
+  plan.offsets.assign(requests.size(), 0);
+  std::vector<size_t> placed;
+  for (size_t r : by_size) {
+    const BufferRequest& req = requests[r];
+    // Live neighbours sorted by offset; take the first gap that fits.
+    std::vector<size_t> live;
+    for (size_t p : placed)
+      if (requests[p].first_step <= req.last_step && req.first_step <= requests[p].last_step) live.push_back(p);
+    std::sort(live.begin(), live.end(), [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; });
+    int64_t offset = 0;
+    for (size_t p : live) {
+      if (plan.offsets[p] >= offset + aligned(req.bytes)) break;
+      offset = std::max(offset, plan.offsets[p] + aligned(requests[p].bytes));
+    }
+    plan.offsets[r] = offset;
+    plan.arena_bytes = std::max(plan.arena_bytes, offset + aligned(req.bytes));
+    placed.push_back(r);
+  }
+  return plan;
+}
+
+}  // namespace minfer

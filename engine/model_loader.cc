@@ -1,0 +1,60 @@
+#include "engine/model_loader.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "graph/errors.h"
+#include "graph/netjson_loader.h"
+
+namespace minfer {
+
+Graph load_model(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".json") return load_netjson(path);
+  throw ModelError(fmt::format("{}: unknown model format '{}' (expected .json)", path, ext));
+}
+
+void override_input_shapes(Graph& graph, const std::map<std::string, Shape>& shapes) {
+  for (const auto& [name, shape] : shapes) {
+    auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
+    if (it == graph.inputs.end()) throw UsageError(fmt::format("{}: '{}' is not a graph input", graph.source, name));
+    for (int64_t d : shape)
+      if (d <= 0) throw UsageError(fmt::format("input '{}': dimension {} must be positive", name, d));
+    it->shape = shape;
+  }
+}
+
+std::map<std::string, Shape> parse_input_shapes(const std::string& spec) {
+  std::map<std::string, Shape> out;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    const size_t end = std::min(spec.find(';', pos), spec.size());
+    const std::string item = spec.substr(pos, end - pos);
+    const size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size())
+      throw UsageError(fmt::format("--input_shape '{}': expected name:d1,d2,...", item));
+    Shape shape;
+    const std::string dims = item.substr(colon + 1);
+    size_t p = 0;
+    while (p <= dims.size()) {
+      const size_t e = std::min(dims.find(',', p), dims.size());
+      const std::string d = dims.substr(p, e - p);
+      try {
+        size_t used = 0;
+        const long long v = std::stoll(d, &used);
+        if (used != d.size()) throw std::invalid_argument(d);
+        shape.push_back(v);
+      } catch (const std::exception&) {
+        throw UsageError(fmt::format("--input_shape '{}': '{}' is not an integer", item, d));
+      }
+      p = e + 1;
+    }
+    out[item.substr(0, colon)] = shape;
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace minfer

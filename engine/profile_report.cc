@@ -1,0 +1,34 @@
+#include "engine/profile_report.h"
+
+#include <set>
+
+#include "profiler/report.h"
+
+namespace minfer {
+
+nlohmann::json profile_report(const Session& session, int warmup_runs) {
+  const CompiledModel& m = session.model();
+  const std::vector<ValueSlot>& values = m.values();
+  ReportInput in;
+  in.model_name = m.graph().name;
+  in.model_file = m.graph().source;
+  for (int v : m.input_values()) in.inputs.push_back({values[v].name, values[v].shape});
+  for (int v : m.output_values()) in.outputs.push_back({values[v].name, values[v].shape});
+  in.threads = m.options().num_threads;
+  in.warmup_runs = warmup_runs;
+  in.peak_activation_bytes = m.arena_bytes();
+  in.naive_activation_bytes = m.naive_activation_bytes();
+  in.latency_ms = session.profile().total_ms();
+  std::set<int> weights;  // an initializer read by several nodes counts once in the total
+  for (size_t i = 0; i < m.steps().size(); ++i) {
+    const Step& s = m.steps()[i];
+    for (int v : s.inputs)
+      if (v >= 0 && values[v].constant) weights.insert(v);
+    in.ops.push_back({s.name, s.op_type, s.kind, s.outputs.empty() ? Shape{} : values[s.outputs[0]].shape, s.cost,
+                      session.profile().step_samples(i)});
+  }
+  for (int v : weights) in.params += num_elements(values[v].shape);
+  return build_report(in);
+}
+
+}  // namespace minfer

@@ -1,0 +1,76 @@
+#include "engine/session.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace minfer {
+
+Session::Session(std::shared_ptr<const CompiledModel> model)
+    : model_(std::move(model)), arena_(model_->arena_bytes()) {
+  auto view = [&](int v) {
+    if (v < 0) return TensorView{};  // omitted optional input
+    return TensorView{value_data(v).data(), model_->values()[v].shape};
+  };
+  for (const Step& step : model_->steps()) {
+    std::vector<TensorView> in, out;
+    for (int v : step.inputs) in.push_back(view(v));
+    for (int v : step.outputs) out.push_back(view(v));
+    step_inputs_.push_back(std::move(in));
+    step_outputs_.push_back(std::move(out));
+  }
+}
+
+std::span<float> Session::value_data(int v) const {
+  const ValueSlot& slot = model_->values()[v];
+  const size_t n = static_cast<size_t>(num_elements(slot.shape));
+  // Constants are never written: ops do not write their inputs, and the planner
+  // never lets an output share a constant's storage.
+  if (slot.constant) return {const_cast<float*>(slot.constant), n};
+  return {reinterpret_cast<float*>(arena_.data() + slot.offset), n};
+}
+
+int Session::graph_input(const std::string& name) const {
+  for (int v : model_->input_values())
+    if (model_->values()[v].name == name) return v;
+  throw UsageError(fmt::format("{}: '{}' is not a graph input", model_->graph().source, name));
+}
+
+void Session::set_input(const std::string& name, std::span<const float> data) {
+  std::span<float> dst = input(name);
+  if (data.size() != dst.size())
+    throw UsageError(fmt::format("{}: input '{}' needs {} values ({}), got {}", model_->graph().source, name,
+                                 dst.size(), shape_str(shape(name)), data.size()));
+  std::copy(data.begin(), data.end(), dst.begin());
+}
+
+std::span<float> Session::input(const std::string& name) { return value_data(graph_input(name)); }
+
+std::span<const float> Session::output(const std::string& name) const { return value_data(model_->value_index(name)); }
+
+const Shape& Session::shape(const std::string& name) const { return model_->values()[model_->value_index(name)].shape; }
+
+void Session::run() {
+  const std::vector<Step>& steps = model_->steps();
+  const RunContext ctx{model_->options().num_threads};
+  auto workspace = [&](const Step& s) {
+    return std::span<float>(reinterpret_cast<float*>(arena_.data() + s.workspace_offset),
+                            static_cast<size_t>(s.workspace_bytes / 4));
+  };
+  if (!profiling_) {
+    for (size_t i = 0; i < steps.size(); ++i) steps[i].op->run(ctx, step_inputs_[i], step_outputs_[i], workspace(steps[i]));
+    return;
+  }
+  std::vector<double>& times = profile_.begin_run(steps.size());
+  const Clock::time_point run_start = Clock::now();
+  Clock::time_point t0 = run_start;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    steps[i].op->run(ctx, step_inputs_[i], step_outputs_[i], workspace(steps[i]));
+    const Clock::time_point t1 = Clock::now();
+    times[i] = elapsed_ms(t0, t1);
+    t0 = t1;
+  }
+  profile_.end_run(elapsed_ms(run_start, t0));
+}
+
+}  // namespace minfer

@@ -1,0 +1,48 @@
+// One execution context for a CompiledModel: its own activation arena, tensor views
+// and timing record. Sessions of one model may run concurrently on different threads.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/aligned_buffer.h"
+#include "engine/compiled_model.h"
+#include "profiler/run_profile.h"
+
+namespace minfer {
+
+class Session {
+ public:
+  explicit Session(std::shared_ptr<const CompiledModel> model);
+
+  const CompiledModel& model() const { return *model_; }
+
+  // Copies `data` into the named graph input; throws UsageError on a wrong name or size.
+  void set_input(const std::string& name, std::span<const float> data);
+  // The named graph input's buffer, to fill in place.
+  std::span<float> input(const std::string& name);
+
+  // Runs every step once. With profiling on (the default) each step is timed.
+  void run();
+
+  std::span<const float> output(const std::string& name) const;
+  const Shape& shape(const std::string& name) const;
+
+  void set_profiling(bool on) { profiling_ = on; }
+  const RunProfile& profile() const { return profile_; }
+  void clear_profile() { profile_.clear(); }
+
+ private:
+  std::span<float> value_data(int value) const;
+  int graph_input(const std::string& name) const;
+
+  std::shared_ptr<const CompiledModel> model_;
+  AlignedBuffer arena_;
+  std::vector<std::vector<TensorView>> step_inputs_, step_outputs_;
+  RunProfile profile_;
+  bool profiling_ = true;
+};
+
+}  // namespace minfer

@@ -1,0 +1,26 @@
+// Error types. Every message a user sees names the file, the node and the cause.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace minfer {
+
+// Raised by an op about itself (bad attribute, incompatible input shapes). It does not
+// know the file or node name; the graph driver catches it and rethrows a ModelError.
+struct OpError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A model the engine refuses, with a complete one-line message:
+// "<file>: node '<name>' (<op>): <cause>" or "<file>: <cause>".
+struct ModelError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A caller mistake at run time: unknown input name, wrong input size.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace minfer

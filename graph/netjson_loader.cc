@@ -1,0 +1,255 @@
+#include "graph/netjson_loader.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "graph/errors.h"
+
+namespace minfer {
+
+using nlohmann::json;
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(std::string path) : path_(std::move(path)) {}
+
+  Graph parse() {
+    json doc = read_json();
+    if (!doc.is_object()) fail("the top level must be a JSON object");
+    check_keys(doc, "the top level",
+               {"format", "version", "name", "doc", "inputs", "outputs", "weights_file", "initializers", "nodes"});
+    if (doc.contains("format") && doc["format"] != "net.json") fail("'format' must be \"net.json\"");
+    if (doc.contains("version") && doc["version"] != 1) fail(fmt::format("unsupported 'version' {}", doc["version"].dump()));
+
+    Graph g;
+    g.source = path_;
+    g.name = doc.contains("name") ? get_string(doc["name"], "name")
+                                  : std::filesystem::path(path_).stem().string();
+    parse_inputs(require(doc, "inputs", "the top level"), g);
+    for (const json& o : require_array(doc, "outputs", "the top level"))
+      g.outputs.push_back(get_string(o, "outputs[]"));
+    if (doc.contains("weights_file")) {
+      weights_path_ = get_string(doc["weights_file"], "weights_file");
+      load_weights_file();
+    }
+    if (doc.contains("initializers")) parse_initializers(doc["initializers"], g);
+    for (const json& n : require_array(doc, "nodes", "the top level")) g.nodes.push_back(parse_node(n));
+    return g;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& cause) const { throw ModelError(path_ + ": " + cause); }
+
+  json read_json() {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) fail("cannot open the file");
+    try {
+      return json::parse(in);
+    } catch (const json::parse_error& e) {
+      fail(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
+    }
+  }
+
+  void check_keys(const json& obj, const std::string& where, std::initializer_list<const char*> allowed) const {
+    for (const auto& item : obj.items()) {
+      bool ok = false;
+      for (const char* k : allowed) ok = ok || item.key() == k;
+      if (!ok) fail(fmt::format("{}: unknown key '{}'", where, item.key()));
+    }
+  }
+
+  const json& require(const json& obj, const char* key, const std::string& where) const {
+    if (!obj.contains(key)) fail(fmt::format("{}: missing key '{}'", where, key));
+    return obj[key];
+  }
+
+  const json& require_array(const json& obj, const char* key, const std::string& where) const {
+    const json& v = require(obj, key, where);
+    if (!v.is_array()) fail(fmt::format("{}: '{}' must be an array", where, key));
+    return v;
+  }
+
+  std::string get_string(const json& v, const std::string& where) const {
+    if (!v.is_string()) fail(fmt::format("{} must be a string, got {}", where, v.dump()));
+    return v.get<std::string>();
+  }
+
+  Shape get_shape(const json& v, const std::string& where) const {
+    if (!v.is_array()) fail(fmt::format("{}: 'shape' must be an array of integers", where));
+    Shape s;
+    for (const json& d : v) {
+      if (!d.is_number_integer()) fail(fmt::format("{}: 'shape' must be an array of integers, got {}", where, v.dump()));
+      int64_t x = d.get<int64_t>();
+      if (x <= 0) fail(fmt::format("{}: dimension {} in shape {} must be positive", where, x, v.dump()));
+      s.push_back(x);
+    }
+    try {
+      num_elements(s);
+    } catch (const std::overflow_error& e) {
+      fail(fmt::format("{}: {}", where, e.what()));
+    }
+    return s;
+  }
+
+  void parse_inputs(const json& inputs, Graph& g) const {
+    if (!inputs.is_array()) fail("'inputs' must be an array");
+    for (const json& in : inputs) {
+      if (!in.is_object()) fail("'inputs' entries must be objects with 'name' and 'shape'");
+      const std::string name = get_string(require(in, "name", "an input"), "an input's name");
+      const std::string where = fmt::format("input '{}'", name);
+      check_keys(in, where, {"name", "shape"});
+      g.inputs.push_back({name, get_shape(require(in, "shape", where), where)});
+    }
+  }
+
+  void parse_initializers(const json& inits, Graph& g) {
+    if (!inits.is_object()) fail("'initializers' must be an object mapping names to tensors");
+    for (const auto& item : inits.items()) {
+      const std::string where = fmt::format("initializer '{}'", item.key());
+      const json& v = item.value();
+      if (!v.is_object()) fail(where + " must be an object");
+      check_keys(v, where, {"shape", "data", "offset", "init", "seed"});
+      Tensor t;
+      t.shape = get_shape(require(v, "shape", where), where);
+      const int64_t n = num_elements(t.shape);
+      const int forms = int(v.contains("data")) + int(v.contains("offset")) + int(v.contains("init"));
+      if (forms != 1) fail(where + " must have exactly one of 'data', 'offset' or 'init'");
+      if (v.contains("seed") && !v.contains("init")) fail(where + ": 'seed' is only valid with \"init\": \"random\"");
+      if (v.contains("data")) {
+        const json& d = v["data"];
+        if (!d.is_array()) fail(where + ": 'data' must be an array of numbers");
+        if (static_cast<int64_t>(d.size()) != n)
+          fail(fmt::format("{}: 'data' has {} values, shape [{}] needs {}", where, d.size(), fmt::join(t.shape, ","), n));
+        t.data.reserve(n);
+        for (const json& x : d) {
+          if (!x.is_number()) fail(fmt::format("{}: 'data' must hold numbers, got {}", where, x.dump()));
+          t.data.push_back(x.get<float>());
+        }
+      } else if (v.contains("offset")) {
+        t.data = read_weights(v["offset"], n, where);
+      } else {
+        const std::string init = get_string(v["init"], where + ": 'init'");
+        if (init == "zeros" || init == "ones") {
+          if (v.contains("seed")) fail(where + ": 'seed' is only valid with \"init\": \"random\"");
+          t.data.assign(n, init == "ones" ? 1.0f : 0.0f);
+        } else if (init == "random") {
+          uint64_t seed = default_seed(item.key());
+          if (v.contains("seed")) {
+            if (!v["seed"].is_number_unsigned()) fail(where + ": 'seed' must be a non-negative integer");
+            seed = v["seed"].get<uint64_t>();
+          }
+          t.data = random_init(t.shape, seed);
+        } else {
+          fail(fmt::format("{}: unknown init '{}' (expected random, zeros or ones)", where, init));
+        }
+      }
+      g.initializers.emplace(item.key(), std::move(t));
+    }
+  }
+
+  std::vector<float> read_weights(const json& offset_json, int64_t n, const std::string& where) {
+    if (!offset_json.is_number_unsigned()) fail(where + ": 'offset' must be a non-negative integer");
+    if (weights_path_.empty()) fail(where + " has an 'offset' but the model names no 'weights_file'");
+    const uint64_t offset = offset_json.get<uint64_t>();
+    const uint64_t bytes = 4 * static_cast<uint64_t>(n);
+    if (offset > weights_.size() || bytes > weights_.size() - offset)
+      fail(fmt::format("{}: bytes {}..{} are past the end of weights file '{}' ({} bytes)", where, offset,
+                       offset + bytes, weights_path_, weights_.size()));
+    std::vector<float> data(n);
+    std::memcpy(data.data(), weights_.data() + offset, bytes);  // the format is little-endian, as is x86
+    return data;
+  }
+
+  void load_weights_file() {
+    std::filesystem::path p = std::filesystem::path(path_).parent_path() / weights_path_;
+    std::ifstream in(p, std::ios::binary);
+    if (!in) fail(fmt::format("weights file '{}' cannot be opened (looked for {})", weights_path_, p.string()));
+    weights_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+  Node parse_node(const json& n) {
+    if (!n.is_object()) fail("'nodes' entries must be objects");
+    Node node;
+    node.name = get_string(require(n, "name", "a node"), "a node's 'name'");
+    const std::string where = fmt::format("node '{}'", node.name);
+    node.op_type = get_string(require(n, "op", where), where + ": 'op'");
+    const std::string ctx = fmt::format("node '{}' ({})", node.name, node.op_type);
+    check_keys(n, ctx, {"name", "op", "inputs", "outputs", "attrs"});
+    if (!node_names_.insert(node.name).second) fail(fmt::format("{}: a node of that name already exists", ctx));
+    for (const json& x : require_array(n, "inputs", ctx)) node.inputs.push_back(get_string(x, ctx + ": inputs[]"));
+    for (const json& x : require_array(n, "outputs", ctx)) {
+      std::string out = get_string(x, ctx + ": outputs[]");
+      if (out.empty()) fail(ctx + ": an output name is empty");
+      node.outputs.push_back(std::move(out));
+    }
+    if (n.contains("attrs")) {
+      const json& attrs = n["attrs"];
+      if (!attrs.is_object()) fail(ctx + ": 'attrs' must be an object");
+      for (const auto& a : attrs.items()) node.attrs.set(a.key(), parse_attr(a.value(), ctx + ": attribute '" + a.key() + "'"));
+    }
+    return node;
+  }
+
+  AttrValue parse_attr(const json& v, const std::string& where) const {
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number()) return v.get<double>();
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_boolean()) return static_cast<int64_t>(v.get<bool>());
+    if (v.is_array()) {
+      bool all_int = true, all_num = true, all_str = true;
+      for (const json& x : v) {
+        all_int = all_int && x.is_number_integer();
+        all_num = all_num && x.is_number();
+        all_str = all_str && x.is_string();
+      }
+      if (all_int) return v.get<std::vector<int64_t>>();
+      if (all_num) return v.get<std::vector<double>>();
+      if (all_str) return v.get<std::vector<std::string>>();
+    }
+    fail(fmt::format("{} must be a number, a string or a list of one of them, got {}", where, v.dump()));
+  }
+
+  std::string path_;
+  std::string weights_path_;
+  std::vector<char> weights_;
+  std::set<std::string> node_names_;
+};
+
+}  // namespace
+
+uint64_t default_seed(const std::string& name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a: stable across platforms and runs
+  for (unsigned char c : name) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::vector<float> random_init(const Shape& shape, uint64_t seed) {
+  const int64_t n = num_elements(shape);
+  const int64_t fan_in = shape.size() >= 2 ? n / shape[0] : 0;
+  // He-uniform keeps activations at a steady scale through ReLU networks, so a
+  // random-weight model neither overflows nor underflows; 1-D tensors get +-0.1.
+  const float bound = fan_in > 0 ? static_cast<float>(std::sqrt(6.0 / static_cast<double>(fan_in))) : 0.1f;
+  std::mt19937_64 rng(seed);  // its output sequence is fixed by the standard
+  std::vector<float> data(n);
+  for (float& x : data) {
+    const double u = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // [0, 1), not implementation-defined
+    x = static_cast<float>((2.0 * u - 1.0) * bound);
+  }
+  return data;
+}
+
+Graph load_netjson(const std::string& path) { return Parser(path).parse(); }
+
+}  // namespace minfer

@@ -1,0 +1,92 @@
+#include "graph/topology.h"
+
+#include <queue>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "graph/errors.h"
+
+namespace minfer {
+
+Topology build_topology(const Graph& g) {
+  Topology t;
+  std::set<std::string> sources;  // graph inputs and initializers
+  for (const GraphInput& in : g.inputs) {
+    if (g.initializers.count(in.name))
+      throw ModelError(fmt::format("{}: tensor '{}' is both a graph input and an initializer", g.source, in.name));
+    if (!sources.insert(in.name).second)
+      throw ModelError(fmt::format("{}: graph input '{}' is declared twice", g.source, in.name));
+  }
+  for (const auto& [name, tensor] : g.initializers) sources.insert(name);
+
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    for (const std::string& out : n.outputs) {
+      if (sources.count(out))
+        throw ModelError(fmt::format("{}: output '{}' is already a graph input or initializer", node_context(g, n), out));
+      auto [it, fresh] = t.producer.emplace(out, i);
+      if (!fresh)
+        throw ModelError(fmt::format("{}: output '{}' is also produced by node '{}'", node_context(g, n), out,
+                                     g.nodes[it->second].name));
+    }
+  }
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    for (const std::string& in : n.inputs) {
+      if (in.empty()) continue;  // omitted optional input
+      if (!sources.count(in) && !t.producer.count(in))
+        throw ModelError(fmt::format("{}: input '{}' is not a graph input, an initializer or any node's output",
+                                     node_context(g, n), in));
+      t.consumers[in].push_back(i);
+    }
+  }
+  for (const std::string& out : g.outputs)
+    if (!sources.count(out) && !t.producer.count(out))
+      throw ModelError(fmt::format("{}: graph output '{}' is not produced by any node", g.source, out));
+
+  // Kahn's algorithm; a min-heap on the node index keeps the file's order where it can.
+  std::vector<size_t> pending(g.nodes.size(), 0);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    std::set<std::string> distinct;
+    for (const std::string& in : g.nodes[i].inputs)
+      if (t.producer.count(in) && distinct.insert(in).second) ++pending[i];
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (pending[i] == 0) ready.push(i);
+  while (!ready.empty()) {
+    const size_t i = ready.top();
+    ready.pop();
+    t.order.push_back(i);
+    for (const std::string& out : g.nodes[i].outputs) {
+      auto it = t.consumers.find(out);
+      if (it == t.consumers.end()) continue;
+      std::set<size_t> seen;  // a node reading one tensor twice waits for it once
+      for (size_t c : it->second)
+        if (seen.insert(c).second && --pending[c] == 0) ready.push(c);
+    }
+  }
+  if (t.order.size() != g.nodes.size()) {
+    // Nodes downstream of a cycle are stuck too; walk back through stuck producers
+    // until a node repeats, so the message names a node that is on the cycle.
+    size_t at = 0;
+    while (pending[at] == 0) ++at;
+    std::vector<bool> visited(g.nodes.size(), false);
+    while (!visited[at]) {
+      visited[at] = true;
+      for (const std::string& in : g.nodes[at].inputs) {
+        auto p = t.producer.find(in);
+        if (p != t.producer.end() && pending[p->second] != 0) {
+          at = p->second;
+          break;
+        }
+      }
+    }
+    throw ModelError(fmt::format("{}: is part of a cycle (its inputs depend on its own outputs)",
+                                 node_context(g, g.nodes[at])));
+  }
+  return t;
+}
+
+}  // namespace minfer

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""Regenerates the bundled net.json models: python3 models/make_models.py
+
+Weights are random ("init": "random") unless a model is trained for real; the
+costs, not the accuracy, are what these models are for.
+"""
+import os
+import random
+
+from netjson_builder import NetBuilder
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def small_cnn():
+    """The spec's tiny CNN: two conv/relu/pool stages and a classifier.
+
+    Exercises all three initializer forms: conv weights in small_cnn.bin (offset),
+    biases inline (data), the classifier random (init)."""
+    b = NetBuilder("small_cnn", doc="Two conv stages and a linear classifier on 32x32 RGB.")
+    rng = random.Random(7)
+    x = b.input("image", [1, 3, 32, 32])
+    x = b.node("Conv", "conv1", [x, b.stored("conv1.W", [8, 3, 3, 3], [rng.uniform(-0.3, 0.3) for _ in range(8 * 27)]),
+                                 b.data("conv1.B", [8], [rng.uniform(-0.1, 0.1) for _ in range(8)])],
+               {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]})
+    x = b.node("Relu", "relu1", [x])
+    x = b.node("MaxPool", "pool1", [x], {"kernel_shape": [2, 2], "strides": [2, 2]})
+    x = b.node("Conv", "conv2", [x, b.stored("conv2.W", [16, 8, 3, 3], [rng.uniform(-0.2, 0.2) for _ in range(16 * 72)]),
+                                 b.data("conv2.B", [16], [rng.uniform(-0.1, 0.1) for _ in range(16)])],
+               {"kernel_shape": [3, 3], "strides": [1, 1], "pads": [1, 1, 1, 1]})
+    x = b.node("Relu", "relu2", [x])
+    x = b.node("MaxPool", "pool2", [x], {"kernel_shape": [2, 2], "strides": [2, 2]})
+    x = b.node("Flatten", "flat", [x], {"axis": 1})
+    x = b.node("Gemm", "fc", [x, b.init("fc.W", [10, 1024], seed=7), b.init("fc.B", [10], "zeros")], {"transB": 1})
+    b.outputs.append(b.node("Softmax", "prob", [x], {"axis": 1}))
+    b.write(os.path.join(HERE, "small_cnn.json"), "small_cnn.bin")
+
+
+def mobilenet_v1(alpha=1.0, resolution=224):
+    """MobileNet V1 (Howard et al. 2017): conv, 13 depthwise-separable blocks, classifier.
+
+    Each conv is followed by BatchNormalization and ReLU6, as trained; 568,740,352 MACs at 1.0/224."""
+    b = NetBuilder("mobilenet_v1", doc="MobileNet V1 1.0/224 with random weights and BatchNormalization.")
+    ch = lambda c: int(c * alpha)
+    x = b.input("input", [1, 3, resolution, resolution])
+
+    def conv_bn(name, x, cin, cout, k, stride, group=1):
+        x = b.conv(name, x, cin, cout, k, stride, group, bias=False)
+        x = b.batch_norm(name + "_bn", x, cout)
+        return b.relu6(name + "_relu", x)
+
+    x = conv_bn("conv1", x, 3, ch(32), 3, 2)
+    blocks = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)] + \
+             [(512, 512, 1)] * 5 + [(512, 1024, 2), (1024, 1024, 1)]
+    for i, (cin, cout, stride) in enumerate(blocks, 1):
+        x = conv_bn(f"block{i}_dw", x, ch(cin), ch(cin), 3, stride, group=ch(cin))
+        x = conv_bn(f"block{i}_pw", x, ch(cin), ch(cout), 1, 1)
+    x = b.node("GlobalAveragePool", "pool", [x])
+    x = b.node("Flatten", "flatten", [x], {"axis": 1})
+    x = b.node("Gemm", "fc", [x, b.init("fc.W", [1000, ch(1024)]), b.init("fc.B", [1000], "zeros")], {"transB": 1})
+    b.outputs.append(b.node("Softmax", "prob", [x], {"axis": 1}))
+    b.write(os.path.join(HERE, "mobilenet_v1.json"))
+
+
+if __name__ == "__main__":
+    small_cnn()
+    mobilenet_v1()

@@ -1,0 +1,107 @@
+#include "ops/activation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "graph/errors.h"
+
+namespace minfer {
+
+float Activation::apply(float x) const {
+  switch (kind) {
+    case ActivationKind::kNone: return x;
+    case ActivationKind::kRelu: return x > 0.0f ? x : 0.0f;
+    case ActivationKind::kClip: return std::min(std::max(x, alpha), beta);
+    case ActivationKind::kLeakyRelu: return x < 0.0f ? alpha * x : x;
+    case ActivationKind::kElu: return x < 0.0f ? alpha * (std::exp(x) - 1.0f) : x;
+    case ActivationKind::kSelu: return x <= 0.0f ? gamma * (alpha * std::exp(x) - alpha) : gamma * x;
+    case ActivationKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case ActivationKind::kHardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * x + beta));
+    case ActivationKind::kHardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
+    case ActivationKind::kTanh: return std::tanh(x);
+    // log(1 + e^x) overflows e^x for large x, where it equals x to float precision.
+    case ActivationKind::kSoftplus: return x > 20.0f ? x : std::log1p(std::exp(x));
+  }
+  return x;
+}
+
+void Activation::apply(float* y, int64_t n) const {
+  // One switch per call, not per element: each case is a plain loop the compiler can vectorise.
+  switch (kind) {
+    case ActivationKind::kNone: return;
+    case ActivationKind::kRelu:
+      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+      return;
+    case ActivationKind::kClip:
+      for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], alpha), beta);
+      return;
+    default:
+      for (int64_t i = 0; i < n; ++i) y[i] = apply(y[i]);
+  }
+}
+
+int64_t Activation::flops_per_element() const {
+  switch (kind) {
+    case ActivationKind::kNone: return 0;
+    case ActivationKind::kRelu: return 1;         // max
+    case ActivationKind::kClip: return 2;         // max, min
+    case ActivationKind::kLeakyRelu: return 2;    // compare, multiply
+    case ActivationKind::kElu: return 4;          // compare, exp, subtract, multiply
+    case ActivationKind::kSelu: return 5;         // compare, exp, multiply, subtract, multiply
+    case ActivationKind::kSigmoid: return 4;      // negate, exp, add, divide (the seed's count)
+    case ActivationKind::kHardSigmoid: return 4;  // multiply, add, max, min
+    case ActivationKind::kHardSwish: return 5;    // hard sigmoid's 4, then multiply
+    case ActivationKind::kTanh: return 5;         // (e^2x - 1) / (e^2x + 1): multiply, exp, subtract, add, divide
+    case ActivationKind::kSoftplus: return 3;     // exp, add, log
+  }
+  return 0;
+}
+
+Activation activation_for(const Node& node) {
+  const std::string& t = node.op_type;
+  const Attributes& at = node.attrs;
+  Activation a;
+  if (t == "Relu") {
+    at.check_known({});
+    a.kind = ActivationKind::kRelu;
+  } else if (t == "Clip") {
+    at.check_known({"min", "max"});  // opset 6 attributes; opset 11+ passes inputs instead
+    a.kind = ActivationKind::kClip;
+    a.alpha = static_cast<float>(at.get_float("min", -std::numeric_limits<float>::infinity()));
+    a.beta = static_cast<float>(at.get_float("max", std::numeric_limits<float>::infinity()));
+  } else if (t == "LeakyRelu") {
+    at.check_known({"alpha"});
+    a.kind = ActivationKind::kLeakyRelu;
+    a.alpha = static_cast<float>(at.get_float("alpha", 0.01));
+  } else if (t == "Elu") {
+    at.check_known({"alpha"});
+    a.kind = ActivationKind::kElu;
+    a.alpha = static_cast<float>(at.get_float("alpha", 1.0));
+  } else if (t == "Selu") {
+    at.check_known({"alpha", "gamma"});
+    a.kind = ActivationKind::kSelu;
+    a.alpha = static_cast<float>(at.get_float("alpha", 1.67326319217681884765625));
+    a.gamma = static_cast<float>(at.get_float("gamma", 1.05070102214813232421875));
+  } else if (t == "Sigmoid") {
+    at.check_known({});
+    a.kind = ActivationKind::kSigmoid;
+  } else if (t == "HardSigmoid") {
+    at.check_known({"alpha", "beta"});
+    a.kind = ActivationKind::kHardSigmoid;
+    a.alpha = static_cast<float>(at.get_float("alpha", 0.2));
+    a.beta = static_cast<float>(at.get_float("beta", 0.5));
+  } else if (t == "HardSwish") {
+    at.check_known({});
+    a.kind = ActivationKind::kHardSwish;
+  } else if (t == "Tanh") {
+    at.check_known({});
+    a.kind = ActivationKind::kTanh;
+  } else if (t == "Softplus") {
+    at.check_known({});
+    a.kind = ActivationKind::kSoftplus;
+  }
+  return a;
+}
+
+}  // namespace minfer

@@ -1,0 +1,32 @@
+// Point-wise activation functions: run as their own ops and, after fusion, in the
+// epilogue of the op that produces their input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "graph/graph.h"
+
+namespace minfer {
+
+enum class ActivationKind { kNone, kRelu, kClip, kLeakyRelu, kElu, kSelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kSoftplus };
+
+struct Activation {
+  ActivationKind kind = ActivationKind::kNone;
+  float alpha = 0.0f;  // LeakyRelu/Elu/Selu alpha, HardSigmoid alpha, Clip min
+  float beta = 0.0f;   // HardSigmoid beta, Clip max
+  float gamma = 0.0f;  // Selu gamma
+
+  // y[i] = f(y[i]) for n elements; kNone does nothing.
+  void apply(float* y, int64_t n) const;
+  float apply(float x) const;
+  // FLOPs per element, as in docs/cost-model.md.
+  int64_t flops_per_element() const;
+};
+
+// The activation a node of that op type computes (attributes parsed and checked), or
+// kind == kNone when the op type is not an activation. Clip's bounds given as inputs
+// are filled in by the caller.
+Activation activation_for(const Node& node);
+
+}  // namespace minfer

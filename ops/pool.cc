@@ -1,0 +1,170 @@
+// Pooling: MaxPool, AveragePool (1-D and 2-D windows) and the global pools.
+// FLOPs: output elements x window size (the seed's count).
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "ops/op.h"
+#include "ops/window.h"
+
+namespace minfer {
+namespace {
+
+enum class PoolKind { kMax, kAverage };
+
+class PoolOp final : public Op {
+ public:
+  PoolOp(const Node& node, PoolKind kind) : kind_(kind) {
+    if (kind == PoolKind::kMax) {
+      node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order"});
+      if (node.attrs.get_int("storage_order", 0) != 0) throw OpError("storage_order=1 is not supported");
+    } else {
+      node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode",
+                              "count_include_pad"});
+      count_include_pad_ = node.attrs.get_int("count_include_pad", 0) != 0;
+    }
+    attrs_ = parse_window_attrs(node.attrs);
+    if (attrs_.kernel_shape.empty()) throw OpError("attribute 'kernel_shape' is required");
+    if (node.outputs.size() > 1) throw OpError("the Indices output is not supported");
+  }
+
+  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+    Geometry g = geometry(in);
+    return {window_output_shape(in[0].shape, g.channels, g.out_h, g.out_w)};
+  }
+
+  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
+    Geometry g = geometry(in);
+    Cost c = data_movement(in, out);
+    c.flops = num_elements(out[0]) * g.win.kh * g.win.kw;
+    return c;
+  }
+
+  void prepare(const ArgInfos& in, const std::vector<Shape>&) override { geo_ = geometry(in); }
+
+  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+           std::span<float>) const override {
+    const Geometry& g = geo_;
+    const Window2d& w = g.win;
+    for (int64_t plane = 0; plane < g.batch * g.channels; ++plane) {
+      const float* x = in[0].data + plane * g.h * g.w;
+      float* y = out[0].data + plane * g.out_h * g.out_w;
+      for (int64_t oy = 0; oy < g.out_h; ++oy) {
+        for (int64_t ox = 0; ox < g.out_w; ++ox) {
+          float acc = kind_ == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+          int64_t counted = 0;  // window positions inside the input
+          for (int64_t ki = 0; ki < w.kh; ++ki) {
+            const int64_t iy = oy * w.sh - w.pad_top + ki * w.dh;
+            if (iy < 0 || iy >= g.h) continue;
+            for (int64_t kj = 0; kj < w.kw; ++kj) {
+              const int64_t ix = ox * w.sw - w.pad_left + kj * w.dw;
+              if (ix < 0 || ix >= g.w) continue;
+              const float v = x[iy * g.w + ix];
+              acc = kind_ == PoolKind::kMax ? std::max(acc, v) : acc + v;
+              ++counted;
+            }
+          }
+          if (kind_ == PoolKind::kAverage) acc /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : counted);
+          y[oy * g.out_w + ox] = acc;
+        }
+      }
+    }
+  }
+
+ private:
+  struct Geometry {
+    int64_t batch = 0, channels = 0, h = 0, w = 0, out_h = 0, out_w = 0;
+    Window2d win;
+  };
+
+  Geometry geometry(const ArgInfos& in) const {
+    check_input_count(in, 1, 1);
+    const Shape& x = in[0].shape;
+    Geometry g;
+    spatial_dims_2d(x, g.h, g.w);
+    g.batch = x[0];
+    g.channels = x[1];
+    g.win = resolve_window(attrs_, Shape(x.begin() + 2, x.end()), attrs_.kernel_shape);
+    g.out_h = window_output_size(g.h, g.win.kh, g.win.sh, g.win.dh, g.win.pad_top, g.win.pad_bottom, attrs_.ceil_mode);
+    g.out_w =
+        window_output_size(g.w, g.win.kw, g.win.sw, g.win.dw, g.win.pad_left, g.win.pad_right, attrs_.ceil_mode);
+    return g;
+  }
+
+  // count_include_pad: the divisor counts explicit padding but not the overhang that
+  // ceil_mode adds past it (ONNX and PyTorch agree on this).
+  int64_t padded_count(int64_t oy, int64_t ox) const {
+    const Window2d& w = geo_.win;
+    auto extent = [](int64_t start, int64_t k, int64_t d, int64_t limit) {
+      int64_t n = 0;
+      for (int64_t i = 0; i < k; ++i)
+        if (start + i * d < limit) ++n;
+      return n;
+    };
+    const int64_t rows = extent(oy * w.sh - w.pad_top, w.kh, w.dh, geo_.h + w.pad_bottom);
+    const int64_t cols = extent(ox * w.sw - w.pad_left, w.kw, w.dw, geo_.w + w.pad_right);
+    return rows * cols;
+  }
+
+  PoolKind kind_;
+  bool count_include_pad_ = false;
+  WindowAttrs attrs_;
+  Geometry geo_;
+};
+
+// Global pools reduce each channel plane to one value: FLOPs = input elements.
+class GlobalPoolOp final : public Op {
+ public:
+  GlobalPoolOp(const Node& node, PoolKind kind) : kind_(kind) { node.attrs.check_known({}); }
+
+  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+    check_input_count(in, 1, 1);
+    const Shape& x = in[0].shape;
+    if (x.size() < 3) throw OpError(fmt::format("input must be at least 3-D [N,C,...], got {}", shape_str(x)));
+    Shape y = x;
+    std::fill(y.begin() + 2, y.end(), 1);
+    return {y};
+  }
+
+  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
+    Cost c = data_movement(in, out);
+    c.flops = num_elements(in[0].shape);
+    return c;
+  }
+
+  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+           std::span<float>) const override {
+    const Shape& x = in[0].shape;
+    const int64_t planes = x[0] * x[1];
+    const int64_t size = in[0].size() / planes;
+    for (int64_t p = 0; p < planes; ++p) {
+      const float* src = in[0].data + p * size;
+      if (kind_ == PoolKind::kMax) {
+        out[0].data[p] = *std::max_element(src, src + size);
+      } else {
+        double sum = 0.0;  // planes can be large; accumulate in double
+        for (int64_t i = 0; i < size; ++i) sum += src[i];
+        out[0].data[p] = static_cast<float>(sum / static_cast<double>(size));
+      }
+    }
+  }
+
+ private:
+  PoolKind kind_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_max_pool(const Node& node) { return std::make_unique<PoolOp>(node, PoolKind::kMax); }
+std::unique_ptr<Op> make_average_pool(const Node& node) {
+  return std::make_unique<PoolOp>(node, PoolKind::kAverage);
+}
+std::unique_ptr<Op> make_global_average_pool(const Node& node) {
+  return std::make_unique<GlobalPoolOp>(node, PoolKind::kAverage);
+}
+std::unique_ptr<Op> make_global_max_pool(const Node& node) {
+  return std::make_unique<GlobalPoolOp>(node, PoolKind::kMax);
+}
+
+}  // namespace minfer

@@ -1,0 +1,112 @@
+#include "ops/window.h"
+
+#include <fmt/format.h>
+
+#include "graph/errors.h"
+
+namespace minfer {
+
+WindowAttrs parse_window_attrs(const Attributes& attrs) {
+  WindowAttrs w;
+  w.kernel_shape = attrs.get_ints("kernel_shape");
+  w.strides = attrs.get_ints("strides");
+  w.dilations = attrs.get_ints("dilations");
+  w.pads = attrs.get_ints("pads");
+  w.auto_pad = attrs.get_string("auto_pad", "NOTSET");
+  w.ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
+  if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
+    throw OpError("attribute 'auto_pad' has unknown value '" + w.auto_pad + "'");
+  return w;
+}
+
+void spatial_dims_2d(const Shape& x, int64_t& h, int64_t& w) {
+  if (x.size() == 3) {
+    h = 1;
+    w = x[2];
+  } else if (x.size() == 4) {
+    h = x[2];
+    w = x[3];
+  } else {
+    throw OpError(fmt::format("input must be 3-D [N,C,L] or 4-D [N,C,H,W], got {}", shape_str(x)));
+  }
+}
+
+Shape window_output_shape(const Shape& x, int64_t channels, int64_t out_h, int64_t out_w) {
+  if (x.size() == 3) return {x[0], channels, out_w};
+  return {x[0], channels, out_h, out_w};
+}
+
+int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
+                           int64_t pad_end, bool ceil_mode) {
+  int64_t span = (k - 1) * dilation + 1;
+  int64_t padded = in + pad_begin + pad_end;
+  if (span > padded)
+    throw OpError(fmt::format("kernel extent {} is larger than the padded input {}", span, padded));
+  int64_t steps = padded - span;
+  int64_t out = (ceil_mode ? (steps + stride - 1) / stride : steps / stride) + 1;
+  // As ONNX and PyTorch: in ceil mode a last window that starts in the end padding is dropped.
+  if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
+  return out;
+}
+
+namespace {
+
+void check_positive(const std::vector<int64_t>& v, const char* name) {
+  for (int64_t x : v)
+    if (x <= 0) throw OpError(fmt::format("attribute '{}' must be positive, got {}", name, x));
+}
+
+}  // namespace
+
+Window2d resolve_window(const WindowAttrs& a, const Shape& spatial_in, const std::vector<int64_t>& kernel) {
+  const size_t rank = spatial_in.size();
+  if (rank != 1 && rank != 2) throw OpError(fmt::format("only 1-D and 2-D windows are supported, got {}-D", rank));
+  auto sized = [&](const std::vector<int64_t>& v, size_t n, const char* name, int64_t fill) {
+    if (v.empty()) return std::vector<int64_t>(n, fill);
+    if (v.size() != n) throw OpError(fmt::format("attribute '{}' must have {} values, got {}", name, n, v.size()));
+    return v;
+  };
+  std::vector<int64_t> k = sized(kernel, rank, "kernel_shape", 1);
+  std::vector<int64_t> s = sized(a.strides, rank, "strides", 1);
+  std::vector<int64_t> d = sized(a.dilations, rank, "dilations", 1);
+  std::vector<int64_t> p = sized(a.pads, 2 * rank, "pads", 0);
+  check_positive(k, "kernel_shape");
+  check_positive(s, "strides");
+  check_positive(d, "dilations");
+  for (int64_t x : p)
+    if (x < 0) throw OpError(fmt::format("attribute 'pads' must not be negative, got {}", x));
+
+  if (a.auto_pad == "VALID") {
+    std::fill(p.begin(), p.end(), 0);
+  } else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t out = (spatial_in[i] + s[i] - 1) / s[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - spatial_in[i]);
+      int64_t small = total / 2, large = total - small;
+      p[i] = a.auto_pad == "SAME_UPPER" ? small : large;
+      p[i + rank] = a.auto_pad == "SAME_UPPER" ? large : small;
+    }
+  }
+  Window2d w;
+  if (rank == 1) {
+    w.kw = k[0];
+    w.sw = s[0];
+    w.dw = d[0];
+    w.pad_left = p[0];
+    w.pad_right = p[1];
+  } else {
+    w.kh = k[0];
+    w.kw = k[1];
+    w.sh = s[0];
+    w.sw = s[1];
+    w.dh = d[0];
+    w.dw = d[1];
+    w.pad_top = p[0];
+    w.pad_left = p[1];
+    w.pad_bottom = p[2];
+    w.pad_right = p[3];
+  }
+  return w;
+}
+
+}  // namespace minfer

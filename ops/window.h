@@ -1,0 +1,45 @@
+// Sliding-window geometry shared by Conv, ConvTranspose and the pools: ONNX's
+// kernel_shape/strides/dilations/pads/auto_pad, normalised to 2-D (a 1-D op is a
+// 2-D op of height 1), with output sizes and validation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "graph/attributes.h"
+#include "graph/shape.h"
+
+namespace minfer {
+
+struct Window2d {
+  int64_t kh = 1, kw = 1;  // kernel
+  int64_t sh = 1, sw = 1;  // strides
+  int64_t dh = 1, dw = 1;  // dilations
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+};
+
+struct WindowAttrs {
+  std::vector<int64_t> kernel_shape;  // empty: take it from the weights
+  std::vector<int64_t> strides, dilations, pads;
+  std::string auto_pad = "NOTSET";
+  bool ceil_mode = false;
+};
+
+WindowAttrs parse_window_attrs(const Attributes& attrs);
+
+// Checks the attributes against the input's spatial rank (1 or 2) and resolves
+// auto_pad. `kernel` is the spatial kernel size (from kernel_shape or the weights).
+Window2d resolve_window(const WindowAttrs& attrs, const Shape& spatial_in, const std::vector<int64_t>& kernel);
+
+// Output spatial size along one axis; throws OpError when the window does not fit.
+int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
+                           int64_t pad_end, bool ceil_mode);
+
+// The input's spatial dims as 2-D (H, W): rank-3 [N,C,L] becomes H=1, W=L.
+void spatial_dims_2d(const Shape& x, int64_t& h, int64_t& w);
+
+// Output shape [N, channels, spatial...] in the input's own rank.
+Shape window_output_shape(const Shape& x, int64_t channels, int64_t out_h, int64_t out_w);
+
+}  // namespace minfer

@@ -1,0 +1,105 @@
+#include "profiler/report.h"
+
+#include <fmt/format.h>
+
+#include "profiler/stats.h"
+
+namespace minfer {
+
+using nlohmann::json;
+
+namespace {
+
+json stats_json(const TimingStats& s) {
+  return {{"first", s.first}, {"mean", s.mean}, {"min", s.min}, {"median", s.median}, {"max", s.max}, {"std", s.std}};
+}
+
+json shapes_json(const std::vector<NamedShape>& shapes) {
+  json list = json::array();
+  for (const NamedShape& s : shapes) list.push_back({{"name", s.name}, {"shape", s.shape}});
+  return list;
+}
+
+}  // namespace
+
+json build_report(const ReportInput& in) {
+  const TimingStats latency = summarize(in.latency_ms);
+  Cost total;
+  double sum_mean_ms = 0;
+  std::vector<TimingStats> op_stats;
+  for (const OpRecord& op : in.ops) {
+    total += op.cost;
+    op_stats.push_back(summarize(op.times_ms));
+    sum_mean_ms += op_stats.back().mean;
+  }
+
+  json ops = json::array();
+  double cdf = 0, start = 0;
+  for (size_t i = 0; i < in.ops.size(); ++i) {
+    const OpRecord& op = in.ops[i];
+    const TimingStats& t = op_stats[i];
+    const double percent = sum_mean_ms > 0 ? 100.0 * t.mean / sum_mean_ms : 0.0;
+    cdf += percent;
+    ops.push_back({{"name", op.name},
+                   {"type", op.type},
+                   {"kind", op.kind},
+                   {"output_shape", op.output_shape},
+                   {"macs", op.cost.macs},
+                   {"flops", op.cost.flops},
+                   {"params", op.cost.params},
+                   {"bytes_read", op.cost.bytes_read},
+                   {"bytes_written", op.cost.bytes_written},
+                   {"time_ms", stats_json(t)},
+                   {"start_ms", start},
+                   {"percent", percent},
+                   {"cdf_percent", cdf},
+                   {"gflops_per_s", t.mean > 0 ? static_cast<double>(op.cost.flops) / (t.mean * 1e6) : 0.0}});
+    start += t.mean;
+  }
+
+  return {{"model", {{"name", in.model_name}, {"file", in.model_file}, {"inputs", shapes_json(in.inputs)},
+                     {"outputs", shapes_json(in.outputs)}, {"nodes", in.ops.size()}}},
+          {"threads", in.threads},
+          {"runs", latency.count},
+          {"warmup_runs", in.warmup_runs},
+          {"totals",
+           {{"macs", total.macs},
+            {"flops", total.flops},
+            {"params", in.params},
+            {"weight_bytes", 4 * in.params},
+            {"peak_activation_bytes", in.peak_activation_bytes},
+            {"naive_activation_bytes", in.naive_activation_bytes},
+            {"bytes_read", total.bytes_read},
+            {"bytes_written", total.bytes_written},
+            {"flops_per_s", latency.mean > 0 ? static_cast<double>(total.flops) / (latency.mean * 1e-3) : 0.0}}},
+          {"latency_ms", stats_json(latency)},
+          {"ops", ops}};
+}
+
+std::string shape_text(const json& shape) {
+  std::string s;
+  for (const json& d : shape) s += (s.empty() ? "" : "x") + std::to_string(d.get<int64_t>());
+  return s.empty() ? "scalar" : s;
+}
+
+std::string with_commas(int64_t value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return value < 0 ? "-" + out : out;
+}
+
+std::string si_units(double value) {
+  const char* units[] = {"", "K", "M", "G", "T", "P"};
+  int u = 0;
+  while (std::abs(value) >= 1000.0 && u < 5) {
+    value /= 1000.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f}", value) : fmt::format("{:.2f} {}", value, units[u]);
+}
+
+}  // namespace minfer

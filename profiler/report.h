@@ -1,0 +1,52 @@
+// The profile report. build_report joins analytic costs with measured times into one
+// JSON document; the text and CSV writers only render that document, so every number
+// a user sees in any format comes from the same place.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "graph/shape.h"
+#include "profiler/cost.h"
+
+namespace minfer {
+
+struct OpRecord {
+  std::string name, type, kind;
+  Shape output_shape;
+  Cost cost;
+  std::vector<double> times_ms;  // one per profiled run
+};
+
+struct NamedShape {
+  std::string name;
+  Shape shape;
+};
+
+struct ReportInput {
+  std::string model_name, model_file;
+  std::vector<NamedShape> inputs, outputs;
+  int threads = 1;
+  int warmup_runs = 0;
+  int64_t params = 0;  // distinct initializer elements the model reads
+  int64_t peak_activation_bytes = 0;
+  int64_t naive_activation_bytes = 0;
+  std::vector<double> latency_ms;  // one per profiled run
+  std::vector<OpRecord> ops;       // in execution order
+};
+
+nlohmann::json build_report(const ReportInput& input);
+
+std::string format_text(const nlohmann::json& report);
+std::string format_csv(const nlohmann::json& report);
+
+// A report's shape array as "1x3x224x224".
+std::string shape_text(const nlohmann::json& shape);
+// 568740352 -> "568,740,352"
+std::string with_commas(int64_t value);
+// 568740352 -> "568.74 M"
+std::string si_units(double value);
+
+}  // namespace minfer

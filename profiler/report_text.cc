@@ -1,0 +1,131 @@
+// Text rendering of the report, in the manner of TensorFlow's benchmark_model:
+// run order, top by time, top by memory, summary by node type, then totals.
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "profiler/report.h"
+
+namespace minfer {
+
+using nlohmann::json;
+
+namespace {
+
+std::string banner(const std::string& title) {
+  return fmt::format("============================== {} ==============================\n", title);
+}
+
+std::string type_label(const json& op) {
+  const std::string kind = op["kind"];
+  return kind.empty() ? op["type"].get<std::string>() : op["type"].get<std::string>() + "/" + kind;
+}
+
+void op_table(std::string& out, const std::vector<const json*>& rows) {
+  out += fmt::format("{:>24} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9}  {:<16} {}\n",
+                     "[node type]", "[start]", "[first]", "[avg ms]", "[%]", "[cdf%]", "[mem KB]", "[MACs]",
+                     "[FLOPs]", "[params]", "[bytes KB]", "[GFLOP/s]", "[output shape]", "[Name]");
+  for (const json* op : rows) {
+    const json& o = *op;
+    const double bytes_kb = (o["bytes_read"].get<double>() + o["bytes_written"].get<double>()) / 1024.0;
+    out += fmt::format("{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
+                       "{:>9.2f}  {:<16} {}\n",
+                       type_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
+                       o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), o["cdf_percent"].get<double>(),
+                       o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
+                       with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(),
+                       shape_text(o["output_shape"]), o["name"].get<std::string>());
+  }
+}
+
+std::vector<const json*> top_by(const json& ops, const std::function<double(const json&)>& key, size_t n) {
+  std::vector<const json*> rows;
+  for (const json& op : ops) rows.push_back(&op);
+  std::stable_sort(rows.begin(), rows.end(), [&](const json* a, const json* b) { return key(*a) > key(*b); });
+  if (rows.size() > n) rows.resize(n);
+  return rows;
+}
+
+void type_summary(std::string& out, const json& ops) {
+  struct Row {
+    int count = 0;
+    double ms = 0, percent = 0, mem_kb = 0;
+    int64_t macs = 0, flops = 0, params = 0;
+  };
+  std::map<std::string, Row> by_type;
+  for (const json& o : ops) {
+    Row& r = by_type[type_label(o)];
+    r.count++;
+    r.ms += o["time_ms"]["mean"].get<double>();
+    r.percent += o["percent"].get<double>();
+    r.mem_kb += o["bytes_written"].get<double>() / 1024.0;
+    r.macs += o["macs"].get<int64_t>();
+    r.flops += o["flops"].get<int64_t>();
+    r.params += o["params"].get<int64_t>();
+  }
+  std::vector<std::pair<std::string, Row>> rows(by_type.begin(), by_type.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  out += fmt::format("{:>24} {:>7} {:>9} {:>8} {:>8} {:>10} {:>14} {:>14} {:>11} {:>9}\n", "[Node type]", "[count]",
+                     "[avg ms]", "[avg %]", "[cdf %]", "[mem KB]", "[MACs]", "[FLOPs]", "[params]", "[GFLOP/s]");
+  double cdf = 0;
+  for (const auto& [type, r] : rows) {
+    cdf += r.percent;
+    out += fmt::format("{:>24} {:>7} {:>9.3f} {:>7.2f}% {:>7.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>9.2f}\n", type,
+                       r.count, r.ms, r.percent, cdf, r.mem_kb, with_commas(r.macs), with_commas(r.flops),
+                       with_commas(r.params), r.ms > 0 ? static_cast<double>(r.flops) / (r.ms * 1e6) : 0.0);
+  }
+}
+
+std::string named_shapes(const json& list) {
+  std::string s;
+  for (const json& x : list) s += (s.empty() ? "" : ", ") + x["name"].get<std::string>() + " " + shape_text(x["shape"]);
+  return s;
+}
+
+}  // namespace
+
+std::string format_text(const json& r) {
+  std::string out;
+  const json& m = r["model"];
+  const json& lat = r["latency_ms"];
+  const json& t = r["totals"];
+  out += banner("Model");
+  out += fmt::format("Model:    {} ({})\n", m["name"].get<std::string>(), m["file"].get<std::string>());
+  out += fmt::format("Inputs:   {}\n", named_shapes(m["inputs"]));
+  out += fmt::format("Outputs:  {}\n", named_shapes(m["outputs"]));
+  out += fmt::format("Nodes:    {}\n", m["nodes"].get<int64_t>());
+  out += fmt::format("Threads:  {}\n", r["threads"].get<int>());
+  out += fmt::format("Runs:     {} (after {} warmup)\n\n", r["runs"].get<int64_t>(), r["warmup_runs"].get<int>());
+  out += fmt::format("Timings (ms): count={} first={:.3f} min={:.3f} median={:.3f} mean={:.3f} max={:.3f} std={:.3f}\n\n",
+                     r["runs"].get<int64_t>(), lat["first"].get<double>(), lat["min"].get<double>(),
+                     lat["median"].get<double>(), lat["mean"].get<double>(), lat["max"].get<double>(),
+                     lat["std"].get<double>());
+  const json& ops = r["ops"];
+  std::vector<const json*> order;
+  for (const json& op : ops) order.push_back(&op);
+  out += banner("Run Order");
+  op_table(out, order);
+  out += "\n" + banner("Top by Computation Time");
+  op_table(out, top_by(ops, [](const json& o) { return o["time_ms"]["mean"].get<double>(); }, 10));
+  out += "\n" + banner("Top by Memory Use");
+  op_table(out, top_by(ops, [](const json& o) { return o["bytes_written"].get<double>(); }, 10));
+  out += "\n" + banner("Summary by node type");
+  type_summary(out, ops);
+  out += "\n" + banner("Totals");
+  const int64_t macs = t["macs"], flops = t["flops"], params = t["params"];
+  out += fmt::format("MACs:                   {} ({})\n", with_commas(macs), si_units(static_cast<double>(macs)));
+  out += fmt::format("FLOPs estimate:         {} ({})\n", with_commas(flops), si_units(static_cast<double>(flops)));
+  out += fmt::format("Parameters:             {} ({})\n", with_commas(params), si_units(static_cast<double>(params)));
+  out += fmt::format("Weight bytes:           {} ({}B)\n", with_commas(t["weight_bytes"]),
+                     si_units(t["weight_bytes"].get<double>()));
+  out += fmt::format("Peak activation bytes:  {} ({}B; {}B if every tensor had its own buffer)\n",
+                     with_commas(t["peak_activation_bytes"]), si_units(t["peak_activation_bytes"].get<double>()),
+                     si_units(t["naive_activation_bytes"].get<double>()));
+  out += fmt::format("Bytes read / written:   {}B / {}B\n", si_units(t["bytes_read"].get<double>()),
+                     si_units(t["bytes_written"].get<double>()));
+  out += fmt::format("FLOPs/second:           {}\n", si_units(t["flops_per_s"].get<double>()));
+  return out;
+}
+
+}  // namespace minfer

@@ -1,0 +1,80 @@
+// engine_bench as a user runs it: reports in each format, and clean failures.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+const std::string kBench = MINFER_ENGINE_BENCH;
+const std::string kSource = MINFER_SOURCE_DIR;
+
+struct CommandResult {
+  int exit_code;
+  std::string out, err;
+};
+
+CommandResult run(const std::string& args) {
+  const std::string err_file = std::filesystem::temp_directory_path() / ("engine_bench_err_" + std::to_string(getpid()));
+  const std::string cmd = kBench + " " + args + " 2>" + err_file;
+  CommandResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  std::filesystem::remove(err_file);
+  return r;
+}
+
+TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
+  CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 3 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["runs"], 3);
+  EXPECT_EQ(j["ops"].size(), 9u);
+  EXPECT_EQ(j["ops"][0]["kind"], "regular");
+  EXPECT_EQ(j["ops"][0]["time_ms"].size(), 6u);
+}
+
+TEST(EngineBenchCli, TextAndCsvAndOutputFile) {
+  CommandResult t = run("--model " + kSource + "/models/small_cnn.json --num_runs 2");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_NE(t.out.find("Summary by node type"), std::string::npos);
+  const std::string path = std::filesystem::temp_directory_path() / "engine_bench_test.csv";
+  CommandResult c = run("--model " + kSource + "/models/small_cnn.json --num_runs 2 --format csv --output " + path);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::ifstream f(path);
+  std::string header;
+  std::getline(f, header);
+  EXPECT_EQ(header.rfind("name,type,kind,output_shape,macs,flops", 0), 0u);
+  std::filesystem::remove(path);
+}
+
+TEST(EngineBenchCli, BadModelIsOneLineAndNonZero) {
+  const std::string bad = kSource + "/tests/data/bad_models/cycle.json";
+  CommandResult r = run("--model " + bad);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "engine_bench: " + bad + ": node 'loop_a' (Add): is part of a cycle (its inputs depend on its own outputs)\n");
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(EngineBenchCli, BadFlagsAreRefused) {
+  EXPECT_NE(run("--model " + kSource + "/models/small_cnn.json --num_runs 0").exit_code, 0);
+  EXPECT_NE(run("--model " + kSource + "/models/small_cnn.json --format xml").exit_code, 0);
+  EXPECT_NE(run("--model " + kSource + "/models/small_cnn.json --input_shape image:1,3,a").exit_code, 0);
+  EXPECT_NE(run("").exit_code, 0);
+  const std::string missing = "/nonexistent/model.json";
+  CommandResult r = run("--model " + missing);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "engine_bench: " + missing + ": cannot open the file\n");
+}
+
+}  // namespace

@@ -1,0 +1,100 @@
+// End-to-end: every bundled model loads, compiles and runs; totals match the papers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+#include "bench/cli_common.h"
+#include "engine/engine.h"
+
+namespace minfer {
+namespace {
+
+const std::string kModels = std::string(MINFER_SOURCE_DIR) + "/models/";
+
+std::vector<std::string> bundled_models() {
+  std::vector<std::string> paths;
+  for (const auto& e : std::filesystem::directory_iterator(kModels))
+    if (e.path().extension() == ".json") paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+TEST(BundledModels, EveryModelRunsWithFiniteOutputs) {
+  const auto paths = bundled_models();
+  ASSERT_GE(paths.size(), 2u);
+  for (const std::string& path : paths) {
+    SCOPED_TRACE(path);
+    auto model = compile(load_model(path));
+    Session s(model);
+    cli::fill_inputs_deterministic(s);
+    s.run();
+    for (int v : model->output_values()) {
+      auto out = s.output(model->values()[v].name);
+      ASSERT_FALSE(out.empty());
+      for (float x : out) ASSERT_TRUE(std::isfinite(x));
+    }
+  }
+}
+
+TEST(BundledModels, MobileNetV1MatchesThePaper) {
+  auto model = compile(load_model(kModels + "mobilenet_v1.json"));
+  // The MobileNet paper's 569 M mult-adds and 4.2 M parameters.
+  EXPECT_EQ(model->total_cost().macs, 568'740'352);
+  int64_t conv_and_fc_params = 0;
+  for (const Step& s : model->steps())
+    if (s.op_type == "Conv" || s.op_type == "Gemm") conv_and_fc_params += s.cost.params;
+  // By hand: conv1 864 + depthwise 9*4960 + pointwise 3,139,584 + fc 1,025,000.
+  EXPECT_EQ(conv_and_fc_params, 4'210'088);
+  // With BatchNormalization's 4 per channel, Keras's MobileNet summary: 4,253,864.
+  EXPECT_EQ(model->total_cost().params, 4'253'864);
+  Session s(model);
+  cli::fill_inputs_deterministic(s);
+  s.run();
+  auto prob = s.output("prob");
+  EXPECT_NEAR(std::accumulate(prob.begin(), prob.end(), 0.0), 1.0, 1e-4);
+}
+
+TEST(BundledModels, RunsAreDeterministicAndProfiled) {
+  auto model = compile(load_model(kModels + "small_cnn.json"));
+  Session a(model), b(model);
+  cli::fill_inputs_deterministic(a);
+  cli::fill_inputs_deterministic(b);
+  a.run();
+  a.run();
+  b.run();
+  auto oa = a.output("prob"), ob = b.output("prob");
+  EXPECT_TRUE(std::equal(oa.begin(), oa.end(), ob.begin()));
+  EXPECT_EQ(a.profile().runs(), 2u);
+  EXPECT_EQ(a.profile().step_samples(0).size(), 2u);
+  // small_cnn by hand: conv1 3*3*3*8*32*32, conv2 3*3*8*16*16*16, fc 1024*10.
+  EXPECT_EQ(model->total_cost().macs, 221184 + 294912 + 10240);
+}
+
+TEST(Session, RejectsWrongInputs) {
+  auto model = compile(load_model(kModels + "small_cnn.json"));
+  Session s(model);
+  std::vector<float> wrong(5);
+  EXPECT_THROW(s.set_input("image", wrong), UsageError);
+  EXPECT_THROW(s.set_input("nope", wrong), UsageError);
+  EXPECT_THROW(s.output("nope"), UsageError);
+}
+
+TEST(ModelLoader, InputShapeOverride) {
+  Graph g = load_model(kModels + "small_cnn.json");
+  EXPECT_THROW(override_input_shapes(g, {{"nope", {1}}}), UsageError);
+  EXPECT_THROW(parse_input_shapes("image:1,x"), UsageError);
+  EXPECT_EQ(parse_input_shapes("image:2,3,32,32").at("image"), (Shape{2, 3, 32, 32}));
+  override_input_shapes(g, parse_input_shapes("image:2,3,32,32"));
+  // The classifier's weights fix the flattened width, so a larger batch still compiles...
+  auto model = compile(g);
+  EXPECT_EQ(model->values()[model->value_index("prob")].shape, (Shape{2, 10}));
+  // ...but a different spatial size cannot reach the Gemm's 1024 inputs.
+  Graph g2 = load_model(kModels + "small_cnn.json");
+  override_input_shapes(g2, parse_input_shapes("image:1,3,64,64"));
+  EXPECT_THROW(compile(g2), ModelError);
+}
+
+}  // namespace
+}  // namespace minfer

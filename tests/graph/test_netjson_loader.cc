@@ -1,0 +1,74 @@
+// net.json loading: the three initializer forms, and every malformed model in the
+// catalogue refused with its expected one-line message.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/engine.h"
+#include "graph/netjson_loader.h"
+
+namespace minfer {
+namespace {
+
+const std::string kModels = std::string(MINFER_SOURCE_DIR) + "/models/";
+const std::string kBad = std::string(MINFER_SOURCE_DIR) + "/tests/data/bad_models/";
+
+TEST(NetJsonLoader, ReadsAllThreeInitializerForms) {
+  Graph g = load_netjson(kModels + "small_cnn.json");
+  EXPECT_EQ(g.name, "small_cnn");
+  ASSERT_EQ(g.inputs.size(), 1u);
+  EXPECT_EQ(g.inputs[0].shape, (Shape{1, 3, 32, 32}));
+  // offset: the bytes of small_cnn.bin at the initializer's offset
+  std::ifstream raw(kModels + "small_cnn.bin", std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(raw)), {});
+  std::vector<float> floats(bytes.size() / 4);
+  std::memcpy(floats.data(), bytes.data(), bytes.size());
+  const Tensor& w2 = g.initializers.at("conv2.W");
+  ASSERT_EQ(w2.data.size(), 16u * 8 * 9);
+  EXPECT_TRUE(std::equal(w2.data.begin(), w2.data.end(), floats.begin() + 216));  // offset 864 bytes
+  // data: inline values
+  EXPECT_FLOAT_EQ(g.initializers.at("conv1.B").data[0], -0.07459f);
+  // init: zeros, and random reproducible from its seed
+  EXPECT_EQ(g.initializers.at("fc.B").data, std::vector<float>(10, 0.0f));
+  EXPECT_EQ(g.initializers.at("fc.W").data, random_init({10, 1024}, 7));
+}
+
+TEST(NetJsonLoader, RandomInitIsHeUniformAndSeedDependent) {
+  std::vector<float> a = random_init({64, 3, 3, 3}, 1), b = random_init({64, 3, 3, 3}, 2);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, random_init({64, 3, 3, 3}, 1));
+  const float bound = std::sqrt(6.0f / 27.0f);
+  double mean = 0;
+  for (float x : a) {
+    EXPECT_LE(std::fabs(x), bound);
+    mean += x;
+  }
+  EXPECT_LT(std::fabs(mean / a.size()), 0.05);
+  EXPECT_NE(default_seed("a"), default_seed("b"));
+}
+
+TEST(NetJsonLoader, EveryCatalogueEntryIsRefusedWithItsMessage) {
+  std::ifstream f(kBad + "catalogue.json");
+  ASSERT_TRUE(f) << "missing catalogue";
+  const nlohmann::json catalogue = nlohmann::json::parse(f);
+  ASSERT_GE(catalogue.size(), 20u);
+  for (const auto& entry : catalogue) {
+    const std::string path = kBad + entry["file"].get<std::string>();
+    const std::string expected = entry["error"];
+    SCOPED_TRACE(path);
+    try {
+      compile(load_model(path));
+      ADD_FAILURE() << "accepted a bad model";
+    } catch (const ModelError& e) {
+      const std::string msg = e.what();
+      EXPECT_EQ(msg.rfind(path + ": ", 0), 0u) << msg;  // names the file first
+      EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << "not one line: " << msg;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace minfer

@@ -1,0 +1,45 @@
+// Runs a single op through the whole engine (load-free graph -> compile -> session),
+// so op tests exercise shape inference, cost, prepare and the kernel together.
+#pragma once
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/engine.h"
+
+namespace minfer::test {
+
+struct TestTensor {
+  Shape shape;
+  std::vector<float> data;
+  bool constant = false;  // becomes an initializer (a weight) instead of a graph input
+};
+
+inline TestTensor input(Shape shape, std::vector<float> data) { return {std::move(shape), std::move(data), false}; }
+inline TestTensor weight(Shape shape, std::vector<float> data) { return {std::move(shape), std::move(data), true}; }
+
+std::vector<float> random_values(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+
+// A one-node graph: inputs named in0, in1, ...; outputs out0, ...; an empty-shaped
+// TestTensor with no data marks an omitted optional input.
+Graph single_op_graph(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {},
+                      int num_outputs = 1);
+
+struct OpResult {
+  std::vector<std::vector<float>> outputs;
+  std::vector<Shape> shapes;
+  Cost cost;
+  std::string kind;
+};
+
+OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {},
+                int num_outputs = 1, int threads = 1);
+
+// Compiles without running: the cost and kind of the op on these inputs.
+OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {});
+
+// Max |a - b| / (1 + |b|) over equal-sized vectors.
+double max_rel_error(const std::vector<float>& a, const std::vector<float>& b);
+
+}  // namespace minfer::test

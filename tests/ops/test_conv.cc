@@ -1,0 +1,170 @@
+// Conv against a direct 7-loop convolution written here, and its cost by hand.
+#include <gtest/gtest.h>
+
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+struct ConvCase {
+  int64_t n, cin, h, w, cout, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group;
+  bool bias;
+};
+
+// Direct definition: y[n,oc,oy,ox] = b[oc] + sum over the group's input channels and
+// the kernel window of x * w, with zero padding.
+std::vector<float> naive_conv(const ConvCase& c, const std::vector<float>& x, const std::vector<float>& wt,
+                              const std::vector<float>& b, int64_t oh, int64_t ow) {
+  std::vector<float> y(c.n * c.cout * oh * ow, 0.0f);
+  const int64_t cig = c.cin / c.group, cog = c.cout / c.group;
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t oc = 0; oc < c.cout; ++oc)
+      for (int64_t oy = 0; oy < oh; ++oy)
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          double acc = c.bias ? b[oc] : 0.0;
+          const int64_t g = oc / cog;
+          for (int64_t ic = 0; ic < cig; ++ic)
+            for (int64_t ky = 0; ky < c.kh; ++ky)
+              for (int64_t kx = 0; kx < c.kw; ++kx) {
+                const int64_t iy = oy * c.sh - c.pt + ky * c.dh, ix = ox * c.sw - c.pl + kx * c.dw;
+                if (iy < 0 || iy >= c.h || ix < 0 || ix >= c.w) continue;
+                acc += double(x[((n * c.cin + g * cig + ic) * c.h + iy) * c.w + ix]) *
+                       wt[((oc * cig + ic) * c.kh + ky) * c.kw + kx];
+              }
+          y[((n * c.cout + oc) * oh + oy) * ow + ox] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+void PrintTo(const ConvCase& c, std::ostream* os) {
+  *os << c.n << "x" << c.cin << "x" << c.h << "x" << c.w << "_to" << c.cout << "_k" << c.kh << "x" << c.kw << "_s" << c.sh
+      << "x" << c.sw << "_d" << c.dh << "x" << c.dw << "_p" << c.pt << c.pl << c.pb << c.pr << "_g" << c.group
+      << (c.bias ? "_bias" : "");
+}
+
+class ConvTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvTest, MatchesDirectConvolution) {
+  const ConvCase c = GetParam();
+  const int64_t oh = (c.h + c.pt + c.pb - ((c.kh - 1) * c.dh + 1)) / c.sh + 1;
+  const int64_t ow = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dw + 1)) / c.sw + 1;
+  auto x = random_values(c.n * c.cin * c.h * c.w, 1);
+  auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 2);
+  auto b = random_values(c.cout, 3);
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{c.kh, c.kw});
+  a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+  a.set("dilations", std::vector<int64_t>{c.dh, c.dw});
+  a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+  a.set("group", c.group);
+  std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt)};
+  if (c.bias) in.push_back(weight({c.cout}, b));
+  for (int threads : {1, 2}) {
+    OpResult r = run_op("Conv", in, a, 1, threads);
+    ASSERT_EQ(r.shapes[0], (Shape{c.n, c.cout, oh, ow}));
+    EXPECT_LT(max_rel_error(r.outputs[0], naive_conv(c, x, wt, b, oh, ow)), 1e-5) << "threads " << threads;
+    EXPECT_EQ(r.cost.macs, c.n * c.kh * c.kw * (c.cin / c.group) * oh * ow * c.cout);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvTest,
+    ::testing::Values(ConvCase{1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},     // same padding
+                      ConvCase{2, 4, 9, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true},     // stride 2, odd sizes
+                      ConvCase{1, 5, 10, 10, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true},   // pointwise
+                      ConvCase{1, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true},   // depthwise
+                      ConvCase{1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, false},  // depthwise x2 multiplier
+                      ConvCase{1, 8, 9, 9, 4, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2, true},     // grouped
+                      ConvCase{1, 3, 13, 13, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, true},   // dilation 2
+                      ConvCase{1, 2, 7, 9, 3, 2, 4, 1, 3, 1, 1, 0, 1, 1, 2, 1, false},    // asymmetric all
+                      ConvCase{1, 3, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, true},     // 5x5
+                      ConvCase{1, 3, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true}));   // strided 1x1
+
+TEST(ConvCost, SeedRegular3x3Example) {
+  // Seed 003: 3x3, 128 filters, on 112x112x64 with same padding = 924,844,032 MACs.
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  OpResult r = cost_of("Conv", {input({1, 64, 112, 112}, {}), weight({128, 64, 3, 3}, std::vector<float>(73728)),
+                                weight({128}, std::vector<float>(128))}, a);
+  EXPECT_EQ(r.cost.macs, 924'844'032);
+  EXPECT_EQ(r.cost.flops, 2 * 924'844'032LL);
+  EXPECT_EQ(r.cost.params, 73728 + 128);
+  EXPECT_EQ(r.cost.bytes_read, 4 * (64 * 112 * 112 + 73728 + 128));
+  EXPECT_EQ(r.cost.bytes_written, 4 * 128 * 112 * 112);
+  EXPECT_EQ(r.kind, "regular");
+}
+
+TEST(ConvCost, SeedDepthwiseAndPointwiseExamples) {
+  Attributes dw;
+  dw.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  dw.set("group", int64_t{64});
+  OpResult d = cost_of("Conv", {input({1, 64, 112, 112}, {}), weight({64, 1, 3, 3}, std::vector<float>(576))}, dw);
+  EXPECT_EQ(d.cost.macs, 7'225'344);
+  EXPECT_EQ(d.kind, "depthwise");
+  OpResult p = cost_of("Conv", {input({1, 64, 112, 112}, {}), weight({128, 64, 1, 1}, std::vector<float>(8192))});
+  EXPECT_EQ(p.cost.macs, 102'760'448);
+  EXPECT_EQ(p.kind, "pointwise");
+  EXPECT_EQ(d.cost.macs + p.cost.macs, 109'985'792);
+}
+
+TEST(ConvCost, GroupedKind) {
+  Attributes a;
+  a.set("group", int64_t{2});
+  OpResult r = cost_of("Conv", {input({1, 8, 5, 5}, {}), weight({4, 4, 3, 3}, std::vector<float>(144))}, a);
+  EXPECT_EQ(r.kind, "grouped");
+  EXPECT_EQ(r.cost.macs, 3 * 3 * 4 * 3 * 3 * 4);
+}
+
+TEST(Conv, OneDimensionalMatchesTwoDimensionalOfHeightOne) {
+  auto x = random_values(2 * 3 * 10, 4);
+  auto wt = random_values(4 * 3 * 3, 5);
+  Attributes a1, a2;
+  a1.set("pads", std::vector<int64_t>{1, 2});
+  a1.set("strides", std::vector<int64_t>{2});
+  a2.set("pads", std::vector<int64_t>{0, 1, 0, 2});
+  a2.set("strides", std::vector<int64_t>{1, 2});
+  OpResult r1 = run_op("Conv", {input({2, 3, 10}, x), weight({4, 3, 3}, wt)}, a1);
+  OpResult r2 = run_op("Conv", {input({2, 3, 1, 10}, x), weight({4, 3, 1, 3}, wt)}, a2);
+  EXPECT_EQ(r1.shapes[0], (Shape{2, 4, 6}));
+  EXPECT_EQ(r1.outputs[0], r2.outputs[0]);
+}
+
+TEST(Conv, AutoPadSameUpperMatchesExplicitPads) {
+  // 7 wide, stride 2, kernel 4: total pad 3 -> 1 before, 2 after for SAME_UPPER.
+  auto x = random_values(1 * 2 * 7 * 7, 6);
+  auto wt = random_values(3 * 2 * 4 * 4, 7);
+  Attributes same, expl;
+  same.set("auto_pad", std::string("SAME_UPPER"));
+  same.set("strides", std::vector<int64_t>{2, 2});
+  expl.set("pads", std::vector<int64_t>{1, 1, 2, 2});
+  expl.set("strides", std::vector<int64_t>{2, 2});
+  OpResult a = run_op("Conv", {input({1, 2, 7, 7}, x), weight({3, 2, 4, 4}, wt)}, same);
+  OpResult b = run_op("Conv", {input({1, 2, 7, 7}, x), weight({3, 2, 4, 4}, wt)}, expl);
+  EXPECT_EQ(a.shapes[0], (Shape{1, 3, 4, 4}));
+  EXPECT_EQ(a.outputs[0], b.outputs[0]);
+}
+
+TEST(Conv, RejectsBadAttributesAndShapes) {
+  auto compile_conv = [](Shape x, Shape w, Attributes a) {
+    compile(single_op_graph("Conv", {input(x, {}), weight(w, std::vector<float>(num_elements(w)))}, a));
+  };
+  Attributes stride0;
+  stride0.set("strides", std::vector<int64_t>{0, 1});
+  EXPECT_THROW(compile_conv({1, 3, 8, 8}, {4, 3, 3, 3}, stride0), ModelError);
+  Attributes group3;
+  group3.set("group", int64_t{3});
+  EXPECT_THROW(compile_conv({1, 4, 8, 8}, {6, 1, 3, 3}, group3), ModelError);   // 3 does not divide 4
+  EXPECT_THROW(compile_conv({1, 3, 8, 8}, {4, 2, 3, 3}, {}), ModelError);       // channel mismatch
+  EXPECT_THROW(compile_conv({1, 3, 2, 2}, {4, 3, 5, 5}, {}), ModelError);       // kernel larger than input
+  Attributes unknown;
+  unknown.set("bogus", int64_t{1});
+  EXPECT_THROW(compile_conv({1, 3, 8, 8}, {4, 3, 3, 3}, unknown), ModelError);
+  try {
+    compile_conv({1, 3, 2, 2}, {4, 3, 5, 5}, {});
+  } catch (const ModelError& e) {
+    EXPECT_STREQ(e.what(), "<test>: node 'node' (Conv): kernel extent 5 is larger than the padded input 2");
+  }
+}
+
+}  // namespace
+}  // namespace minfer::test

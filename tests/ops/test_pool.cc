@@ -1,0 +1,118 @@
+// Pooling against direct loops written here; FLOPs = output elements x window.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+struct PoolCase {
+  int64_t n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
+  bool ceil_mode, count_include_pad;
+};
+
+int64_t out_size(int64_t in, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode) {
+  const double v = double(in + pb + pe - k) / double(s);
+  int64_t o = (ceil_mode ? int64_t(std::ceil(v)) : int64_t(std::floor(v))) + 1;
+  if (ceil_mode && (o - 1) * s >= in + pb) --o;  // PyTorch's rule: no window starting in the end padding
+  return o;
+}
+
+// max_pool = true: max over the in-bounds window; false: average, the divisor being
+// in-bounds elements, or (count_include_pad) elements inside input + explicit pads.
+std::vector<float> naive_pool(const PoolCase& p, const std::vector<float>& x, bool max_pool, int64_t oh, int64_t ow) {
+  std::vector<float> y;
+  for (int64_t plane = 0; plane < p.n * p.c; ++plane)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        double acc = max_pool ? -std::numeric_limits<double>::infinity() : 0.0;
+        int64_t inside = 0, padded = 0;
+        for (int64_t ky = 0; ky < p.kh; ++ky)
+          for (int64_t kx = 0; kx < p.kw; ++kx) {
+            const int64_t iy = oy * p.sh - p.pt + ky, ix = ox * p.sw - p.pl + kx;
+            if (iy < p.h + p.pb && ix < p.w + p.pr) ++padded;
+            if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+            const double v = x[(plane * p.h + iy) * p.w + ix];
+            acc = max_pool ? std::max(acc, v) : acc + v;
+            ++inside;
+          }
+        if (!max_pool) acc /= double(p.count_include_pad ? padded : inside);
+        y.push_back(static_cast<float>(acc));
+      }
+  return y;
+}
+
+void PrintTo(const PoolCase& p, std::ostream* os) {
+  *os << p.n << "x" << p.c << "x" << p.h << "x" << p.w << "_k" << p.kh << "x" << p.kw << "_s" << p.sh << "x" << p.sw
+      << "_p" << p.pt << p.pl << p.pb << p.pr << (p.ceil_mode ? "_ceil" : "") << (p.count_include_pad ? "_incpad" : "");
+}
+
+class PoolTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolTest, MaxAndAverageMatchDirectLoops) {
+  const PoolCase p = GetParam();
+  const int64_t oh = out_size(p.h, p.kh, p.sh, p.pt, p.pb, p.ceil_mode);
+  const int64_t ow = out_size(p.w, p.kw, p.sw, p.pl, p.pr, p.ceil_mode);
+  auto x = random_values(p.n * p.c * p.h * p.w, 11);
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{p.kh, p.kw});
+  a.set("strides", std::vector<int64_t>{p.sh, p.sw});
+  a.set("pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr});
+  a.set("ceil_mode", int64_t{p.ceil_mode});
+  OpResult mx = run_op("MaxPool", {input({p.n, p.c, p.h, p.w}, x)}, a);
+  ASSERT_EQ(mx.shapes[0], (Shape{p.n, p.c, oh, ow}));
+  EXPECT_EQ(mx.outputs[0], naive_pool(p, x, true, oh, ow));
+  EXPECT_EQ(mx.cost.flops, p.n * p.c * oh * ow * p.kh * p.kw);
+  a.set("count_include_pad", int64_t{p.count_include_pad});
+  OpResult av = run_op("AveragePool", {input({p.n, p.c, p.h, p.w}, x)}, a);
+  EXPECT_LT(max_rel_error(av.outputs[0], naive_pool(p, x, false, oh, ow)), 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, PoolTest,
+                         ::testing::Values(PoolCase{1, 2, 8, 8, 2, 2, 2, 2, 0, 0, 0, 0, false, false},
+                                           PoolCase{2, 3, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, false, false},
+                                           PoolCase{1, 2, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, false, true},
+                                           PoolCase{1, 1, 6, 6, 3, 3, 2, 2, 0, 0, 0, 0, true, false},
+                                           PoolCase{1, 2, 5, 8, 2, 3, 1, 2, 0, 1, 1, 0, true, true},
+                                           PoolCase{1, 1, 9, 9, 3, 3, 3, 3, 1, 1, 1, 1, true, true}));
+
+TEST(PoolCost, SeedMaxPoolExample) {
+  // Seed 003: 2x2/2 max-pool on 112x112x128 = 1,605,632 FLOPs.
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{2, 2});
+  a.set("strides", std::vector<int64_t>{2, 2});
+  OpResult r = cost_of("MaxPool", {input({1, 128, 112, 112}, {})}, a);
+  EXPECT_EQ(r.cost.flops, 1'605'632);
+  EXPECT_EQ(r.cost.macs, 0);
+}
+
+TEST(GlobalPool, AverageAndMax) {
+  auto x = random_values(2 * 3 * 4 * 5, 12);
+  OpResult avg = run_op("GlobalAveragePool", {input({2, 3, 4, 5}, x)});
+  OpResult mx = run_op("GlobalMaxPool", {input({2, 3, 4, 5}, x)});
+  ASSERT_EQ(avg.shapes[0], (Shape{2, 3, 1, 1}));
+  for (int64_t p = 0; p < 6; ++p) {
+    double sum = 0, best = -1e9;
+    for (int64_t i = 0; i < 20; ++i) {
+      sum += x[p * 20 + i];
+      best = std::max(best, double(x[p * 20 + i]));
+    }
+    EXPECT_NEAR(avg.outputs[0][p], sum / 20, 1e-6);
+    EXPECT_EQ(mx.outputs[0][p], float(best));
+  }
+  EXPECT_EQ(avg.cost.flops, 2 * 3 * 4 * 5);
+}
+
+TEST(Pool, RejectsBadWindows) {
+  Attributes no_kernel;
+  EXPECT_THROW(compile(single_op_graph("MaxPool", {input({1, 1, 4, 4}, {})}, no_kernel)), ModelError);
+  Attributes big;
+  big.set("kernel_shape", std::vector<int64_t>{5, 5});
+  EXPECT_THROW(compile(single_op_graph("MaxPool", {input({1, 1, 4, 4}, {})}, big)), ModelError);
+}
+
+}  // namespace
+}  // namespace minfer::test
