@@ -10,6 +10,9 @@ namespace minfer {
 CompiledModel::CompiledModel(Graph graph, CompileOptions options)
     : graph_(std::move(graph)), options_(options) {
   if (options_.num_threads < 1) throw UsageError(fmt::format("num_threads must be at least 1, got {}", options_.num_threads));
+  for (const AttributeOverride& o : options_.attribute_overrides)
+    for (Node& n : graph_.nodes)
+      if (n.op_type == o.op_type) n.attrs.set(o.attribute, o.value);
   build_steps();
   plan_memory_layout();
 }
@@ -54,6 +57,7 @@ void CompiledModel::build_steps() {
       step.op = create_op(node);
       step.cost = step.op->cost(in, out);
       step.kind = step.op->kind(in);
+      step.details = step.op->details(in, out);
       step.workspace_bytes = step.op->workspace_bytes(in, out, options_.num_threads);
       step.op->prepare(in, out);
     });
@@ -93,8 +97,16 @@ void CompiledModel::plan_memory_layout() {
   naive_bytes_ = 0;
   for (size_t r = 0; r < requests.size(); ++r) {
     naive_bytes_ += requests[r].bytes;
-    if (request_value[r] >= 0) values_[request_value[r]].offset = plan.offsets[r];
-    else steps_[-1 - request_value[r]].workspace_offset = plan.offsets[r];
+    std::string name;
+    if (request_value[r] >= 0) {
+      values_[request_value[r]].offset = plan.offsets[r];
+      name = values_[request_value[r]].name;
+    } else {
+      Step& s = steps_[-1 - request_value[r]];
+      s.workspace_offset = plan.offsets[r];
+      name = s.name + ":workspace";
+    }
+    buffers_.push_back({name, plan.offsets[r], requests[r].bytes, requests[r].first_step, requests[r].last_step});
   }
 }
 

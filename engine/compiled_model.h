@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/memory_planner.h"
 #include "graph/graph.h"
 #include "ops/op.h"
@@ -14,8 +16,17 @@
 
 namespace minfer {
 
+// Sets an attribute on every node of one op type before compiling: how run-wide
+// choices reach the ops without the engine knowing them (engine_bench
+// --deconv_method col2im becomes {"ConvTranspose", "method", "col2im"}).
+struct AttributeOverride {
+  std::string op_type, attribute;
+  AttrValue value;
+};
+
 struct CompileOptions {
   int num_threads = 1;
+  std::vector<AttributeOverride> attribute_overrides;
 };
 
 // Where a tensor lives: in the activation arena, or in the graph's constant data.
@@ -26,8 +37,16 @@ struct ValueSlot {
   int64_t offset = -1;              // byte offset in the arena otherwise
 };
 
+// One buffer of the activation arena: a tensor, or a step's workspace.
+struct PlannedBuffer {
+  std::string name;  // the tensor, or "<step name>:workspace"
+  int64_t offset = 0, bytes = 0;
+  int first_step = 0, last_step = 0;
+};
+
 struct Step {
   std::string name;  // the node's name
+  nlohmann::json details;  // op-specific facts for the report (Op::details)
   std::string op_type;
   std::string kind;  // the op's finer class, e.g. depthwise; may be empty
   std::unique_ptr<Op> op;
@@ -51,6 +70,8 @@ class CompiledModel {
   // Throws UsageError for an unknown name.
   int value_index(const std::string& name) const;
   int64_t arena_bytes() const { return arena_bytes_; }
+  // Every arena buffer with its place and lifetime, in planning order.
+  const std::vector<PlannedBuffer>& buffers() const { return buffers_; }
   // Activation bytes if every tensor and workspace had its own buffer.
   int64_t naive_activation_bytes() const { return naive_bytes_; }
   Cost total_cost() const;
@@ -64,6 +85,7 @@ class CompiledModel {
   std::vector<Step> steps_;
   std::vector<ValueSlot> values_;
   std::vector<int> inputs_, outputs_;
+  std::vector<PlannedBuffer> buffers_;
   int64_t arena_bytes_ = 0;
   int64_t naive_bytes_ = 0;
 };

@@ -25,8 +25,10 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
     for (int v : s.inputs)
       if (v >= 0 && values[v].constant) weights.insert(v);
     in.ops.push_back({s.name, s.op_type, s.kind, s.outputs.empty() ? Shape{} : values[s.outputs[0]].shape, s.cost,
-                      session.profile().step_samples(i)});
+                      session.profile().step_samples(i), s.details});
   }
+  for (const PlannedBuffer& b : m.buffers())
+    in.buffers.push_back({b.name, b.offset, b.bytes, b.first_step, b.last_step});
   for (int v : weights) in.params += num_elements(values[v].shape);
   return build_report(in);
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "graph/errors.h"
 #include "graph/graph.h"
 #include "profiler/cost.h"
@@ -54,6 +56,10 @@ class Op {
                                   int /*threads*/) const {
     return 0;
   }
+
+  // Facts about this instance the report shows beside the cost (e.g. the method a
+  // ConvTranspose runs, an LSTM's state bytes); an empty object when there are none.
+  virtual nlohmann::json details(const ArgInfos& /*in*/, const std::vector<Shape>& /*out*/) const { return {}; }
 
   // One-time work once shapes and constant inputs are known (weight packing).
   // The op is immutable afterwards, so one prepared op serves concurrent runs.

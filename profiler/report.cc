@@ -53,9 +53,15 @@ json build_report(const ReportInput& in) {
                    {"start_ms", start},
                    {"percent", percent},
                    {"cdf_percent", cdf},
-                   {"gflops_per_s", t.mean > 0 ? static_cast<double>(op.cost.flops) / (t.mean * 1e6) : 0.0}});
+                   {"gflops_per_s", t.mean > 0 ? static_cast<double>(op.cost.flops) / (t.mean * 1e6) : 0.0},
+                   {"details", op.details.is_null() ? json::object() : op.details}});
     start += t.mean;
   }
+
+  json buffers = json::array();
+  for (const BufferRecord& b : in.buffers)
+    buffers.push_back({{"name", b.name}, {"offset", b.offset}, {"bytes", b.bytes}, {"first_step", b.first_step},
+                       {"last_step", b.last_step}});
 
   return {{"model", {{"name", in.model_name}, {"file", in.model_file}, {"inputs", shapes_json(in.inputs)},
                      {"outputs", shapes_json(in.outputs)}, {"nodes", in.ops.size()}}},
@@ -73,7 +79,11 @@ json build_report(const ReportInput& in) {
             {"bytes_written", total.bytes_written},
             {"flops_per_s", latency.mean > 0 ? static_cast<double>(total.flops) / (latency.mean * 1e-3) : 0.0}}},
           {"latency_ms", stats_json(latency)},
-          {"ops", ops}};
+          {"ops", ops},
+          {"memory_plan",
+           {{"arena_bytes", in.peak_activation_bytes},
+            {"naive_bytes", in.naive_activation_bytes},
+            {"buffers", buffers}}}};
 }
 
 std::string shape_text(const json& shape) {

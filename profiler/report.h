@@ -18,11 +18,18 @@ struct OpRecord {
   Shape output_shape;
   Cost cost;
   std::vector<double> times_ms;  // one per profiled run
+  nlohmann::json details = nlohmann::json::object();  // the op's own facts (Op::details)
 };
 
 struct NamedShape {
   std::string name;
   Shape shape;
+};
+
+struct BufferRecord {
+  std::string name;
+  int64_t offset = 0, bytes = 0;
+  int first_step = 0, last_step = 0;
 };
 
 struct ReportInput {
@@ -35,6 +42,7 @@ struct ReportInput {
   int64_t naive_activation_bytes = 0;
   std::vector<double> latency_ms;  // one per profiled run
   std::vector<OpRecord> ops;       // in execution order
+  std::vector<BufferRecord> buffers;  // the activation arena's plan
 };
 
 nlohmann::json build_report(const ReportInput& input);
