@@ -33,7 +33,7 @@ def small_cnn():
     x = b.node("Flatten", "flat", [x], {"axis": 1})
     x = b.node("Gemm", "fc", [x, b.init("fc.W", [10, 1024], seed=7), b.init("fc.B", [10], "zeros")], {"transB": 1})
     b.outputs.append(b.node("Softmax", "prob", [x], {"axis": 1}))
-    b.write(os.path.join(HERE, "small_cnn.json"), "small_cnn.bin")
+    b.write(os.path.join(HERE, "small_cnn.json"))
 
 
 def mobilenet_v1(alpha=1.0, resolution=224):
@@ -62,6 +62,56 @@ def mobilenet_v1(alpha=1.0, resolution=224):
     b.write(os.path.join(HERE, "mobilenet_v1.json"))
 
 
+def make_divisible(v, divisor=8):
+    """Channel rounding of the MobileNetV2 reference code (and torchvision)."""
+    n = max(divisor, int(v + divisor / 2) // divisor * divisor)
+    return n + divisor if n < 0.9 * v else n
+
+
+def mobilenet_v2(width=1.0, resolution=224):
+    """MobileNet V2 (Sandler et al. 2018) as torchvision builds it: inverted residual blocks
+    (1x1 expansion, 3x3 depthwise, linear 1x1 projection), residual Adds where shapes allow.
+
+    300,774,272 MACs at 1.0/224 and 582,195,824 at 1.4 (the paper: 300 M and 585 M)."""
+    tag = str(width).replace(".", "_")
+    b = NetBuilder("mobilenet_v2_" + tag, doc="MobileNet V2 %s/224 with random weights and BatchNormalization." % width)
+    x = b.input("input", [1, 3, resolution, resolution])
+
+    def conv_bn(name, x, cin, cout, k, stride, group=1, relu6=True):
+        x = b.conv(name, x, cin, cout, k, stride, group, bias=False)
+        x = b.batch_norm(name + "_bn", x, cout)
+        return b.relu6(name + "_relu", x) if relu6 else x
+
+    cin = make_divisible(32 * width)
+    x = conv_bn("conv1", x, 3, cin, 3, 2)
+    settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                (6, 320, 1, 1)]
+    block = 0
+    for t, c, n, s in settings:
+        cout = make_divisible(c * width)
+        for i in range(n):
+            block += 1
+            stride = s if i == 0 else 1
+            hidden = int(round(cin * t))
+            name = "block%d" % block
+            y = x
+            if t != 1:
+                y = conv_bn(name + "_expand", y, cin, hidden, 1, 1)
+            y = conv_bn(name + "_dw", y, hidden, hidden, 3, stride, group=hidden)
+            y = conv_bn(name + "_project", y, hidden, cout, 1, 1, relu6=False)
+            x = b.node("Add", name + "_add", [x, y]) if stride == 1 and cin == cout else y
+            cin = cout
+    last = make_divisible(1280 * max(1.0, width))
+    x = conv_bn("conv_last", x, cin, last, 1, 1)
+    x = b.node("GlobalAveragePool", "pool", [x])
+    x = b.node("Flatten", "flatten", [x], {"axis": 1})
+    x = b.node("Gemm", "fc", [x, b.init("fc.W", [1000, last]), b.init("fc.B", [1000], "zeros")], {"transB": 1})
+    b.outputs.append(b.node("Softmax", "prob", [x], {"axis": 1}))
+    b.write(os.path.join(HERE, "mobilenet_v2_%s.json" % tag))
+
+
 if __name__ == "__main__":
     small_cnn()
     mobilenet_v1()
+    mobilenet_v2(1.0)
+    mobilenet_v2(1.4)

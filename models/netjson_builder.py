@@ -4,6 +4,7 @@ Used by make_models.py; it only assembles JSON, with no dependency beyond the
 standard library, so models can be regenerated anywhere.
 """
 import json
+import os
 import random
 import struct
 
@@ -55,27 +56,29 @@ class NetBuilder:
                                              "pads": [pad] * 4, "group": group})
 
     def batch_norm(self, name, x, channels):
-        """BatchNormalization with plausible trained statistics (variance > 0)."""
+        """BatchNormalization with plausible trained statistics (variance > 0), stored in the
+        weights file so the JSON stays readable."""
         r = self.rng
         ins = [x,
-               self.data(name + ".scale", [channels], [r.uniform(0.5, 1.5) for _ in range(channels)]),
-               self.data(name + ".B", [channels], [r.uniform(-0.2, 0.2) for _ in range(channels)]),
-               self.data(name + ".mean", [channels], [r.uniform(-0.2, 0.2) for _ in range(channels)]),
-               self.data(name + ".var", [channels], [r.uniform(0.5, 1.5) for _ in range(channels)])]
+               self.stored(name + ".scale", [channels], [r.uniform(0.5, 1.5) for _ in range(channels)]),
+               self.stored(name + ".B", [channels], [r.uniform(-0.2, 0.2) for _ in range(channels)]),
+               self.stored(name + ".mean", [channels], [r.uniform(-0.2, 0.2) for _ in range(channels)]),
+               self.stored(name + ".var", [channels], [r.uniform(0.5, 1.5) for _ in range(channels)])]
         return self.node("BatchNormalization", name, ins, {"epsilon": 1e-5})
 
     def relu6(self, name, x):
         return self.node("Clip", name, [x], {"min": 0.0, "max": 6.0})
 
-    def write(self, json_path, weights_name=None):
+    def write(self, json_path):
+        """Writes the JSON and, when any initializer is stored, <name>.bin beside it."""
+        weights_name = os.path.splitext(os.path.basename(json_path))[0] + ".bin"
         doc = {"format": "net.json", "version": 1, "name": self.name}
         if self.doc:
             doc["doc"] = self.doc
         doc.update({"inputs": self.inputs, "outputs": self.outputs})
         if self.weights:
             doc["weights_file"] = weights_name
-            with open(json_path.rsplit("/", 1)[0] + "/" + weights_name if "/" in json_path else weights_name,
-                      "wb") as f:
+            with open(os.path.join(os.path.dirname(json_path), weights_name), "wb") as f:
                 f.write(self.weights)
         doc["initializers"] = self.initializers
         doc["nodes"] = self.nodes

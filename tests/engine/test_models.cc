@@ -56,6 +56,16 @@ TEST(BundledModels, MobileNetV1MatchesThePaper) {
   EXPECT_NEAR(std::accumulate(prob.begin(), prob.end(), 0.0), 1.0, 1e-4);
 }
 
+TEST(BundledModels, MobileNetV2WidthsMatchThePaper) {
+  // The MobileNetV2 paper lists 300 M and 585 M multiply-adds for 1.0 and 1.4; the exact
+  // counts of torchvision's architecture (channels rounded to multiples of 8):
+  EXPECT_EQ(compile(load_model(kModels + "mobilenet_v2_1_0.json"))->total_cost().macs, 300'774'272);
+  EXPECT_EQ(compile(load_model(kModels + "mobilenet_v2_1_4.json"))->total_cost().macs, 582'195'824);
+  // torchvision's 3,504,872 trainable parameters plus BatchNormalization's running mean
+  // and variance (2 x 17,056 channels), which the engine counts as parameters it reads.
+  EXPECT_EQ(compile(load_model(kModels + "mobilenet_v2_1_0.json"))->total_cost().params, 3'504'872 + 2 * 17'056);
+}
+
 TEST(BundledModels, RunsAreDeterministicAndProfiled) {
   auto model = compile(load_model(kModels + "small_cnn.json"));
   Session a(model), b(model);
