@@ -40,6 +40,12 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   }
 }
 
+void add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description) {
+  app.add_option_function<int>(
+         name, [&value](const int& v) { value = v != 0; }, description + " (0|1, default " + (value ? "1" : "0") + ")")
+      ->check(CLI::IsMember({0, 1}));
+}
+
 int run_tool(const char* tool, const std::function<int()>& body) {
   try {
     return body();

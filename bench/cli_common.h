@@ -5,6 +5,8 @@
 #include <functional>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "engine/session.h"
 
 namespace minfer::cli {
@@ -14,6 +16,9 @@ void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
 
 // Writes via a temporary file and a rename, so a failed run leaves no partial file.
 void write_file_atomically(const std::string& path, const std::string& contents);
+
+// A 0|1 flag (CLI11 would otherwise read any number as a bool).
+void add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description);
 
 // Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
 int run_tool(const char* tool, const std::function<int()>& body);

@@ -11,11 +11,14 @@ int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
   std::string model_path, input_shape, format = "text", output_path;
   int num_runs = 20, warmup_runs = 2, num_threads = 1;
+  minfer::PassOptions passes;
   app.add_option("--model", model_path, "Model file (net.json)")->required();
   app.add_option("--num_runs", num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
   app.add_option("--warmup_runs", warmup_runs, "Unprofiled runs first")->check(CLI::Range(0, 1000000));
   app.add_option("--num_threads", num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
   app.add_option("--input_shape", input_shape, "Override input shapes: name:1,3,224,224[;name2:...]");
+  minfer::cli::add_switch(app, "--fold_bn", passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
+  minfer::cli::add_switch(app, "--clean", passes.clean, "Remove Identity/Dropout and dead nodes");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
   CLI11_PARSE(app, argc, argv);
@@ -25,6 +28,7 @@ int main(int argc, char** argv) {
     if (!input_shape.empty()) minfer::override_input_shapes(graph, minfer::parse_input_shapes(input_shape));
     minfer::CompileOptions options;
     options.num_threads = num_threads;
+    options.passes = passes;
     minfer::Session session(minfer::compile(std::move(graph), options));
     minfer::cli::fill_inputs_deterministic(session);
 

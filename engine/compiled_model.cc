@@ -13,6 +13,7 @@ CompiledModel::CompiledModel(Graph graph, CompileOptions options)
   for (const AttributeOverride& o : options_.attribute_overrides)
     for (Node& n : graph_.nodes)
       if (n.op_type == o.op_type) n.attrs.set(o.attribute, o.value);
+  apply_passes();
   build_steps();
   plan_memory_layout();
 }
@@ -21,6 +22,36 @@ int CompiledModel::value_index(const std::string& name) const {
   for (size_t i = 0; i < values_.size(); ++i)
     if (values_[i].name == name) return static_cast<int>(i);
   throw UsageError(fmt::format("{}: no tensor named '{}'", graph_.source, name));
+}
+
+Cost CompiledModel::original_cost(const std::vector<std::string>& node_names) const {
+  Cost c;
+  for (const std::string& n : node_names)
+    if (auto it = original_costs_.find(n); it != original_costs_.end()) c += it->second;
+  return c;
+}
+
+int CompiledModel::step_index(const std::string& step_name) const {
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (steps_[i].name == step_name) return static_cast<int>(i);
+  return -1;
+}
+
+// Validates the graph as loaded (so errors name the user's nodes), records each node's
+// cost, then rewrites it.
+void CompiledModel::apply_passes() {
+  const Topology topo = build_topology(graph_);
+  const ShapeMap shapes = infer_shapes(graph_, topo);
+  for (const Node& node : graph_.nodes) {
+    with_node_context(graph_, node, [&] {
+      std::vector<Shape> out;
+      for (const std::string& o : node.outputs) out.push_back(shapes.at(o));
+      const Cost c = create_op(node)->cost(arg_infos(graph_, node, shapes), out);
+      original_costs_[node.name] = c;
+      cost_before_passes_ += c;
+    });
+  }
+  pass_logs_ = run_passes(graph_, options_.passes);
 }
 
 Cost CompiledModel::total_cost() const {

@@ -3,6 +3,7 @@
 // serves any number of Sessions, also concurrently.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "engine/memory_planner.h"
 #include "graph/graph.h"
+#include "graph/passes/pipeline.h"
 #include "ops/op.h"
 #include "profiler/cost.h"
 
@@ -27,6 +29,7 @@ struct AttributeOverride {
 struct CompileOptions {
   int num_threads = 1;
   std::vector<AttributeOverride> attribute_overrides;
+  PassOptions passes;
 };
 
 // Where a tensor lives: in the activation arena, or in the graph's constant data.
@@ -76,7 +79,16 @@ class CompiledModel {
   int64_t naive_activation_bytes() const { return naive_bytes_; }
   Cost total_cost() const;
 
+  // What the graph passes did, and the cost of the graph as loaded, before them.
+  const std::vector<PassLog>& pass_logs() const { return pass_logs_; }
+  const Cost& cost_before_passes() const { return cost_before_passes_; }
+  // The as-loaded cost of the named original nodes (those a pass action lists).
+  Cost original_cost(const std::vector<std::string>& node_names) const;
+  // The step a node ended up in (its own, or the merged one), or -1 if removed.
+  int step_index(const std::string& step_name) const;
+
  private:
+  void apply_passes();
   void build_steps();
   void plan_memory_layout();
 
@@ -85,6 +97,9 @@ class CompiledModel {
   std::vector<Step> steps_;
   std::vector<ValueSlot> values_;
   std::vector<int> inputs_, outputs_;
+  std::vector<PassLog> pass_logs_;
+  std::map<std::string, Cost> original_costs_;
+  Cost cost_before_passes_;
   std::vector<PlannedBuffer> buffers_;
   int64_t arena_bytes_ = 0;
   int64_t naive_bytes_ = 0;

@@ -29,6 +29,14 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
   }
   for (const PlannedBuffer& b : m.buffers())
     in.buffers.push_back({b.name, b.offset, b.bytes, b.first_step, b.last_step});
+  in.cost_before_passes = m.cost_before_passes();
+  for (const PassLog& log : m.pass_logs())
+    for (const PassAction& a : log.actions) {
+      const int step = a.result.empty() ? -1 : m.step_index(a.result);
+      const Cost after = step >= 0 ? m.steps()[step].cost : Cost{};
+      const Cost before = a.action == "kept" ? after : m.original_cost(a.nodes);
+      in.passes.push_back({log.pass, a.action, a.nodes, a.result, a.reason, before, after, step});
+    }
   for (int v : weights) in.params += num_elements(values[v].shape);
   return build_report(in);
 }

@@ -14,6 +14,14 @@ json stats_json(const TimingStats& s) {
   return {{"first", s.first}, {"mean", s.mean}, {"min", s.min}, {"median", s.median}, {"max", s.max}, {"std", s.std}};
 }
 
+json cost_json(const Cost& c) {
+  return {{"macs", c.macs},
+          {"flops", c.flops},
+          {"params", c.params},
+          {"bytes_read", c.bytes_read},
+          {"bytes_written", c.bytes_written}};
+}
+
 json shapes_json(const std::vector<NamedShape>& shapes) {
   json list = json::array();
   for (const NamedShape& s : shapes) list.push_back({{"name", s.name}, {"shape", s.shape}});
@@ -63,6 +71,14 @@ json build_report(const ReportInput& in) {
     buffers.push_back({{"name", b.name}, {"offset", b.offset}, {"bytes", b.bytes}, {"first_step", b.first_step},
                        {"last_step", b.last_step}});
 
+  json passes = json::array();
+  for (const PassRecord& p : in.passes) {
+    json a = {{"pass", p.pass},     {"action", p.action}, {"nodes", p.nodes}, {"result", p.result},
+              {"reason", p.reason}, {"cost_before", cost_json(p.before)}, {"cost_after", cost_json(p.after)}};
+    if (p.step >= 0) a["time_ms_after"] = op_stats[p.step].mean;
+    passes.push_back(a);
+  }
+
   return {{"model", {{"name", in.model_name}, {"file", in.model_file}, {"inputs", shapes_json(in.inputs)},
                      {"outputs", shapes_json(in.outputs)}, {"nodes", in.ops.size()}}},
           {"threads", in.threads},
@@ -80,6 +96,7 @@ json build_report(const ReportInput& in) {
             {"flops_per_s", latency.mean > 0 ? static_cast<double>(total.flops) / (latency.mean * 1e-3) : 0.0}}},
           {"latency_ms", stats_json(latency)},
           {"ops", ops},
+          {"passes", {{"actions", passes}, {"cost_before", cost_json(in.cost_before_passes)}, {"cost_after", cost_json(total)}}},
           {"memory_plan",
            {{"arena_bytes", in.peak_activation_bytes},
             {"naive_bytes", in.naive_activation_bytes},

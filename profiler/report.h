@@ -32,6 +32,15 @@ struct BufferRecord {
   int first_step = 0, last_step = 0;
 };
 
+// One action of a graph pass, with the cost of the nodes before and of the result after.
+struct PassRecord {
+  std::string pass, action;
+  std::vector<std::string> nodes;
+  std::string result, reason;
+  Cost before, after;
+  int step = -1;  // the op (index into ReportInput::ops) the action produced, or -1
+};
+
 struct ReportInput {
   std::string model_name, model_file;
   std::vector<NamedShape> inputs, outputs;
@@ -43,6 +52,8 @@ struct ReportInput {
   std::vector<double> latency_ms;  // one per profiled run
   std::vector<OpRecord> ops;       // in execution order
   std::vector<BufferRecord> buffers;  // the activation arena's plan
+  std::vector<PassRecord> passes;
+  Cost cost_before_passes;
 };
 
 nlohmann::json build_report(const ReportInput& input);

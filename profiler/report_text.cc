@@ -77,6 +77,32 @@ void type_summary(std::string& out, const json& ops) {
   }
 }
 
+std::string cost_line(const json& c) {
+  return fmt::format("MACs {}, FLOPs {}, params {}, bytes {}", with_commas(c["macs"]), with_commas(c["flops"]),
+                     with_commas(c["params"]),
+                     with_commas(c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>()));
+}
+
+// What each graph pass did, each action with its nodes' cost before and the result's after.
+void pass_section(std::string& out, const json& passes) {
+  for (const json& a : passes["actions"]) {
+    std::string nodes;
+    for (const json& n : a["nodes"]) nodes += (nodes.empty() ? "" : " + ") + n.get<std::string>();
+    const std::string action = a["action"];
+    out += fmt::format("{}: {} {}", a["pass"].get<std::string>(), action, nodes);
+    if (action == "folded" || action == "fused") out += " -> " + a["result"].get<std::string>();
+    if (!a["reason"].get<std::string>().empty()) out += " (" + a["reason"].get<std::string>() + ")";
+    out += "\n";
+    if (action != "kept") {
+      out += fmt::format("    before: {}\n    after:  {}", cost_line(a["cost_before"]), cost_line(a["cost_after"]));
+      if (a.contains("time_ms_after")) out += fmt::format(", {:.3f} ms", a["time_ms_after"].get<double>());
+      out += "\n";
+    }
+  }
+  out += fmt::format("Model before passes: {}\nModel after passes:  {}\n", cost_line(passes["cost_before"]),
+                     cost_line(passes["cost_after"]));
+}
+
 std::string named_shapes(const json& list) {
   std::string s;
   for (const json& x : list) s += (s.empty() ? "" : ", ") + x["name"].get<std::string>() + " " + shape_text(x["shape"]);
@@ -112,6 +138,8 @@ std::string format_text(const json& r) {
   op_table(out, top_by(ops, [](const json& o) { return o["bytes_written"].get<double>(); }, 10));
   out += "\n" + banner("Summary by node type");
   type_summary(out, ops);
+  out += "\n" + banner("Graph passes");
+  pass_section(out, r["passes"]);
   out += "\n" + banner("Totals");
   const int64_t macs = t["macs"], flops = t["flops"], params = t["params"];
   out += fmt::format("MACs:                   {} ({})\n", with_commas(macs), si_units(static_cast<double>(macs)));

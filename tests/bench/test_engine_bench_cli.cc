@@ -70,6 +70,7 @@ TEST(EngineBenchCli, BadFlagsAreRefused) {
   EXPECT_NE(run("--model " + kSource + "/models/small_cnn.json --num_runs 0").exit_code, 0);
   EXPECT_NE(run("--model " + kSource + "/models/small_cnn.json --format xml").exit_code, 0);
   EXPECT_NE(run("--model " + kSource + "/models/small_cnn.json --input_shape image:1,3,a").exit_code, 0);
+  EXPECT_NE(run("--model " + kSource + "/models/small_cnn.json --fold_bn 2").exit_code, 0);
   EXPECT_NE(run("").exit_code, 0);
   const std::string missing = "/nonexistent/model.json";
   CommandResult r = run("--model " + missing);

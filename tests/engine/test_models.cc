@@ -38,8 +38,14 @@ TEST(BundledModels, EveryModelRunsWithFiniteOutputs) {
   }
 }
 
+CompileOptions unfolded() {
+  CompileOptions o;
+  o.passes.fold_bn = false;
+  return o;
+}
+
 TEST(BundledModels, MobileNetV1MatchesThePaper) {
-  auto model = compile(load_model(kModels + "mobilenet_v1.json"));
+  auto model = compile(load_model(kModels + "mobilenet_v1.json"), unfolded());
   // The MobileNet paper's 569 M mult-adds and 4.2 M parameters.
   EXPECT_EQ(model->total_cost().macs, 568'740'352);
   int64_t conv_and_fc_params = 0;
@@ -49,6 +55,10 @@ TEST(BundledModels, MobileNetV1MatchesThePaper) {
   EXPECT_EQ(conv_and_fc_params, 4'210'088);
   // With BatchNormalization's 4 per channel, Keras's MobileNet summary: 4,253,864.
   EXPECT_EQ(model->total_cost().params, 4'253'864);
+  // Folded, each BatchNormalization's 4 values per channel become 1 conv bias per channel.
+  auto folded = compile(load_model(kModels + "mobilenet_v1.json"));
+  EXPECT_EQ(folded->total_cost().params, 4'210'088 + 43'776 / 4);
+  EXPECT_EQ(folded->total_cost().macs, 568'740'352);
   Session s(model);
   cli::fill_inputs_deterministic(s);
   s.run();
@@ -63,7 +73,8 @@ TEST(BundledModels, MobileNetV2WidthsMatchThePaper) {
   EXPECT_EQ(compile(load_model(kModels + "mobilenet_v2_1_4.json"))->total_cost().macs, 582'195'824);
   // torchvision's 3,504,872 trainable parameters plus BatchNormalization's running mean
   // and variance (2 x 17,056 channels), which the engine counts as parameters it reads.
-  EXPECT_EQ(compile(load_model(kModels + "mobilenet_v2_1_0.json"))->total_cost().params, 3'504'872 + 2 * 17'056);
+  EXPECT_EQ(compile(load_model(kModels + "mobilenet_v2_1_0.json"), unfolded())->total_cost().params,
+            3'504'872 + 2 * 17'056);
 }
 
 TEST(BundledModels, RunsAreDeterministicAndProfiled) {

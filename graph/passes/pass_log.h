@@ -1,0 +1,21 @@
+// What a graph pass did, for the report: each action names the nodes it touched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace minfer {
+
+struct PassAction {
+  std::string action;              // "folded", "fused", "removed", "kept"
+  std::vector<std::string> nodes;  // the nodes involved, producer first
+  std::string result;              // the node they became (merged name), empty if removed
+  std::string reason;              // why (for "kept": why the pass could not apply)
+};
+
+struct PassLog {
+  std::string pass;
+  std::vector<PassAction> actions;
+};
+
+}  // namespace minfer

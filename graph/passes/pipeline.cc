@@ -1,0 +1,19 @@
+#include "graph/passes/pipeline.h"
+
+#include "graph/passes/eliminate_dead_nodes.h"
+#include "graph/passes/eliminate_identities.h"
+#include "graph/passes/fold_batch_norm.h"
+
+namespace minfer {
+
+std::vector<PassLog> run_passes(Graph& graph, const PassOptions& options) {
+  std::vector<PassLog> logs;
+  if (options.clean) {
+    logs.push_back(eliminate_identities(graph));
+    logs.push_back(eliminate_dead_nodes(graph));
+  }
+  if (options.fold_bn) logs.push_back(fold_batch_norm(graph));
+  return logs;
+}
+
+}  // namespace minfer

@@ -1,0 +1,19 @@
+// The graph passes in their fixed order, each switchable (engine_bench --fold_bn,
+// --fuse, --clean). Passes run on a validated graph and keep its outputs unchanged.
+#pragma once
+
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/passes/pass_log.h"
+
+namespace minfer {
+
+struct PassOptions {
+  bool clean = true;    // identity and dead-node elimination
+  bool fold_bn = true;  // BatchNormalization into Conv, ConvTranspose, Gemm
+};
+
+std::vector<PassLog> run_passes(Graph& graph, const PassOptions& options);
+
+}  // namespace minfer

@@ -1,0 +1,195 @@
+// Graph passes on hand-made graphs: BN folding keeps outputs and removes exactly the
+// BN's cost, unfoldable BNs stay with a reason, identities and dead nodes go.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "bench/cli_common.h"
+#include "engine/engine.h"
+#include "graph/passes/eliminate_dead_nodes.h"
+#include "graph/passes/eliminate_identities.h"
+#include "graph/passes/fold_batch_norm.h"
+#include "tests/op_test_util.h"
+
+namespace minfer {
+namespace {
+
+using test::random_values;
+
+Tensor tensor(Shape shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  return {shape, random_values(num_elements(shape), seed, lo, hi)};
+}
+
+void add_bn(Graph& g, const std::string& name, const std::string& in, const std::string& out, int64_t c) {
+  g.initializers[name + ".s"] = tensor({c}, 11, 0.5f, 1.5f);
+  g.initializers[name + ".b"] = tensor({c}, 12);
+  g.initializers[name + ".m"] = tensor({c}, 13);
+  g.initializers[name + ".v"] = tensor({c}, 14, 0.2f, 2.0f);
+  Node bn{name, "BatchNormalization", {in, name + ".s", name + ".b", name + ".m", name + ".v"}, {out}, {}};
+  bn.attrs.set("epsilon", 1e-3);
+  g.nodes.push_back(bn);
+}
+
+// x -> conv (bias optional) -> bn -> relu -> y
+Graph conv_bn_relu(bool bias) {
+  Graph g;
+  g.source = "<conv_bn_relu>";
+  g.inputs.push_back({"x", {2, 3, 7, 7}});
+  g.initializers["w"] = tensor({4, 3, 3, 3}, 1);
+  Node conv{"conv", "Conv", {"x", "w"}, {"c"}, {}};
+  if (bias) {
+    g.initializers["b"] = tensor({4}, 2);
+    conv.inputs.push_back("b");
+  }
+  conv.attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  g.nodes.push_back(conv);
+  add_bn(g, "bn", "c", "n", 4);
+  g.nodes.push_back({"relu", "Relu", {"n"}, {"y"}, {}});
+  g.outputs = {"y"};
+  return g;
+}
+
+std::vector<float> run_graph(Graph g, bool fold) {
+  CompileOptions o;
+  o.passes.fold_bn = fold;
+  auto model = compile(std::move(g), o);
+  Session s(model);
+  cli::fill_inputs_deterministic(s);
+  s.run();
+  auto out = s.output(model->graph().outputs[0]);
+  return {out.begin(), out.end()};
+}
+
+TEST(FoldBatchNorm, ConvWithAndWithoutBias) {
+  for (bool bias : {false, true}) {
+    Graph g = conv_bn_relu(bias);
+    EXPECT_LT(test::max_rel_error(run_graph(g, true), run_graph(g, false)), 1e-5);
+    PassLog log = fold_batch_norm(g);
+    ASSERT_EQ(log.actions.size(), 1u);
+    EXPECT_EQ(log.actions[0].action, "folded");
+    EXPECT_EQ(log.actions[0].result, "conv+bn");
+    ASSERT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes[0].name, "conv+bn");
+    EXPECT_EQ(g.nodes[0].outputs[0], "n");
+    EXPECT_FALSE(g.initializers.count("bn.s"));  // BN statistics are gone
+    EXPECT_FALSE(g.initializers.count("w"));     // replaced by the folded weights
+  }
+}
+
+TEST(FoldBatchNorm, FlopsDropByExactlyTheBatchNormCost) {
+  CompileOptions off;
+  off.passes.fold_bn = false;
+  auto before = compile(conv_bn_relu(true), off);
+  auto after = compile(conv_bn_relu(true));
+  const int64_t bn_flops = 2 * 2 * 4 * 7 * 7;  // 2 per element of the 2x4x7x7 output
+  EXPECT_EQ(before->total_cost().flops - after->total_cost().flops, bn_flops);
+  EXPECT_EQ(before->total_cost().macs, after->total_cost().macs);
+  EXPECT_EQ(after->cost_before_passes(), before->total_cost());
+  EXPECT_EQ(before->total_cost().params - after->total_cost().params, 4 * 4 - 0);  // 4 stats per channel -> none
+  EXPECT_EQ(after->step_index("conv+bn"), 0);
+}
+
+TEST(FoldBatchNorm, GemmEitherLayoutWithBeta) {
+  for (int64_t trans_b : {0, 1}) {
+    for (bool with_c : {false, true}) {
+      Graph g;
+      g.source = "<gemm_bn>";
+      g.inputs.push_back({"x", {3, 5}});
+      g.initializers["w"] = tensor(trans_b ? Shape{6, 5} : Shape{5, 6}, 3);
+      Node gemm{"fc", "Gemm", {"x", "w"}, {"f"}, {}};
+      gemm.attrs.set("transB", trans_b);
+      gemm.attrs.set("beta", 0.5);
+      gemm.attrs.set("alpha", 2.0);
+      if (with_c) {
+        g.initializers["c"] = tensor({6}, 4);
+        gemm.inputs.push_back("c");
+      }
+      g.nodes.push_back(gemm);
+      add_bn(g, "bn", "f", "y", 6);
+      g.outputs = {"y"};
+      EXPECT_LT(test::max_rel_error(run_graph(g, true), run_graph(g, false)), 1e-5) << trans_b << with_c;
+      EXPECT_EQ(fold_batch_norm(g).actions[0].action, "folded");
+    }
+  }
+}
+
+TEST(FoldBatchNorm, KeepsWhatCannotBeFolded) {
+  // The conv output also feeds a second reader.
+  Graph shared = conv_bn_relu(true);
+  shared.nodes.push_back({"tap", "Relu", {"c"}, {"t"}, {}});
+  shared.outputs.push_back("t");
+  PassLog log = fold_batch_norm(shared);
+  ASSERT_EQ(log.actions.size(), 1u);
+  EXPECT_EQ(log.actions[0].action, "kept");
+  EXPECT_EQ(log.actions[0].reason, "the output of 'conv' is also read elsewhere");
+  // BN after a Relu (seed 003: conv, ReLU, BN cannot fold).
+  Graph after_relu = conv_bn_relu(true);
+  after_relu.nodes = {after_relu.nodes[0], {"relu", "Relu", {"c"}, {"r"}, {}}, after_relu.nodes[1]};
+  after_relu.nodes[2].inputs[0] = "r";
+  after_relu.nodes[2].outputs[0] = "y";
+  log = fold_batch_norm(after_relu);
+  EXPECT_EQ(log.actions[0].action, "kept");
+  EXPECT_EQ(log.actions[0].reason, "it follows 'relu' (Relu), not a Conv, ConvTranspose or Gemm");
+  EXPECT_EQ(after_relu.nodes.size(), 3u);
+  // Weights that are a graph input, not a constant.
+  Graph live = conv_bn_relu(false);
+  live.initializers.erase("w");
+  live.inputs.push_back({"w", {4, 3, 3, 3}});
+  EXPECT_EQ(fold_batch_norm(live).actions[0].reason, "the weights of 'conv' are not constants");
+}
+
+TEST(EliminateIdentities, InsideAndAtTheOutput) {
+  Graph g;
+  g.source = "<identities>";
+  g.inputs.push_back({"x", {4}});
+  g.nodes.push_back({"id1", "Identity", {"x"}, {"a"}, {}});
+  g.nodes.push_back({"relu", "Relu", {"a"}, {"b"}, {}});
+  g.nodes.push_back({"drop", "Dropout", {"b"}, {"y"}, {}});
+  g.outputs = {"y"};
+  PassLog log = eliminate_identities(g);
+  EXPECT_EQ(log.actions.size(), 2u);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs[0], "x");
+  EXPECT_EQ(g.nodes[0].outputs[0], "y");  // the graph output keeps its name
+  // An identity from a graph input straight to the output must stay.
+  Graph passthrough;
+  passthrough.inputs.push_back({"x", {4}});
+  passthrough.nodes.push_back({"id", "Identity", {"x"}, {"y"}, {}});
+  passthrough.outputs = {"y"};
+  EXPECT_TRUE(eliminate_identities(passthrough).actions.empty());
+  EXPECT_EQ(passthrough.nodes.size(), 1u);
+}
+
+TEST(EliminateDeadNodes, UnusedBranchAndItsWeights) {
+  Graph g;
+  g.source = "<dead>";
+  g.inputs.push_back({"x", {4}});
+  g.initializers["k"] = tensor({4}, 5);
+  g.nodes.push_back({"used", "Relu", {"x"}, {"y"}, {}});
+  g.nodes.push_back({"dead1", "Add", {"x", "k"}, {"d1"}, {}});
+  g.nodes.push_back({"dead2", "Relu", {"d1"}, {"d2"}, {}});
+  g.outputs = {"y"};
+  PassLog log = eliminate_dead_nodes(g);
+  EXPECT_EQ(log.actions.size(), 2u);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_TRUE(g.initializers.empty());
+}
+
+TEST(Passes, FoldingKeepsEveryBundledModelsOutputs) {
+  for (const auto& e : std::filesystem::directory_iterator(std::string(MINFER_SOURCE_DIR) + "/models")) {
+    if (e.path().extension() != ".json") continue;
+    SCOPED_TRACE(e.path().string());
+    Graph g = load_model(e.path().string());
+    EXPECT_LT(test::max_rel_error(run_graph(g, true), run_graph(g, false)), 1e-4);
+    auto folded = compile(g);
+    for (const Step& s : folded->steps()) {
+      if (s.op_type != "BatchNormalization") continue;
+      // Any BN left must not be reading a Conv's output.
+      for (const Step& p : folded->steps())
+        for (int o : p.outputs) EXPECT_FALSE(o == s.inputs[0] && p.op_type == "Conv") << s.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace minfer
