@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
   std::string model_path, input_shape, format = "text", output_path;
   int num_runs = 20, warmup_runs = 2, num_threads = 1;
+  bool memory_plan = false;
   minfer::PassOptions passes;
   app.add_option("--model", model_path, "Model file (net.json)")->required();
   app.add_option("--num_runs", num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   app.add_option("--input_shape", input_shape, "Override input shapes: name:1,3,224,224[;name2:...]");
   minfer::cli::add_switch(app, "--fold_bn", passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
   minfer::cli::add_switch(app, "--clean", passes.clean, "Remove Identity/Dropout and dead nodes");
+  app.add_flag("--memory_plan", memory_plan, "Also print the memory plan: buffers, offsets, lifetimes");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
   CLI11_PARSE(app, argc, argv);
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
     if (format == "json") text = report.dump(2) + "\n";
     else if (format == "csv") text = minfer::format_csv(report);
     else text = minfer::format_text(report);
+    if (memory_plan) text += "\n" + minfer::format_memory_plan(report);
     if (output_path.empty()) std::cout << text;
     else minfer::cli::write_file_atomically(output_path, text);
     return 0;

@@ -1,5 +1,7 @@
 #include "engine/compiled_model.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "graph/shape_inference.h"
@@ -103,8 +105,6 @@ void CompiledModel::plan_memory_layout() {
   // Lifetimes in steps: a tensor lives from the step that writes it (graph inputs:
   // before step 0) to the last step that reads it (graph outputs: to the end).
   const int last = std::max<int>(0, static_cast<int>(steps_.size()) - 1);
-  std::vector<BufferRequest> requests;
-  std::vector<int> request_value;  // value slot per request, -1 for a workspace
   std::vector<int> first(values_.size(), 0), end(values_.size(), -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
     for (int v : steps_[s].outputs) first[v] = end[v] = static_cast<int>(s);
@@ -113,31 +113,65 @@ void CompiledModel::plan_memory_layout() {
   }
   for (int v : inputs_) first[v] = 0;
   for (int v : outputs_) end[v] = last;
-  for (size_t v = 0; v < values_.size(); ++v) {
-    if (values_[v].constant) continue;
-    requests.push_back({4 * num_elements(values_[v].shape), first[v], std::max(first[v], end[v])});
-    request_value.push_back(static_cast<int>(v));
+
+  // One buffer per tensor, except that an element-wise op may write its output over an
+  // input that dies at that step (same size; never a graph input, which must survive
+  // for the next run, nor a constant).
+  struct Buffer {
+    std::vector<int> values;
+    BufferRequest request;
+  };
+  std::vector<Buffer> buffers;
+  std::vector<int> buffer_of(values_.size(), -1);
+  auto is_graph_input = [&](int v) { return std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end(); };
+  for (int v : inputs_) {
+    buffer_of[v] = static_cast<int>(buffers.size());
+    buffers.push_back({{v}, {4 * num_elements(values_[v].shape), first[v], std::max(first[v], end[v])}});
   }
   for (size_t s = 0; s < steps_.size(); ++s) {
-    if (steps_[s].workspace_bytes == 0) continue;
-    requests.push_back({steps_[s].workspace_bytes, static_cast<int>(s), static_cast<int>(s)});
-    request_value.push_back(-1 - static_cast<int>(s));
+    const Step& step = steps_[s];
+    const int in_place = step.op->inplace_input();
+    for (size_t o = 0; o < step.outputs.size(); ++o) {
+      const int v = step.outputs[o];
+      const int64_t bytes = 4 * num_elements(values_[v].shape);
+      const int src = o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
+      if (src >= 0 && !values_[src].constant && !is_graph_input(src) && end[src] == static_cast<int>(s) &&
+          buffers[buffer_of[src]].request.bytes == bytes) {
+        Buffer& b = buffers[buffer_of[src]];
+        b.values.push_back(v);
+        b.request.last_step = std::max(first[v], end[v]);
+        buffer_of[v] = buffer_of[src];
+        continue;
+      }
+      buffer_of[v] = static_cast<int>(buffers.size());
+      buffers.push_back({{v}, {bytes, first[v], std::max(first[v], end[v])}});
+    }
   }
+  for (size_t s = 0; s < steps_.size(); ++s)
+    if (steps_[s].workspace_bytes > 0)
+      buffers.push_back({{-1 - static_cast<int>(s)}, {steps_[s].workspace_bytes, static_cast<int>(s), static_cast<int>(s)}});
+
+  std::vector<BufferRequest> requests;
+  for (const Buffer& b : buffers) requests.push_back(b.request);
   const MemoryPlan plan = plan_memory(requests);
   arena_bytes_ = plan.arena_bytes;
+  lower_bound_bytes_ = live_bytes_lower_bound(requests);
   naive_bytes_ = 0;
-  for (size_t r = 0; r < requests.size(); ++r) {
-    naive_bytes_ += requests[r].bytes;
-    std::string name;
-    if (request_value[r] >= 0) {
-      values_[request_value[r]].offset = plan.offsets[r];
-      name = values_[request_value[r]].name;
-    } else {
-      Step& s = steps_[-1 - request_value[r]];
-      s.workspace_offset = plan.offsets[r];
-      name = s.name + ":workspace";
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    PlannedBuffer pb{{}, {}, plan.offsets[b], requests[b].bytes, requests[b].first_step, requests[b].last_step};
+    for (int v : buffers[b].values) {
+      if (v >= 0) {
+        values_[v].offset = plan.offsets[b];
+        pb.tensors.push_back(values_[v].name);
+      } else {
+        Step& s = steps_[-1 - v];
+        s.workspace_offset = plan.offsets[b];
+        pb.tensors.push_back(s.name + ":workspace");
+      }
+      naive_bytes_ += requests[b].bytes;
     }
-    buffers_.push_back({name, plan.offsets[r], requests[r].bytes, requests[r].first_step, requests[r].last_step});
+    pb.name = pb.tensors.front();
+    buffers_.push_back(std::move(pb));
   }
 }
 

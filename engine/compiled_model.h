@@ -42,7 +42,8 @@ struct ValueSlot {
 
 // One buffer of the activation arena: a tensor, or a step's workspace.
 struct PlannedBuffer {
-  std::string name;  // the tensor, or "<step name>:workspace"
+  std::string name;                  // the first tensor, or "<step name>:workspace"
+  std::vector<std::string> tensors;  // all tensors sharing it (element-wise ops in place)
   int64_t offset = 0, bytes = 0;
   int first_step = 0, last_step = 0;
 };
@@ -77,6 +78,8 @@ class CompiledModel {
   const std::vector<PlannedBuffer>& buffers() const { return buffers_; }
   // Activation bytes if every tensor and workspace had its own buffer.
   int64_t naive_activation_bytes() const { return naive_bytes_; }
+  // The most bytes of buffers alive at one step: no plan of these buffers can be smaller.
+  int64_t lower_bound_bytes() const { return lower_bound_bytes_; }
   Cost total_cost() const;
 
   // What the graph passes did, and the cost of the graph as loaded, before them.
@@ -103,6 +106,7 @@ class CompiledModel {
   std::vector<PlannedBuffer> buffers_;
   int64_t arena_bytes_ = 0;
   int64_t naive_bytes_ = 0;
+  int64_t lower_bound_bytes_ = 0;
 };
 
 // Validates, infers shapes and plans; throws ModelError.

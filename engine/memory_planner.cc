@@ -5,8 +5,25 @@
 
 namespace minfer {
 
+namespace {
+int64_t aligned_size(int64_t bytes, int64_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+}  // namespace
+
+int64_t live_bytes_lower_bound(const std::vector<BufferRequest>& requests, int64_t alignment) {
+  int last = -1;
+  for (const BufferRequest& r : requests) last = std::max(last, r.last_step);
+  int64_t best = 0;
+  for (int step = 0; step <= last; ++step) {
+    int64_t live = 0;
+    for (const BufferRequest& r : requests)
+      if (r.first_step <= step && step <= r.last_step) live += aligned_size(r.bytes, alignment);
+    best = std::max(best, live);
+  }
+  return best;
+}
+
 MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment) {
-  auto aligned = [&](int64_t b) { return (b + alignment - 1) / alignment * alignment; };
+  auto aligned = [&](int64_t b) { return aligned_size(b, alignment); };
   std::vector<size_t> by_size(requests.size());
   std::iota(by_size.begin(), by_size.end(), 0);
   // Largest first; ties by earlier first use, then request order, so plans are deterministic.

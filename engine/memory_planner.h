@@ -21,4 +21,7 @@ struct MemoryPlan {
 
 MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment = 64);
 
+// The largest sum of (aligned) sizes of buffers alive at one step.
+int64_t live_bytes_lower_bound(const std::vector<BufferRequest>& requests, int64_t alignment = 64);
+
 }  // namespace minfer

@@ -18,6 +18,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
   in.warmup_runs = warmup_runs;
   in.peak_activation_bytes = m.arena_bytes();
   in.naive_activation_bytes = m.naive_activation_bytes();
+  in.lower_bound_bytes = m.lower_bound_bytes();
   in.latency_ms = session.profile().total_ms();
   std::set<int> weights;  // an initializer read by several nodes counts once in the total
   for (size_t i = 0; i < m.steps().size(); ++i) {
@@ -28,7 +29,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
                       session.profile().step_samples(i), s.details});
   }
   for (const PlannedBuffer& b : m.buffers())
-    in.buffers.push_back({b.name, b.offset, b.bytes, b.first_step, b.last_step});
+    in.buffers.push_back({b.name, b.tensors, b.offset, b.bytes, b.first_step, b.last_step});
   in.cost_before_passes = m.cost_before_passes();
   for (const PassLog& log : m.pass_logs())
     for (const PassAction& a : log.actions) {

@@ -68,7 +68,7 @@ json build_report(const ReportInput& in) {
 
   json buffers = json::array();
   for (const BufferRecord& b : in.buffers)
-    buffers.push_back({{"name", b.name}, {"offset", b.offset}, {"bytes", b.bytes}, {"first_step", b.first_step},
+    buffers.push_back({{"name", b.name}, {"tensors", b.tensors}, {"offset", b.offset}, {"bytes", b.bytes}, {"first_step", b.first_step},
                        {"last_step", b.last_step}});
 
   json passes = json::array();
@@ -100,6 +100,7 @@ json build_report(const ReportInput& in) {
           {"memory_plan",
            {{"arena_bytes", in.peak_activation_bytes},
             {"naive_bytes", in.naive_activation_bytes},
+            {"lower_bound_bytes", in.lower_bound_bytes},
             {"buffers", buffers}}}};
 }
 

@@ -28,6 +28,7 @@ struct NamedShape {
 
 struct BufferRecord {
   std::string name;
+  std::vector<std::string> tensors;
   int64_t offset = 0, bytes = 0;
   int first_step = 0, last_step = 0;
 };
@@ -49,6 +50,7 @@ struct ReportInput {
   int64_t params = 0;  // distinct initializer elements the model reads
   int64_t peak_activation_bytes = 0;
   int64_t naive_activation_bytes = 0;
+  int64_t lower_bound_bytes = 0;
   std::vector<double> latency_ms;  // one per profiled run
   std::vector<OpRecord> ops;       // in execution order
   std::vector<BufferRecord> buffers;  // the activation arena's plan
@@ -60,6 +62,7 @@ nlohmann::json build_report(const ReportInput& input);
 
 std::string format_text(const nlohmann::json& report);
 std::string format_csv(const nlohmann::json& report);
+std::string format_memory_plan(const nlohmann::json& report);
 
 // A report's shape array as "1x3x224x224".
 std::string shape_text(const nlohmann::json& shape);

@@ -147,8 +147,9 @@ std::string format_text(const json& r) {
   out += fmt::format("Parameters:             {} ({})\n", with_commas(params), si_units(static_cast<double>(params)));
   out += fmt::format("Weight bytes:           {} ({}B)\n", with_commas(t["weight_bytes"]),
                      si_units(t["weight_bytes"].get<double>()));
-  out += fmt::format("Peak activation bytes:  {} ({}B; {}B if every tensor had its own buffer)\n",
+  out += fmt::format("Peak activation bytes:  {} ({}B planned; lower bound {}B; {}B if every tensor had its own buffer)\n",
                      with_commas(t["peak_activation_bytes"]), si_units(t["peak_activation_bytes"].get<double>()),
+                     si_units(r["memory_plan"]["lower_bound_bytes"].get<double>()),
                      si_units(t["naive_activation_bytes"].get<double>()));
   out += fmt::format("Bytes read / written:   {}B / {}B\n", si_units(t["bytes_read"].get<double>()),
                      si_units(t["bytes_written"].get<double>()));

@@ -58,6 +58,16 @@ TEST(EngineBenchCli, TextAndCsvAndOutputFile) {
   std::filesystem::remove(path);
 }
 
+TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
+  CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 1 --memory_plan");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string plan = r.out.substr(r.out.find("Memory plan"));
+  EXPECT_NE(plan.find("Arena: 155,648 bytes; lower bound (most bytes alive at one step) 155,648"), std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("conv1 = relu1"), std::string::npos);
+  EXPECT_NE(plan.find("conv1:workspace"), std::string::npos);
+}
+
 TEST(EngineBenchCli, BadModelIsOneLineAndNonZero) {
   const std::string bad = kSource + "/tests/data/bad_models/cycle.json";
   CommandResult r = run("--model " + bad);

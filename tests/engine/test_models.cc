@@ -77,6 +77,33 @@ TEST(BundledModels, MobileNetV2WidthsMatchThePaper) {
             3'504'872 + 2 * 17'056);
 }
 
+TEST(BundledModels, MobileNetV2MemoryPlanIsOptimalAndFarBelowNaive) {
+  auto model = compile(load_model(kModels + "mobilenet_v2_1_0.json"));
+  EXPECT_LE(model->arena_bytes(), model->lower_bound_bytes());
+  EXPECT_GE(model->naive_activation_bytes(), 5 * model->arena_bytes());
+}
+
+TEST(MemoryPlan, ElementwiseOpsRunInPlaceButNeverOverGraphInputs) {
+  auto model = compile(load_model(kModels + "small_cnn.json"));
+  auto offset = [&](const char* name) { return model->values()[model->value_index(name)].offset; };
+  EXPECT_EQ(offset("conv1"), offset("relu1"));  // relu1 overwrites conv1, which dies there
+  EXPECT_EQ(offset("pool2"), offset("flat"));   // Flatten costs no copy
+  Graph g;
+  g.source = "<input_relu>";
+  g.inputs.push_back({"x", {8}});
+  g.nodes.push_back({"relu", "Relu", {"x"}, {"y"}, {}});
+  g.outputs = {"y"};
+  auto direct = compile(g);
+  EXPECT_NE(direct->values()[direct->value_index("x")].offset, direct->values()[direct->value_index("y")].offset);
+  Session s(direct);
+  std::vector<float> x = {-1, 2, -3, 4, -5, 6, -7, 8};
+  s.set_input("x", x);
+  s.run();
+  s.run();  // the input must survive the first run
+  EXPECT_EQ(s.output("y")[1], 2.0f);
+  EXPECT_EQ(s.input("x")[0], -1.0f);
+}
+
 TEST(BundledModels, RunsAreDeterministicAndProfiled) {
   auto model = compile(load_model(kModels + "small_cnn.json"));
   Session a(model), b(model);
