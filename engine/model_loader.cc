@@ -17,7 +17,9 @@ Graph load_model(const std::string& path) {
 }
 
 void override_input_shapes(Graph& graph, const std::map<std::string, Shape>& shapes) {
-  for (const auto& [name, shape] : shapes) {
+  for (const auto& entry : shapes) {
+    const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture structured bindings
+    const Shape& shape = entry.second;
     auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
     if (it == graph.inputs.end()) throw UsageError(fmt::format("{}: '{}' is not a graph input", graph.source, name));
     for (int64_t d : shape)
