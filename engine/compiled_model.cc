@@ -53,7 +53,7 @@ void CompiledModel::build_steps() {
     with_node_context(graph_, node, [&] {
       const ArgInfos in = arg_infos(graph_, node, shapes);
       std::vector<Shape> out;
-      for (const std::string& o : node.outputs) out.push_back(shapes.at(o));
+      for (const std::string& o : node.outputs) out.push_back(o.empty() ? kOmittedOutput : shapes.at(o));
       step.op = create_op(node);
       step.cost = step.op->cost(in, out);
       step.kind = step.op->kind(in);
@@ -62,7 +62,7 @@ void CompiledModel::build_steps() {
       step.op->prepare(in, out);
     });
     for (const std::string& i : node.inputs) step.inputs.push_back(i.empty() ? -1 : slot(i));
-    for (const std::string& o : node.outputs) step.outputs.push_back(slot(o));
+    for (const std::string& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
     steps_.push_back(std::move(step));
   }
   for (const std::string& o : graph_.outputs) outputs_.push_back(slot(o));
@@ -76,7 +76,8 @@ void CompiledModel::plan_memory_layout() {
   std::vector<int> request_value;  // value slot per request, -1 for a workspace
   std::vector<int> first(values_.size(), 0), end(values_.size(), -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
-    for (int v : steps_[s].outputs) first[v] = end[v] = static_cast<int>(s);
+    for (int v : steps_[s].outputs)
+      if (v >= 0) first[v] = end[v] = static_cast<int>(s);
     for (int v : steps_[s].inputs)
       if (v >= 0) end[v] = std::max(end[v], static_cast<int>(s));
   }

@@ -77,6 +77,42 @@ void type_summary(std::string& out, const json& ops) {
   }
 }
 
+// One value of an op's details, rendered without knowing the op: integers with
+// commas, objects as key=value pairs, lists of numbers inline.
+std::string detail_value(const json& v) {
+  if (v.is_number_integer()) return with_commas(v.get<int64_t>());
+  if (v.is_string()) return v.get<std::string>();
+  std::string s;
+  if (v.is_object()) {
+    for (const auto& item : v.items()) s += (s.empty() ? "" : " ") + item.key() + "=" + detail_value(item.value());
+    return s;
+  }
+  if (v.is_array()) {
+    for (const json& x : v) s += (s.empty() ? "" : ", ") + detail_value(x);
+    return "[" + s + "]";
+  }
+  return v.dump();
+}
+
+// Every op's details (Op::details), e.g. an LSTM's memory plan: lists of strings or
+// objects one numbered item per line, everything else on the key's line.
+void details_section(std::string& out, const json& ops) {
+  for (const json& o : ops) {
+    const json& details = o["details"];
+    if (!details.is_object() || details.empty()) continue;
+    out += fmt::format("{} ({})\n", o["name"].get<std::string>(), type_label(o));
+    for (const auto& item : details.items()) {
+      const json& v = item.value();
+      if (v.is_array() && !v.empty() && (v[0].is_object() || v[0].is_string())) {
+        out += fmt::format("  {}:\n", item.key());
+        for (size_t i = 0; i < v.size(); ++i) out += fmt::format("    [{}] {}\n", i, detail_value(v[i]));
+      } else {
+        out += fmt::format("  {}: {}\n", item.key(), detail_value(v));
+      }
+    }
+  }
+}
+
 std::string named_shapes(const json& list) {
   std::string s;
   for (const json& x : list) s += (s.empty() ? "" : ", ") + x["name"].get<std::string>() + " " + shape_text(x["shape"]);
@@ -112,6 +148,9 @@ std::string format_text(const json& r) {
   op_table(out, top_by(ops, [](const json& o) { return o["bytes_written"].get<double>(); }, 10));
   out += "\n" + banner("Summary by node type");
   type_summary(out, ops);
+  std::string details;
+  details_section(details, ops);
+  if (!details.empty()) out += "\n" + banner("Op details") + details;
   out += "\n" + banner("Totals");
   const int64_t macs = t["macs"], flops = t["flops"], params = t["params"];
   out += fmt::format("MACs:                   {} ({})\n", with_commas(macs), si_units(static_cast<double>(macs)));
