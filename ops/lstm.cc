@@ -3,12 +3,12 @@
 // hidden], Y_h and Y_c [dirs, batch, hidden], each optional. The cell's memory plan is
 // the engine attribute "plan" ("minimal" or "fused"); its state and scratch are the
 // step's workspace.
-#include <algorithm>
-#include <cmath>
-#include <cctype>
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
 
 #include "ops/lstm_cell.h"
 #include "ops/op.h"
@@ -24,12 +24,14 @@ struct LstmGeometry {
   bool has_bias = false, has_lengths = false, has_initial_h = false, has_initial_c = false, has_peephole = false;
 };
 
-bool present(const ArgInfos& in, size_t index) { return index < in.size() && in[index].present; }
+bool present(const ArgInfos& in, size_t index) {
+  return index < in.size() && in[index].present;
+}
 
 void expect_shape(const ArgInfos& in, size_t index, const char* name, const Shape& want, const char* layout) {
   if (in[index].shape != want)
-    throw OpError(fmt::format("{} has shape {}, expected {} ({})", name, shape_str(in[index].shape), shape_str(want),
-                              layout));
+    throw OpError(
+        fmt::format("{} has shape {}, expected {} ({})", name, shape_str(in[index].shape), shape_str(want), layout));
 }
 
 // ONNX leaves lengths past seq_length undefined and gives zero lengths no meaning for
@@ -60,8 +62,8 @@ class LstmOp final : public Op {
     } else if (direction == "bidirectional") {
       directions_ = 2;
     } else {
-      throw OpError(fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"",
-                                direction));
+      throw OpError(
+          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
     }
     hidden_size_ = node.attrs.get_int("hidden_size", 0);
     if (node.attrs.has("hidden_size") && hidden_size_ <= 0)
@@ -140,9 +142,10 @@ class LstmOp final : public Op {
     if (in[kW].constant && in[kR].constant) {
       const int64_t rows = 4 * geo_.hidden;
       for (int64_t d = 0; d < geo_.directions; ++d) {
-        packed_w_.push_back(pack_gate_weights(in[kW].constant->data.data() + d * rows * geo_.input_size, rows,
-                                              geo_.input_size));
-        packed_r_.push_back(pack_gate_weights(in[kR].constant->data.data() + d * rows * geo_.hidden, rows, geo_.hidden));
+        packed_w_.push_back(
+            pack_gate_weights(in[kW].constant->data.data() + d * rows * geo_.input_size, rows, geo_.input_size));
+        packed_r_.push_back(
+            pack_gate_weights(in[kR].constant->data.data() + d * rows * geo_.hidden, rows, geo_.hidden));
       }
     }
   }
@@ -165,10 +168,14 @@ class LstmOp final : public Op {
     for (int64_t d = 0; d < g.directions; ++d) {
       const bool reverse = reverse_first_ || d == 1;
       const LstmCellWeights weights = cell_weights(in, d);
-      if (g.has_initial_c) std::copy_n(in[kInitialC].data + d * bh, bh, cell_state);
-      else std::fill_n(cell_state, bh, 0.0f);
-      if (g.has_initial_h) std::copy_n(in[kInitialH].data + d * bh, bh, hidden_state);
-      else std::fill_n(hidden_state, bh, 0.0f);
+      if (g.has_initial_c)
+        std::copy_n(in[kInitialC].data + d * bh, bh, cell_state);
+      else
+        std::fill_n(cell_state, bh, 0.0f);
+      if (g.has_initial_h)
+        std::copy_n(in[kInitialH].data + d * bh, bh, hidden_state);
+      else
+        std::fill_n(hidden_state, bh, 0.0f);
       // Reverse runs t = seq-1 .. 0; a row shorter than seq stays at its initial state
       // until t reaches its last element, so each row starts from its own end (ONNX).
       for (int64_t step = 0; step < g.seq; ++step) {
@@ -178,8 +185,10 @@ class LstmOp final : public Op {
         if (!y) continue;
         for (int64_t b = 0; b < g.batch; ++b) {
           float* row = y + ((t * g.directions + d) * g.batch + b) * g.hidden;
-          if (active(b)) std::copy_n(hidden_state + b * g.hidden, g.hidden, row);
-          else std::fill_n(row, g.hidden, 0.0f);
+          if (active(b))
+            std::copy_n(hidden_state + b * g.hidden, g.hidden, row);
+          else
+            std::fill_n(row, g.hidden, 0.0f);
         }
       }
       if (y_h) std::copy_n(hidden_state, bh, y_h + d * bh);
@@ -202,8 +211,8 @@ class LstmOp final : public Op {
     g.directions = directions_;
     g.hidden = hidden_size_ > 0 ? hidden_size_ : r[2];
     if (r[2] != g.hidden)
-      throw OpError(fmt::format("attribute 'hidden_size' is {} but R {} has hidden size {}", g.hidden, shape_str(r),
-                                r[2]));
+      throw OpError(
+          fmt::format("attribute 'hidden_size' is {} but R {} has hidden size {}", g.hidden, shape_str(r), r[2]));
     const int64_t dirs = g.directions, hidden = g.hidden;
     expect_shape(in, kW, "W", {dirs, 4 * hidden, g.input_size}, "[directions, 4*hidden, input]");
     expect_shape(in, kR, "R", {dirs, 4 * hidden, hidden}, "[directions, 4*hidden, hidden]");
@@ -215,9 +224,11 @@ class LstmOp final : public Op {
       if (in[kSequenceLens].constant) check_lengths(in[kSequenceLens].constant->data.data(), g.batch, g.seq);
     }
     g.has_initial_h = present(in, kInitialH);
-    if (g.has_initial_h) expect_shape(in, kInitialH, "initial_h", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
+    if (g.has_initial_h)
+      expect_shape(in, kInitialH, "initial_h", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
     g.has_initial_c = present(in, kInitialC);
-    if (g.has_initial_c) expect_shape(in, kInitialC, "initial_c", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
+    if (g.has_initial_c)
+      expect_shape(in, kInitialC, "initial_c", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
     g.has_peephole = present(in, kP);
     if (g.has_peephole) expect_shape(in, kP, "P", {dirs, 3 * hidden}, "[directions, 3*hidden]");
     return g;
@@ -260,6 +271,8 @@ class LstmOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_lstm(const Node& node) { return std::make_unique<LstmOp>(node); }
+std::unique_ptr<Op> make_lstm(const Node& node) {
+  return std::make_unique<LstmOp>(node);
+}
 
 }  // namespace minfer

@@ -1,8 +1,8 @@
 #include "ops/lstm_cell.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace minfer {
 
@@ -80,7 +80,9 @@ LstmPlan parse_lstm_plan(const std::string& name) {
   throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", name));
 }
 
-const char* lstm_plan_name(LstmPlan plan) { return plan == LstmPlan::kMinimal ? "minimal" : "fused"; }
+const char* lstm_plan_name(LstmPlan plan) {
+  return plan == LstmPlan::kMinimal ? "minimal" : "fused";
+}
 
 int64_t LstmCell::scratch_floats() const {
   const int64_t bh = c_.batch * c_.hidden_size;
@@ -89,8 +91,10 @@ int64_t LstmCell::scratch_floats() const {
 
 void LstmCell::step(const RunContext& ctx, const LstmCellWeights& weights, const float* x, ActiveRows active,
                     float* workspace) const {
-  if (c_.plan == LstmPlan::kMinimal) step_minimal(ctx, weights, x, active, workspace);
-  else step_fused(ctx, weights, x, active, workspace);
+  if (c_.plan == LstmPlan::kMinimal)
+    step_minimal(ctx, weights, x, active, workspace);
+  else
+    step_fused(ctx, weights, x, active, workspace);
 }
 
 // The seed's plan: besides C and H, scratch s0 holds i and later o, s1 holds f and
@@ -107,13 +111,15 @@ void LstmCell::step_minimal(const RunContext& ctx, const LstmCellWeights& w, con
     finish_gate(c_, w, g, peephole_state, dst, hidden);
   };
   gate(kInput, cell, s0);  // 0
-  if (c_.input_forget) couple_forget_gate(c_, s0, hidden, s1, hidden);  // 1
-  else gate(kForget, cell, s1);
-  forget_state(c_, active, s1, hidden, cell);        // 2
-  gate(kCell, nullptr, s1);                          // 3
+  if (c_.input_forget)
+    couple_forget_gate(c_, s0, hidden, s1, hidden);  // 1
+  else
+    gate(kForget, cell, s1);
+  forget_state(c_, active, s1, hidden, cell);                // 2
+  gate(kCell, nullptr, s1);                                  // 3
   admit_to_state(c_, active, s0, hidden, s1, hidden, cell);  // 4
-  gate(kOutput, cell, s0);                           // 5: the peephole sees the new C
-  emit_hidden(c_, active, s0, hidden, cell, h);      // 6: H-1 is read for the last time in 5
+  gate(kOutput, cell, s0);                                   // 5: the peephole sees the new C
+  emit_hidden(c_, active, s0, hidden, cell, h);              // 6: Ht-1 was last read in 5
 }
 
 // One GEMM for the four gates into g [B, 4H] (row b: i, o, f, c).
@@ -129,8 +135,10 @@ void LstmCell::step_fused(const RunContext& ctx, const LstmCellWeights& w, const
   float* gc = g + kCell * hidden;
   gate_matmul(ctx, w.gates, c_.input_size, hidden, x, h, c_.batch, 0, ld, g, ld);  // 0
   finish_gate(c_, w, kInput, cell, gi, ld);                                        // 1
-  if (c_.input_forget) couple_forget_gate(c_, gi, ld, gf, ld);
-  else finish_gate(c_, w, kForget, cell, gf, ld);
+  if (c_.input_forget)
+    couple_forget_gate(c_, gi, ld, gf, ld);
+  else
+    finish_gate(c_, w, kForget, cell, gf, ld);
   finish_gate(c_, w, kCell, nullptr, gc, ld);
   forget_state(c_, active, gf, ld, cell);  // 2
   admit_to_state(c_, active, gi, ld, gc, ld, cell);
@@ -138,7 +146,9 @@ void LstmCell::step_fused(const RunContext& ctx, const LstmCellWeights& w, const
   emit_hidden(c_, active, go, ld, cell, h);   // 4
 }
 
-int64_t LstmCell::gate_matmuls() const { return c_.plan == LstmPlan::kMinimal && c_.input_forget ? 3 : 4; }
+int64_t LstmCell::gate_matmuls() const {
+  return c_.plan == LstmPlan::kMinimal && c_.input_forget ? 3 : 4;
+}
 
 int64_t LstmCell::gate_input_flops(int gate) const {
   return (c_.has_bias ? 2 : 0) + (c_.has_peephole && gate != kCell ? 2 : 0) + (c_.clip ? 2 : 0);
@@ -149,30 +159,37 @@ int64_t LstmCell::elementwise_flops_per_unit() const {
   const int64_t forget = c_.input_forget ? 1 : gate_input_flops(kForget) + f;
   return gate_input_flops(kInput) + f + forget + gate_input_flops(kCell) + c_.g.flops_per_element() +
          gate_input_flops(kOutput) + f + 3  // C = f (.) C + i (.) c: two multiplies, one add
-         + c_.h.flops_per_element() + 1;   // H = o (.) h(C)
+         + c_.h.flops_per_element() + 1;    // H = o (.) h(C)
 }
 
 std::vector<std::string> LstmCell::sub_steps() const {
+  // A gate from its matmul result `pre`, with the terms this node has (ONNX notation).
+  auto gate = [&](char g, const std::string& pre, const char* peephole_state) {
+    std::string s = pre;
+    if (c_.has_bias) s += fmt::format(" + Wb{0} + Rb{0}", g);
+    if (c_.has_peephole && peephole_state) s += fmt::format(" + P{}(.){}", g, peephole_state);
+    if (c_.clip) s = "clip(" + s + ")";
+    return fmt::format("{} = {}({})", g, g == 'c' ? 'g' : 'f', s);
+  };
+  auto matmul = [](char g) { return fmt::format("Xt*W{0}^T + Ht-1*R{0}^T", g); };
   if (c_.plan == LstmPlan::kMinimal)
-    return {"i = f(Xt*Wi^T + Ht-1*Ri^T + Wbi + Rbi + Pi(.)Ct-1)",
-            c_.input_forget ? "f = 1 - i" : "f = f(Xt*Wf^T + Ht-1*Rf^T + Wbf + Rbf + Pf(.)Ct-1)",
+    return {gate('i', matmul('i'), "Ct-1"),
+            c_.input_forget ? "f = 1 - i" : gate('f', matmul('f'), "Ct-1"),
             "C = f(.)Ct-1",
-            "c = g(Xt*Wc^T + Ht-1*Rc^T + Wbc + Rbc)",
+            gate('c', matmul('c'), nullptr),
             "C = C + i(.)c",
-            "o = f(Xt*Wo^T + Ht-1*Ro^T + Wbo + Rbo + Po(.)Ct)",
+            gate('o', matmul('o'), "Ct"),
             "H = o(.)h(Ct)"};
   return {"[i o f c] = Xt*W^T + Ht-1*R^T (one GEMM)",
-          c_.input_forget ? "i = f(i + Wbi + Rbi + Pi(.)Ct-1), f = 1 - i, c = g(c + Wbc + Rbc)"
-                          : "i, f = f(. + Wb + Rb + P(.)Ct-1), c = g(c + Wbc + Rbc)",
-          "C = f(.)Ct-1 + i(.)c",
-          "o = f(o + Wbo + Rbo + Po(.)Ct)",
-          "H = o(.)h(Ct)"};
+          gate('i', "i", "Ct-1") + ", " + (c_.input_forget ? "f = 1 - i" : gate('f', "f", "Ct-1")) + ", " +
+              gate('c', "c", nullptr),
+          "C = f(.)Ct-1 + i(.)c", gate('o', "o", "Ct"), "H = o(.)h(Ct)"};
 }
 
 std::vector<CellBuffer> LstmCell::buffers() const {
   const int64_t bytes = 4 * c_.batch * c_.hidden_size;
   if (c_.plan == LstmPlan::kMinimal)
-    return {{"cell_state", 0, bytes, 0, 6},        {"hidden_state", bytes, bytes, 0, 6},
+    return {{"cell_state", 0, bytes, 0, 6},         {"hidden_state", bytes, bytes, 0, 6},
             {"input_gate", 2 * bytes, bytes, 0, 4}, {"forget_gate", 3 * bytes, bytes, 1, 2},
             {"cell_gate", 3 * bytes, bytes, 3, 4},  {"output_gate", 2 * bytes, bytes, 5, 6}};
   return {{"cell_state", 0, bytes, 0, 4}, {"hidden_state", bytes, bytes, 0, 4}, {"gates", 2 * bytes, 4 * bytes, 0, 4}};

@@ -78,13 +78,15 @@ void type_summary(std::string& out, const json& ops) {
 }
 
 // One value of an op's details, rendered without knowing the op: integers with
-// commas, objects as key=value pairs, lists of numbers inline.
+// commas, objects as key=value pairs (a "name" first), lists of numbers inline.
 std::string detail_value(const json& v) {
   if (v.is_number_integer()) return with_commas(v.get<int64_t>());
   if (v.is_string()) return v.get<std::string>();
   std::string s;
   if (v.is_object()) {
-    for (const auto& item : v.items()) s += (s.empty() ? "" : " ") + item.key() + "=" + detail_value(item.value());
+    if (v.contains("name")) s = "name=" + detail_value(v["name"]);
+    for (const auto& item : v.items())
+      if (item.key() != "name") s += (s.empty() ? "" : " ") + item.key() + "=" + detail_value(item.value());
     return s;
   }
   if (v.is_array()) {

@@ -1,15 +1,13 @@
 // LSTM against a per-row, step-by-step reference written here from ONNX's equations,
 // and against torch.nn.LSTM; both memory plans, every direction, ragged batches,
 // omitted outputs, costs by hand and the cell's buffer plan.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
-#include <set>
-
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tests/op_test_util.h"
 
@@ -34,7 +32,9 @@ struct LstmOutputs {
   std::vector<float> y, y_h, y_c;
 };
 
-int64_t directions(const LstmCase& c) { return c.direction == "bidirectional" ? 2 : 1; }
+int64_t directions(const LstmCase& c) {
+  return c.direction == "bidirectional" ? 2 : 1;
+}
 
 LstmData make_data(const LstmCase& c) {
   const int64_t dirs = directions(c), h = c.hidden;
@@ -54,7 +54,9 @@ LstmData make_data(const LstmCase& c) {
   return d;
 }
 
-double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
+double sigmoid(double v) {
+  return 1.0 / (1.0 + std::exp(-v));
+}
 
 // ONNX LSTM, one batch row at a time: forward runs t = 0 .. len-1, reverse runs
 // t = len-1 .. 0, so each row's reverse pass starts at its own last element. Y past a
@@ -216,8 +218,10 @@ TEST(Lstm, MatchesTorchNnLstm) {
     auto values = [&](const char* key) { return tc[key].get<std::vector<float>>(); };
     std::vector<TestTensor> in = {input({s, b, dn}, values("X")), weight({dirs, 4 * h, dn}, values("W")),
                                   weight({dirs, 4 * h, h}, values("R")), weight({dirs, 8 * h}, values("B"))};
-    if (tc.contains("sequence_lens")) in.push_back(weight({b}, values("sequence_lens")));
-    else in.push_back({});
+    if (tc.contains("sequence_lens"))
+      in.push_back(weight({b}, values("sequence_lens")));
+    else
+      in.push_back({});
     if (tc.contains("initial_h")) {
       in.push_back(input({dirs, b, h}, values("initial_h")));
       in.push_back(input({dirs, b, h}, values("initial_c")));
@@ -250,7 +254,8 @@ TEST(Lstm, OmittedOutputsAreNotWrittenNorPlanned) {
   const LstmCase c{6, 3, 4, 5, "bidirectional", true, true, true, true};
   const LstmData d = make_data(c);
   const LstmOutputs want = reference_lstm(c, d);
-  for (const auto& outputs : std::vector<std::vector<std::string>>{{"", "out1"}, {"", "", "out2"}, {"out0", "", "out2"}}) {
+  for (const auto& outputs :
+       std::vector<std::vector<std::string>>{{"", "out1"}, {"", "", "out2"}, {"out0", "", "out2"}}) {
     SCOPED_TRACE(fmt::format("outputs [{}]", fmt::join(outputs, ",")));
     auto model = compile(lstm_graph(c, d, outputs));
     const Step& step = model->steps()[0];
@@ -356,7 +361,8 @@ TEST(Lstm, CostOfInputForgetAndClipDependsOnWhatRuns) {
   LstmCase c{2, 1, 3, 2, "forward"};
   c.input_forget = true;
   const LstmData d = make_data(c);
-  const Cost minimal = compile(single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, "minimal"), 3))->steps()[0].cost;
+  const Cost minimal =
+      compile(single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, "minimal"), 3))->steps()[0].cost;
   const Cost fused = compile(single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, "fused"), 3))->steps()[0].cost;
   EXPECT_EQ(minimal.macs, 2 * 3 * 2 * (3 + 2));
   EXPECT_EQ(fused.macs, 2 * 4 * 2 * (3 + 2));
@@ -410,7 +416,8 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
       }
     // The workspace is one arena buffer of the step.
     bool planned = false;
-    for (const PlannedBuffer& b : model->buffers()) planned |= b.name == "node:workspace" && b.bytes == step.workspace_bytes;
+    for (const PlannedBuffer& b : model->buffers())
+      planned |= b.name == "node:workspace" && b.bytes == step.workspace_bytes;
     EXPECT_TRUE(planned);
   }
 }
@@ -453,8 +460,8 @@ TEST(Lstm, BadAttributesAndShapesAreRefused) {
   expect_refused(c, d, with("hidden_size", int64_t{6}), "attribute 'hidden_size' is 6 but R 1x20x5 has hidden size 5");
   expect_refused(c, d, with("activation_alpha", std::vector<double>{1.0}), "unsupported attribute 'activation_alpha'");
   // Default activations, spelt in any case, are accepted.
-  EXPECT_NO_THROW(compile(single_op_graph("LSTM", lstm_inputs(c, d),
-                                          with("activations", std::vector<std::string>{"sigmoid", "TANH", "Tanh"}), 3)));
+  EXPECT_NO_THROW(compile(single_op_graph(
+      "LSTM", lstm_inputs(c, d), with("activations", std::vector<std::string>{"sigmoid", "TANH", "Tanh"}), 3)));
 
   std::vector<TestTensor> in = lstm_inputs(c, d);
   in[1] = weight({1, 20, 3}, random_values(60, 1));
