@@ -54,17 +54,11 @@ class LstmOp final : public Op {
   explicit LstmOp(const Node& node) {
     node.attrs.check_known({"hidden_size", "direction", "activations", "clip", "input_forget", "layout", "plan"});
     const std::string direction = node.attrs.get_string("direction", "forward");
-    if (direction == "forward") {
-      directions_ = 1;
-    } else if (direction == "reverse") {
-      directions_ = 1;
-      reverse_first_ = true;
-    } else if (direction == "bidirectional") {
-      directions_ = 2;
-    } else {
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
       throw OpError(
           fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
-    }
+    directions_ = direction == "bidirectional" ? 2 : 1;
+    reverse_ = direction == "reverse";
     hidden_size_ = node.attrs.get_int("hidden_size", 0);
     if (node.attrs.has("hidden_size") && hidden_size_ <= 0)
       throw OpError(fmt::format("attribute 'hidden_size' must be positive, got {}", hidden_size_));
@@ -166,7 +160,7 @@ class LstmOp final : public Op {
     float* hidden_state = cell.hidden_state(ws);
 
     for (int64_t d = 0; d < g.directions; ++d) {
-      const bool reverse = reverse_first_ || d == 1;
+      const bool reverse = reverse_ || d == 1;  // bidirectional: direction 1 runs backwards
       const LstmCellWeights weights = cell_weights(in, d);
       if (g.has_initial_c)
         std::copy_n(in[kInitialC].data + d * bh, bh, cell_state);
@@ -262,7 +256,8 @@ class LstmOp final : public Op {
   }
 
   int64_t directions_ = 1, hidden_size_ = 0;  // hidden_size_ 0: taken from R
-  bool reverse_first_ = false, input_forget_ = false;
+  bool reverse_ = false;                      // direction "reverse"
+  bool input_forget_ = false;
   std::optional<float> clip_;
   LstmPlan plan_ = LstmPlan::kMinimal;
   LstmGeometry geo_;
