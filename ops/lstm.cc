@@ -91,6 +91,9 @@ class LstmOp final : public Op {
 
   bool output_optional(size_t) const override { return true; }
 
+  // The memory plan, so every table row says which one ran ("LSTM/minimal").
+  std::string kind(const ArgInfos&) const override { return lstm_plan_name(plan_); }
+
   Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
     const LstmGeometry g = geometry(in);
     const LstmCell cell(cell_config(g));

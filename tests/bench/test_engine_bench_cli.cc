@@ -71,7 +71,8 @@ TEST(EngineBenchCli, LstmPlanFlagReachesTheReport) {
   }
   CommandResult text = run(model);
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("Op details"), std::string::npos);
+  EXPECT_NE(text.out.find("== Op details =="), std::string::npos);
+  EXPECT_NE(text.out.find("lstm (LSTM/minimal)\n"), std::string::npos);
   EXPECT_NE(text.out.find("  plan: minimal\n"), std::string::npos);
   EXPECT_NE(text.out.find("name=cell_state bytes=1,024 first_step=0 last_step=6 offset=0"), std::string::npos);
   EXPECT_NE(run(model + " --lstm_plan tiny").exit_code, 0);

@@ -429,6 +429,7 @@ TEST(Lstm, PlanOverrideReachesEveryLstm) {
   options.attribute_overrides.push_back({"LSTM", "plan", std::string("fused")});
   auto model = compile(single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, "minimal"), 3), options);
   EXPECT_EQ(model->steps()[0].details["plan"], "fused");
+  EXPECT_EQ(model->steps()[0].kind, "fused");
   EXPECT_EQ(model->steps()[0].workspace_bytes, 4 * 6 * 4);
 }
 
