@@ -15,7 +15,7 @@ namespace minfer::test {
 namespace {
 
 struct LstmCase {
-  int64_t seq, batch, input, hidden;
+  int64_t seq, batch, input, hidden;  // input: D; hidden: H
   std::string direction;
   bool bias = false, initial_state = false, ragged = false, peephole = false;
   double clip = 0.0;  // 0: no clip attribute
@@ -184,6 +184,8 @@ TEST_P(LstmTest, MatchesStepByStepReference) {
 }
 
 std::vector<PlanCase> plan_cases() {
+  // seq, batch, D, H, direction, bias, initial_state, ragged, peephole, clip, input_forget,
+  // weights_as_inputs, lengths_as_input
   const std::vector<LstmCase> base = {
       {5, 1, 3, 4, "forward"},
       {1, 1, 1, 1, "forward", true, true},
