@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
-  std::string model_path, input_shape, format = "text", output_path;
+  std::string model_path, input_shape, format = "text", output_path, lstm_plan;
   int num_runs = 20, warmup_runs = 2, num_threads = 1;
   bool memory_plan = false;
   minfer::PassOptions passes;
@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   app.add_flag("--memory_plan", memory_plan, "Also print the memory plan: buffers, offsets, lifetimes");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
+  app.add_option("--lstm_plan", lstm_plan, "Memory plan of every LSTM cell (default: each node's 'plan')")
+      ->check(CLI::IsMember({"minimal", "fused"}));
   CLI11_PARSE(app, argc, argv);
 
   return minfer::cli::run_tool("engine_bench", [&] {
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
     minfer::CompileOptions options;
     options.num_threads = num_threads;
     options.passes = passes;
+    if (!lstm_plan.empty()) options.attribute_overrides.push_back({"LSTM", "plan", lstm_plan});
     minfer::Session session(minfer::compile(std::move(graph), options));
     minfer::cli::fill_inputs_deterministic(session);
 

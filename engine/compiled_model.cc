@@ -47,7 +47,7 @@ void CompiledModel::apply_passes() {
   for (const Node& node : graph_.nodes) {
     with_node_context(graph_, node, [&] {
       std::vector<Shape> out;
-      for (const std::string& o : node.outputs) out.push_back(shapes.at(o));
+      for (const std::string& o : node.outputs) out.push_back(o.empty() ? kOmittedOutput : shapes.at(o));
       const Cost c = create_op(node)->cost(arg_infos(graph_, node, shapes), out);
       original_costs_[node.name] = c;
       cost_before_passes_ += c;
@@ -86,7 +86,7 @@ void CompiledModel::build_steps() {
     with_node_context(graph_, node, [&] {
       const ArgInfos in = arg_infos(graph_, node, shapes);
       std::vector<Shape> out;
-      for (const std::string& o : node.outputs) out.push_back(shapes.at(o));
+      for (const std::string& o : node.outputs) out.push_back(o.empty() ? kOmittedOutput : shapes.at(o));
       step.op = create_op(node);
       step.cost = step.op->cost(in, out);
       step.kind = step.op->kind(in);
@@ -95,7 +95,7 @@ void CompiledModel::build_steps() {
       step.op->prepare(in, out);
     });
     for (const std::string& i : node.inputs) step.inputs.push_back(i.empty() ? -1 : slot(i));
-    for (const std::string& o : node.outputs) step.outputs.push_back(slot(o));
+    for (const std::string& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
     steps_.push_back(std::move(step));
   }
   for (const std::string& o : graph_.outputs) outputs_.push_back(slot(o));
@@ -107,7 +107,8 @@ void CompiledModel::plan_memory_layout() {
   const int last = std::max<int>(0, static_cast<int>(steps_.size()) - 1);
   std::vector<int> first(values_.size(), 0), end(values_.size(), -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
-    for (int v : steps_[s].outputs) first[v] = end[v] = static_cast<int>(s);
+    for (int v : steps_[s].outputs)
+      if (v >= 0) first[v] = end[v] = static_cast<int>(s);
     for (int v : steps_[s].inputs)
       if (v >= 0) end[v] = std::max(end[v], static_cast<int>(s));
   }
@@ -133,6 +134,7 @@ void CompiledModel::plan_memory_layout() {
     const int in_place = step.op->inplace_input();
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       const int v = step.outputs[o];
+      if (v < 0) continue;  // an omitted optional output has no buffer
       const int64_t bytes = 4 * num_elements(values_[v].shape);
       const int src = o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
       if (src >= 0 && !values_[src].constant && !is_graph_input(src) && end[src] == static_cast<int>(s) &&

@@ -55,7 +55,7 @@ struct Step {
   std::string kind;  // the op's finer class, e.g. depthwise; may be empty
   std::unique_ptr<Op> op;
   std::vector<int> inputs;  // value slots; -1 for an omitted optional input
-  std::vector<int> outputs;
+  std::vector<int> outputs;  // value slots; -1 for an omitted optional output
   Cost cost;
   int64_t workspace_bytes = 0;
   int64_t workspace_offset = 0;

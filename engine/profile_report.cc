@@ -1,5 +1,6 @@
 #include "engine/profile_report.h"
 
+#include <algorithm>
 #include <set>
 
 #include "profiler/report.h"
@@ -25,7 +26,9 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
     const Step& s = m.steps()[i];
     for (int v : s.inputs)
       if (v >= 0 && values[v].constant) weights.insert(v);
-    in.ops.push_back({s.name, s.op_type, s.kind, s.outputs.empty() ? Shape{} : values[s.outputs[0]].shape, s.cost,
+    // The first output the node keeps (an LSTM may omit Y and keep Y_h).
+    auto shown = std::find_if(s.outputs.begin(), s.outputs.end(), [](int v) { return v >= 0; });
+    in.ops.push_back({s.name, s.op_type, s.kind, shown == s.outputs.end() ? Shape{} : values[*shown].shape, s.cost,
                       session.profile().step_samples(i), s.details});
   }
   for (const PlannedBuffer& b : m.buffers())

@@ -9,7 +9,7 @@ namespace minfer {
 Session::Session(std::shared_ptr<const CompiledModel> model)
     : model_(std::move(model)), arena_(model_->arena_bytes()) {
   auto view = [&](int v) {
-    if (v < 0) return TensorView{};  // omitted optional input
+    if (v < 0) return TensorView{};  // omitted optional input or output
     return TensorView{value_data(v).data(), model_->values()[v].shape};
   };
   for (const Step& step : model_->steps()) {
@@ -50,22 +50,30 @@ std::span<const float> Session::output(const std::string& name) const { return v
 
 const Shape& Session::shape(const std::string& name) const { return model_->values()[model_->value_index(name)].shape; }
 
+void Session::run_step(size_t index, const RunContext& ctx) {
+  const Step& s = model_->steps()[index];
+  const std::span<float> workspace(reinterpret_cast<float*>(arena_.data() + s.workspace_offset),
+                                   static_cast<size_t>(s.workspace_bytes / 4));
+  try {
+    s.op->run(ctx, step_inputs_[index], step_outputs_[index], workspace);
+  } catch (const OpError& e) {
+    // Only data known at run time gets here (e.g. an LSTM's sequence_lens fed as an input).
+    throw UsageError(node_context(model_->graph(), *model_->graph().find_node(s.name)) + ": " + e.what());
+  }
+}
+
 void Session::run() {
   const std::vector<Step>& steps = model_->steps();
   const RunContext ctx{model_->options().num_threads};
-  auto workspace = [&](const Step& s) {
-    return std::span<float>(reinterpret_cast<float*>(arena_.data() + s.workspace_offset),
-                            static_cast<size_t>(s.workspace_bytes / 4));
-  };
   if (!profiling_) {
-    for (size_t i = 0; i < steps.size(); ++i) steps[i].op->run(ctx, step_inputs_[i], step_outputs_[i], workspace(steps[i]));
+    for (size_t i = 0; i < steps.size(); ++i) run_step(i, ctx);
     return;
   }
   std::vector<double>& times = profile_.begin_run(steps.size());
   const Clock::time_point run_start = Clock::now();
   Clock::time_point t0 = run_start;
   for (size_t i = 0; i < steps.size(); ++i) {
-    steps[i].op->run(ctx, step_inputs_[i], step_outputs_[i], workspace(steps[i]));
+    run_step(i, ctx);
     const Clock::time_point t1 = Clock::now();
     times[i] = elapsed_ms(t0, t1);
     t0 = t1;

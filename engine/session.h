@@ -35,6 +35,8 @@ class Session {
   void clear_profile() { profile_.clear(); }
 
  private:
+  // Runs one step; an OpError about run-time data becomes a UsageError naming the node.
+  void run_step(size_t index, const RunContext& ctx);
   std::span<float> value_data(int value) const;
   int graph_input(const std::string& name) const;
 

@@ -25,7 +25,7 @@ struct Node {
   std::string name;
   std::string op_type;
   std::vector<std::string> inputs;  // "" marks an omitted optional input, as in ONNX
-  std::vector<std::string> outputs;
+  std::vector<std::string> outputs;  // "" marks an omitted optional output
   Attributes attrs;
 };
 

@@ -186,11 +186,8 @@ class Parser {
     check_keys(n, ctx, {"name", "op", "inputs", "outputs", "attrs"});
     if (!node_names_.insert(node.name).second) fail(fmt::format("{}: a node of that name already exists", ctx));
     for (const json& x : require_array(n, "inputs", ctx)) node.inputs.push_back(get_string(x, ctx + ": inputs[]"));
-    for (const json& x : require_array(n, "outputs", ctx)) {
-      std::string out = get_string(x, ctx + ": outputs[]");
-      if (out.empty()) fail(ctx + ": an output name is empty");
-      node.outputs.push_back(std::move(out));
-    }
+    // "" omits an optional output, as in ONNX; the op decides which outputs are optional.
+    for (const json& x : require_array(n, "outputs", ctx)) node.outputs.push_back(get_string(x, ctx + ": outputs[]"));
     if (n.contains("attrs")) {
       const json& attrs = n["attrs"];
       if (!attrs.is_object()) fail(ctx + ": 'attrs' must be an object");

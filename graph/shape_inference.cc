@@ -34,6 +34,10 @@ ShapeMap infer_shapes(const Graph& graph, const Topology& topology) {
       if (node.outputs.size() > out.size())
         throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), out.size()));
       for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i].empty()) {
+          if (!op->output_optional(i)) throw OpError(fmt::format("output {} is required and cannot be omitted", i));
+          continue;
+        }
         for (int64_t d : out[i])
           if (d <= 0)
             throw OpError(fmt::format("output '{}' would have shape {}; empty tensors are not supported",

@@ -23,6 +23,7 @@ Topology build_topology(const Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     for (const std::string& out : n.outputs) {
+      if (out.empty()) continue;  // omitted optional output
       if (sources.count(out))
         throw ModelError(fmt::format("{}: output '{}' is already a graph input or initializer", node_context(g, n), out));
       auto [it, fresh] = t.producer.emplace(out, i);

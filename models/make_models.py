@@ -108,6 +108,22 @@ def mobilenet_v2(width=1.0, resolution=224):
     x = b.node("Gemm", "fc", [x, b.init("fc.W", [1000, last]), b.init("fc.B", [1000], "zeros")], {"transB": 1})
     b.outputs.append(b.node("Softmax", "prob", [x], {"axis": 1}))
     b.write(os.path.join(HERE, "mobilenet_v2_%s.json" % tag))
+def lstm(seq=32, batch=1, input_size=64, hidden=256, classes=10):
+    """An LSTM over a sequence, then a linear classifier on its last hidden state.
+
+    The seed's LSTM shapes (D=64, H=256) over 32 steps: 32 x 4*256*(64+256) = 10,485,760
+    MACs, plus 2,560 for the head. Y is omitted (""): only Y_h is used."""
+    b = NetBuilder("lstm", doc="LSTM (D=64, H=256, 32 steps, batch 1) with a linear head on the last hidden state; "
+                               "random weights.")
+    x = b.input("sequence", [seq, batch, input_size])
+    b.node("LSTM", "lstm", [x, b.init("lstm.W", [1, 4 * hidden, input_size]), b.init("lstm.R", [1, 4 * hidden, hidden]),
+                            b.init("lstm.B", [1, 8 * hidden])],
+           {"hidden_size": hidden}, outputs=["", "lstm.Y_h"])
+    h = b.node("Reshape", "last_hidden", ["lstm.Y_h", b.data("last_hidden.shape", [2], [batch, hidden])])
+    x = b.node("Gemm", "fc", [h, b.init("fc.W", [classes, hidden]), b.init("fc.B", [classes], "zeros")], {"transB": 1},
+               outputs=["logits"])
+    b.outputs.append(x)
+    b.write(os.path.join(HERE, "lstm.json"))
 
 
 if __name__ == "__main__":
@@ -115,3 +131,4 @@ if __name__ == "__main__":
     mobilenet_v1()
     mobilenet_v2(1.0)
     mobilenet_v2(1.4)
+    lstm()

@@ -34,6 +34,11 @@ struct TensorView {
   int64_t size() const { return num_elements(shape); }
 };
 
+// An omitted optional output (an empty name in the node, as in ONNX) reaches cost(),
+// details(), workspace_bytes() and prepare() as this shape, with no elements (so it is
+// never counted as written), and run() as a TensorView with data == nullptr.
+inline const Shape kOmittedOutput{0};
+
 struct RunContext {
   int num_threads = 1;
 };
@@ -72,6 +77,9 @@ class Op {
   // Index of an input whose buffer the output may reuse, or -1. The memory planner
   // decides whether it does.
   virtual int inplace_input() const { return -1; }
+
+  // Whether a node may omit output `index`; a required output cannot be omitted.
+  virtual bool output_optional(size_t /*index*/) const { return false; }
 };
 
 // Creates the op for a node (parsing and checking its attributes); throws OpError

@@ -103,6 +103,44 @@ void pass_section(std::string& out, const json& passes) {
                      cost_line(passes["cost_after"]));
 }
 
+// One value of an op's details, rendered without knowing the op: integers with
+// commas, objects as key=value pairs (a "name" first), lists of numbers inline.
+std::string detail_value(const json& v) {
+  if (v.is_number_integer()) return with_commas(v.get<int64_t>());
+  if (v.is_string()) return v.get<std::string>();
+  std::string s;
+  if (v.is_object()) {
+    if (v.contains("name")) s = "name=" + detail_value(v["name"]);
+    for (const auto& item : v.items())
+      if (item.key() != "name") s += (s.empty() ? "" : " ") + item.key() + "=" + detail_value(item.value());
+    return s;
+  }
+  if (v.is_array()) {
+    for (const json& x : v) s += (s.empty() ? "" : ", ") + detail_value(x);
+    return "[" + s + "]";
+  }
+  return v.dump();
+}
+
+// Every op's details (Op::details), e.g. an LSTM's memory plan: lists of strings or
+// objects one numbered item per line, everything else on the key's line.
+void details_section(std::string& out, const json& ops) {
+  for (const json& o : ops) {
+    const json& details = o["details"];
+    if (!details.is_object() || details.empty()) continue;
+    out += fmt::format("{} ({})\n", o["name"].get<std::string>(), type_label(o));
+    for (const auto& item : details.items()) {
+      const json& v = item.value();
+      if (v.is_array() && !v.empty() && (v[0].is_object() || v[0].is_string())) {
+        out += fmt::format("  {}:\n", item.key());
+        for (size_t i = 0; i < v.size(); ++i) out += fmt::format("    [{}] {}\n", i, detail_value(v[i]));
+      } else {
+        out += fmt::format("  {}: {}\n", item.key(), detail_value(v));
+      }
+    }
+  }
+}
+
 std::string named_shapes(const json& list) {
   std::string s;
   for (const json& x : list) s += (s.empty() ? "" : ", ") + x["name"].get<std::string>() + " " + shape_text(x["shape"]);
@@ -140,6 +178,9 @@ std::string format_text(const json& r) {
   type_summary(out, ops);
   out += "\n" + banner("Graph passes");
   pass_section(out, r["passes"]);
+  std::string details;
+  details_section(details, ops);
+  if (!details.empty()) out += "\n" + banner("Op details") + details;
   out += "\n" + banner("Totals");
   const int64_t macs = t["macs"], flops = t["flops"], params = t["params"];
   out += fmt::format("MACs:                   {} ({})\n", with_commas(macs), si_units(static_cast<double>(macs)));

@@ -68,6 +68,26 @@ TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
   EXPECT_NE(plan.find("conv1:workspace"), std::string::npos);
 }
 
+TEST(EngineBenchCli, LstmPlanFlagReachesTheReport) {
+  const std::string model = "--model " + kSource + "/models/lstm.json --num_runs 1";
+  for (const char* plan : {"minimal", "fused"}) {
+    CommandResult r = run(model + " --format json --lstm_plan " + plan);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto details = nlohmann::json::parse(r.out)["ops"][0]["details"];
+    EXPECT_EQ(details["plan"], plan);
+    // H 256, batch 1: the minimal plan's two scratch buffers of B*H floats, the fused one's B*4H.
+    EXPECT_EQ(details["scratch_bytes"], std::string(plan) == "minimal" ? 2 * 4 * 256 : 4 * 4 * 256);
+    EXPECT_EQ(details["state_bytes"], 2 * 4 * 256);
+  }
+  CommandResult text = run(model);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("== Op details =="), std::string::npos);
+  EXPECT_NE(text.out.find("lstm (LSTM/minimal)\n"), std::string::npos);
+  EXPECT_NE(text.out.find("  plan: minimal\n"), std::string::npos);
+  EXPECT_NE(text.out.find("name=cell_state bytes=1,024 first_step=0 last_step=6 offset=0"), std::string::npos);
+  EXPECT_NE(run(model + " --lstm_plan tiny").exit_code, 0);
+}
+
 TEST(EngineBenchCli, BadModelIsOneLineAndNonZero) {
   const std::string bad = kSource + "/tests/data/bad_models/cycle.json";
   CommandResult r = run("--model " + bad);

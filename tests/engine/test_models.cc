@@ -104,6 +104,18 @@ TEST(MemoryPlan, ElementwiseOpsRunInPlaceButNeverOverGraphInputs) {
   EXPECT_EQ(s.input("x")[0], -1.0f);
 }
 
+TEST(BundledModels, LstmMatchesTheSeed) {
+  auto model = compile(load_model(kModels + "lstm.json"));
+  // Seed 000, 1.4: 4*H*(D+H) MACs per step, H 256, D 64, 32 steps; the head 256*10.
+  EXPECT_EQ(model->steps()[0].cost.macs, 32 * 4 * 256 * (64 + 256));
+  EXPECT_EQ(model->total_cost().macs, 10'485'760 + 2'560);
+  // Weights 4*H*(D+H) plus the biases 8H; the head 2,570.
+  EXPECT_EQ(model->total_cost().params, 327'680 + 2'048 + 2'570);
+  // The minimal plan's state and scratch: 4*B*H floats.
+  EXPECT_EQ(model->steps()[0].workspace_bytes, 4 * 4 * 256);
+  EXPECT_EQ(model->steps()[0].outputs[0], -1);  // Y is omitted
+}
+
 TEST(BundledModels, RunsAreDeterministicAndProfiled) {
   auto model = compile(load_model(kModels + "small_cnn.json"));
   Session a(model), b(model);

@@ -49,6 +49,13 @@ TEST(NetJsonLoader, RandomInitIsHeUniformAndSeedDependent) {
   EXPECT_NE(default_seed("a"), default_seed("b"));
 }
 
+TEST(NetJsonLoader, EmptyOutputNameOmitsAnOptionalOutput) {
+  Graph g = load_netjson(kModels + "lstm.json");
+  const Node* lstm = g.find_node("lstm");
+  ASSERT_NE(lstm, nullptr);
+  EXPECT_EQ(lstm->outputs, (std::vector<std::string>{"", "lstm.Y_h"}));
+}
+
 TEST(NetJsonLoader, EveryCatalogueEntryIsRefusedWithItsMessage) {
   std::ifstream f(kBad + "catalogue.json");
   ASSERT_TRUE(f) << "missing catalogue";

@@ -53,6 +53,30 @@ TEST(Report, TextAndCsvRenderTheJson) {
   EXPECT_NE(csv.find("conv,Conv,regular,1x4,100,200,10,40,16,3.000000,2.000000"), std::string::npos) << csv;
 }
 
+TEST(Report, OpDetailsAreRenderedGenerically) {
+  ReportInput in = two_ops();
+  in.ops[0].details = {{"method", "col2im"},
+                       {"bytes", 4096},
+                       {"steps", {"a = b", "c = d"}},
+                       {"buffers", {{{"offset", 0}, {"name", "x"}}}}};
+  const std::string text = format_text(build_report(in));
+  const size_t at = text.find("Op details");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(text.find("conv (Conv/regular)\n"
+                      "  buffers:\n"
+                      "    [0] name=x offset=0\n"
+                      "  bytes: 4,096\n"
+                      "  method: col2im\n"
+                      "  steps:\n"
+                      "    [0] a = b\n"
+                      "    [1] c = d\n",
+                      at),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("relu (Relu)"), std::string::npos);  // no details, not listed
+  EXPECT_EQ(format_text(build_report(two_ops())).find("Op details"), std::string::npos);
+}
+
 TEST(Report, NumberFormatting) {
   EXPECT_EQ(with_commas(568740352), "568,740,352");
   EXPECT_EQ(with_commas(-1000), "-1,000");

@@ -1,0 +1,276 @@
+// LSTM (ONNX opset 14, layout 0): forward, reverse or bidirectional over X [seq, batch,
+// input], one LstmCell step per time step and direction. Outputs Y [seq, dirs, batch,
+// hidden], Y_h and Y_c [dirs, batch, hidden], each optional. The cell's memory plan is
+// the engine attribute "plan" ("minimal" or "fused"); its state and scratch are the
+// step's workspace.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+
+#include "ops/lstm_cell.h"
+#include "ops/op.h"
+
+namespace minfer {
+namespace {
+
+enum Input : size_t { kX = 0, kW, kR, kB, kSequenceLens, kInitialH, kInitialC, kP };
+enum Output : size_t { kY = 0, kYh, kYc };
+
+struct LstmGeometry {
+  int64_t seq = 0, batch = 0, input_size = 0, hidden = 0, directions = 1;
+  bool has_bias = false, has_lengths = false, has_initial_h = false, has_initial_c = false, has_peephole = false;
+};
+
+bool present(const ArgInfos& in, size_t index) {
+  return index < in.size() && in[index].present;
+}
+
+void expect_shape(const ArgInfos& in, size_t index, const char* name, const Shape& want, const char* layout) {
+  if (in[index].shape != want)
+    throw OpError(
+        fmt::format("{} has shape {}, expected {} ({})", name, shape_str(in[index].shape), shape_str(want), layout));
+}
+
+// ONNX leaves lengths past seq_length undefined and gives zero lengths no meaning for
+// Y_h; both are refused. Runs at compile time for constants, else on every run.
+void check_lengths(const float* lengths, int64_t batch, int64_t seq) {
+  for (int64_t b = 0; b < batch; ++b) {
+    const float v = lengths[b];
+    if (!(v >= 1.0f && v <= static_cast<float>(seq)) || v != std::trunc(v))
+      throw OpError(fmt::format("sequence_lens[{}] is {}; lengths must be integers in [1, {}]", b, v, seq));
+  }
+}
+
+bool same_name(const std::string& a, const char* b) {
+  return std::equal(a.begin(), a.end(), b, b + std::strlen(b),
+                    [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(y); });
+}
+
+class LstmOp final : public Op {
+ public:
+  explicit LstmOp(const Node& node) {
+    node.attrs.check_known({"hidden_size", "direction", "activations", "clip", "input_forget", "layout", "plan"});
+    const std::string direction = node.attrs.get_string("direction", "forward");
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+      throw OpError(
+          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
+    directions_ = direction == "bidirectional" ? 2 : 1;
+    reverse_ = direction == "reverse";
+    hidden_size_ = node.attrs.get_int("hidden_size", 0);
+    if (node.attrs.has("hidden_size") && hidden_size_ <= 0)
+      throw OpError(fmt::format("attribute 'hidden_size' must be positive, got {}", hidden_size_));
+    const std::vector<std::string> acts = node.attrs.get_strings("activations");
+    bool defaults = acts.empty() || acts.size() == static_cast<size_t>(3 * directions_);
+    for (size_t i = 0; defaults && i < acts.size(); ++i) defaults = same_name(acts[i], i % 3 == 0 ? "Sigmoid" : "Tanh");
+    if (!defaults)
+      throw OpError(fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
+                                fmt::join(acts, ", ")));
+    if (node.attrs.has("clip")) {
+      const double clip = node.attrs.get_float("clip", 0.0);
+      if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));
+      clip_ = static_cast<float>(clip);
+    }
+    const int64_t input_forget = node.attrs.get_int("input_forget", 0);
+    if (input_forget != 0 && input_forget != 1)
+      throw OpError(fmt::format("attribute 'input_forget' must be 0 or 1, got {}", input_forget));
+    input_forget_ = input_forget == 1;
+    const int64_t layout = node.attrs.get_int("layout", 0);
+    if (layout != 0)
+      throw OpError(fmt::format("attribute 'layout' {} is not implemented (only 0: [seq, batch, ...])", layout));
+    plan_ = parse_lstm_plan(node.attrs.get_string("plan", "minimal"));
+  }
+
+  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+    const LstmGeometry g = geometry(in);
+    const Shape state{g.directions, g.batch, g.hidden};
+    return {{g.seq, g.directions, g.batch, g.hidden}, state, state};
+  }
+
+  bool output_optional(size_t) const override { return true; }
+
+  // The memory plan, so every table row says which one ran ("LSTM/minimal").
+  std::string kind(const ArgInfos&) const override { return lstm_plan_name(plan_); }
+
+  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
+    const LstmGeometry g = geometry(in);
+    const LstmCell cell(cell_config(g));
+    // Every row is counted for every step: sequence_lens may be known only at run
+    // time, and the gate matmuls run on the whole batch anyway.
+    const int64_t row_steps = g.seq * g.batch * g.directions;
+    Cost c = data_movement(in, out);
+    c.macs = row_steps * cell.gate_matmuls() * g.hidden * (g.input_size + g.hidden);
+    c.flops = 2 * c.macs + row_steps * g.hidden * cell.elementwise_flops_per_unit();
+    return c;
+  }
+
+  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
+    return 4 * LstmCell(cell_config(geometry(in))).workspace_floats();
+  }
+
+  nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
+    const LstmGeometry g = geometry(in);
+    const LstmCell cell(cell_config(g));
+    nlohmann::json buffers = nlohmann::json::array();
+    for (const CellBuffer& b : cell.buffers())
+      buffers.push_back({{"name", b.name},
+                         {"offset", b.offset},
+                         {"bytes", b.bytes},
+                         {"first_step", b.first_step},
+                         {"last_step", b.last_step}});
+    return {{"plan", lstm_plan_name(plan_)},
+            {"directions", g.directions},
+            {"seq_length", g.seq},
+            {"batch", g.batch},
+            {"input_size", g.input_size},
+            {"hidden_size", g.hidden},
+            {"cell_macs", cell.gate_matmuls() * g.hidden * (g.input_size + g.hidden)},
+            {"cell_elementwise_flops", cell.elementwise_flops_per_unit() * g.hidden},
+            {"state_bytes", 4 * cell.state_floats()},
+            {"scratch_bytes", 4 * cell.scratch_floats()},
+            {"cell_steps", cell.sub_steps()},
+            {"cell_buffers", buffers}};
+  }
+
+  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
+    geo_ = geometry(in);
+    if (in[kW].constant && in[kR].constant) {
+      const int64_t rows = 4 * geo_.hidden;
+      for (int64_t d = 0; d < geo_.directions; ++d) {
+        packed_w_.push_back(
+            pack_gate_weights(in[kW].constant->data.data() + d * rows * geo_.input_size, rows, geo_.input_size));
+        packed_r_.push_back(
+            pack_gate_weights(in[kR].constant->data.data() + d * rows * geo_.hidden, rows, geo_.hidden));
+      }
+    }
+  }
+
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+           std::span<float> workspace) const override {
+    const LstmGeometry& g = geo_;
+    const LstmCell cell(cell_config(g));
+    const float* lengths = g.has_lengths ? in[kSequenceLens].data : nullptr;
+    if (lengths) check_lengths(lengths, g.batch, g.seq);
+    auto output = [&](size_t index) { return index < out.size() ? out[index].data : nullptr; };
+    float* y = output(kY);
+    float* y_h = output(kYh);
+    float* y_c = output(kYc);
+    const int64_t bh = g.batch * g.hidden;
+    float* ws = workspace.data();
+    float* cell_state = cell.cell_state(ws);
+    float* hidden_state = cell.hidden_state(ws);
+
+    for (int64_t d = 0; d < g.directions; ++d) {
+      const bool reverse = reverse_ || d == 1;  // bidirectional: direction 1 runs backwards
+      const LstmCellWeights weights = cell_weights(in, d);
+      if (g.has_initial_c)
+        std::copy_n(in[kInitialC].data + d * bh, bh, cell_state);
+      else
+        std::fill_n(cell_state, bh, 0.0f);
+      if (g.has_initial_h)
+        std::copy_n(in[kInitialH].data + d * bh, bh, hidden_state);
+      else
+        std::fill_n(hidden_state, bh, 0.0f);
+      // Reverse runs t = seq-1 .. 0; a row shorter than seq stays at its initial state
+      // until t reaches its last element, so each row starts from its own end (ONNX).
+      for (int64_t step = 0; step < g.seq; ++step) {
+        const int64_t t = reverse ? g.seq - 1 - step : step;
+        const ActiveRows active{lengths, t};
+        cell.step(ctx, weights, in[kX].data + t * g.batch * g.input_size, active, ws);
+        if (!y) continue;
+        for (int64_t b = 0; b < g.batch; ++b) {
+          float* row = y + ((t * g.directions + d) * g.batch + b) * g.hidden;
+          if (active(b))
+            std::copy_n(hidden_state + b * g.hidden, g.hidden, row);
+          else
+            std::fill_n(row, g.hidden, 0.0f);
+        }
+      }
+      if (y_h) std::copy_n(hidden_state, bh, y_h + d * bh);
+      if (y_c) std::copy_n(cell_state, bh, y_c + d * bh);
+    }
+  }
+
+ private:
+  LstmGeometry geometry(const ArgInfos& in) const {
+    check_input_count(in, 3, 8);
+    const Shape& x = in[kX].shape;
+    const Shape& r = in[kR].shape;
+    if (x.size() != 3) throw OpError(fmt::format("X has shape {}, expected rank 3 [seq, batch, input]", shape_str(x)));
+    if (r.size() != 3)
+      throw OpError(fmt::format("R has shape {}, expected rank 3 [directions, 4*hidden, hidden]", shape_str(r)));
+    LstmGeometry g;
+    g.seq = x[0];
+    g.batch = x[1];
+    g.input_size = x[2];
+    g.directions = directions_;
+    g.hidden = hidden_size_ > 0 ? hidden_size_ : r[2];
+    if (r[2] != g.hidden)
+      throw OpError(
+          fmt::format("attribute 'hidden_size' is {} but R {} has hidden size {}", g.hidden, shape_str(r), r[2]));
+    const int64_t dirs = g.directions, hidden = g.hidden;
+    expect_shape(in, kW, "W", {dirs, 4 * hidden, g.input_size}, "[directions, 4*hidden, input]");
+    expect_shape(in, kR, "R", {dirs, 4 * hidden, hidden}, "[directions, 4*hidden, hidden]");
+    g.has_bias = present(in, kB);
+    if (g.has_bias) expect_shape(in, kB, "B", {dirs, 8 * hidden}, "[directions, 8*hidden]");
+    g.has_lengths = present(in, kSequenceLens);
+    if (g.has_lengths) {
+      expect_shape(in, kSequenceLens, "sequence_lens", {g.batch}, "[batch]");
+      if (in[kSequenceLens].constant) check_lengths(in[kSequenceLens].constant->data.data(), g.batch, g.seq);
+    }
+    g.has_initial_h = present(in, kInitialH);
+    if (g.has_initial_h)
+      expect_shape(in, kInitialH, "initial_h", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
+    g.has_initial_c = present(in, kInitialC);
+    if (g.has_initial_c)
+      expect_shape(in, kInitialC, "initial_c", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
+    g.has_peephole = present(in, kP);
+    if (g.has_peephole) expect_shape(in, kP, "P", {dirs, 3 * hidden}, "[directions, 3*hidden]");
+    return g;
+  }
+
+  LstmCellConfig cell_config(const LstmGeometry& g) const {
+    LstmCellConfig c;
+    c.plan = plan_;
+    c.batch = g.batch;
+    c.input_size = g.input_size;
+    c.hidden_size = g.hidden;
+    c.has_bias = g.has_bias;
+    c.has_peephole = g.has_peephole;
+    c.input_forget = input_forget_;
+    c.clip = clip_;
+    return c;
+  }
+
+  LstmCellWeights cell_weights(std::span<const TensorView> in, int64_t d) const {
+    const LstmGeometry& g = geo_;
+    const int64_t rows = 4 * g.hidden;
+    LstmCellWeights w;
+    if (!packed_w_.empty()) {
+      w.gates = {packed_w_[d].data(), packed_r_[d].data(), true};
+    } else {
+      w.gates = {in[kW].data + d * rows * g.input_size, in[kR].data + d * rows * g.hidden, false};
+    }
+    if (g.has_bias) w.bias = in[kB].data + d * 8 * g.hidden;
+    if (g.has_peephole) w.peephole = in[kP].data + d * 3 * g.hidden;
+    return w;
+  }
+
+  int64_t directions_ = 1, hidden_size_ = 0;  // hidden_size_ 0: taken from R
+  bool reverse_ = false;                      // direction "reverse"
+  bool input_forget_ = false;
+  std::optional<float> clip_;
+  LstmPlan plan_ = LstmPlan::kMinimal;
+  LstmGeometry geo_;
+  std::vector<std::vector<float>> packed_w_, packed_r_;  // per direction, when W and R are constants
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_lstm(const Node& node) {
+  return std::make_unique<LstmOp>(node);
+}
+
+}  // namespace minfer

@@ -1,0 +1,91 @@
+// One LSTM time step by ONNX's equations (gate order i, o, f, c) under one of two memory
+// plans. "minimal" is seed 000's 1.4.2: four B x H buffers (C, H and two scratch) hold
+// the state and every intermediate, and the gates are computed one after another.
+// "fused" multiplies all four gates in one GEMM into a B x 4H buffer: fewer, larger
+// products for 2 x B x H more floats.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ops/activation.h"
+#include "ops/lstm_gate_matmul.h"
+#include "ops/op.h"
+
+namespace minfer {
+
+enum class LstmPlan { kMinimal, kFused };
+
+// "minimal" or "fused"; throws OpError for anything else.
+LstmPlan parse_lstm_plan(const std::string& name);
+const char* lstm_plan_name(LstmPlan plan);
+
+// Everything that fixes what one step computes, known once the op's inputs are.
+struct LstmCellConfig {
+  LstmPlan plan = LstmPlan::kMinimal;
+  int64_t batch = 0, input_size = 0, hidden_size = 0;
+  bool has_bias = false, has_peephole = false, input_forget = false;
+  std::optional<float> clip;  // bounds every gate's input to [-clip, clip]
+  Activation f{ActivationKind::kSigmoid}, g{ActivationKind::kTanh}, h{ActivationKind::kTanh};
+};
+
+// One direction's operands for a run.
+struct LstmCellWeights {
+  GateWeights gates;
+  const float* bias = nullptr;      // [8H]: Wb[iofc] then Rb[iofc]; nullptr without B
+  const float* peephole = nullptr;  // [3H]: P[iof]; nullptr without P
+};
+
+// The batch rows a step updates: rows whose sequence is shorter than t + 1 keep their
+// state (ONNX sequence_lens; lengths are whole numbers stored as float).
+struct ActiveRows {
+  const float* lengths = nullptr;  // nullptr: every row is active
+  int64_t t = 0;
+  bool operator()(int64_t b) const { return !lengths || static_cast<float>(t) < lengths[b]; }
+};
+
+// A region of the cell's workspace and the sub-steps it is alive in: the same form as
+// the report's memory_plan buffers, so the cell's plan can be drawn like the arena's.
+struct CellBuffer {
+  std::string name;
+  int64_t offset = 0, bytes = 0;
+  int first_step = 0, last_step = 0;
+};
+
+class LstmCell {
+ public:
+  explicit LstmCell(const LstmCellConfig& config) : c_(config) {}
+
+  // The workspace holds the state (C [B, H], then H [B, H]) and then the plan's scratch.
+  int64_t state_floats() const { return 2 * c_.batch * c_.hidden_size; }
+  int64_t scratch_floats() const;
+  int64_t workspace_floats() const { return state_floats() + scratch_floats(); }
+  float* cell_state(float* workspace) const { return workspace; }
+  float* hidden_state(float* workspace) const { return workspace + c_.batch * c_.hidden_size; }
+
+  // One time step on x [B, D]: updates C and H in `workspace` for the active rows.
+  void step(const RunContext& ctx, const LstmCellWeights& weights, const float* x, ActiveRows active,
+            float* workspace) const;
+
+  // Gate blocks of W and R the plan multiplies per step (the minimal plan skips the
+  // forget gate's under input_forget; the fused GEMM always covers all four).
+  int64_t gate_matmuls() const;
+  // FLOPs per hidden unit, batch row and step outside the matmuls (docs/lstm.md).
+  int64_t elementwise_flops_per_unit() const;
+  // The plan's sub-steps in order, and its buffers with their lifetimes in sub-steps.
+  std::vector<std::string> sub_steps() const;
+  std::vector<CellBuffer> buffers() const;
+
+ private:
+  void step_minimal(const RunContext& ctx, const LstmCellWeights& weights, const float* x, ActiveRows active,
+                    float* workspace) const;
+  void step_fused(const RunContext& ctx, const LstmCellWeights& weights, const float* x, ActiveRows active,
+                  float* workspace) const;
+  int64_t gate_input_flops(int gate) const;
+
+  LstmCellConfig c_;
+};
+
+}  // namespace minfer
