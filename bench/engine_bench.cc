@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
-  std::string model_path, input_shape, format = "text", output_path;
+  std::string model_path, input_shape, format = "text", output_path, deconv_method;
   int num_runs = 20, warmup_runs = 2, num_threads = 1;
   app.add_option("--model", model_path, "Model file (net.json)")->required();
   app.add_option("--num_runs", num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   app.add_option("--input_shape", input_shape, "Override input shapes: name:1,3,224,224[;name2:...]");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
+  app.add_option("--deconv_method", deconv_method, "ConvTranspose method for every node (overrides the model's)")
+      ->check(CLI::IsMember({"col2im", "conv"}));
   CLI11_PARSE(app, argc, argv);
 
   return minfer::cli::run_tool("engine_bench", [&] {
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
     if (!input_shape.empty()) minfer::override_input_shapes(graph, minfer::parse_input_shapes(input_shape));
     minfer::CompileOptions options;
     options.num_threads = num_threads;
+    if (!deconv_method.empty()) options.attribute_overrides.push_back({"ConvTranspose", "method", deconv_method});
     minfer::Session session(minfer::compile(std::move(graph), options));
     minfer::cli::fill_inputs_deterministic(session);
 
