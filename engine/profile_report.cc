@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "engine/separable_pairs.h"
 #include "profiler/report.h"
 
 namespace minfer {
@@ -30,6 +31,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
   for (const PlannedBuffer& b : m.buffers())
     in.buffers.push_back({b.name, b.offset, b.bytes, b.first_step, b.last_step});
   for (int v : weights) in.params += num_elements(values[v].shape);
+  in.separable_pairs = find_separable_pairs(m);
   return build_report(in);
 }
 

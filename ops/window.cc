@@ -111,7 +111,6 @@ Window2d resolve_window(const WindowAttrs& a, const Shape& spatial_in, const std
   return w;
 }
 
-
 TransposedWindow resolve_transposed_window(const WindowAttrs& a, const Shape& spatial_in,
                                            const std::vector<int64_t>& kernel,
                                            const std::vector<int64_t>& output_padding,

@@ -63,6 +63,22 @@ json build_report(const ReportInput& in) {
     buffers.push_back({{"name", b.name}, {"offset", b.offset}, {"bytes", b.bytes}, {"first_step", b.first_step},
                        {"last_step", b.last_step}});
 
+  json pairs = json::array();
+  for (const SeparablePairRecord& p : in.separable_pairs) {
+    const int64_t separable = p.depthwise_macs + p.pointwise_macs;
+    pairs.push_back({{"depthwise", p.depthwise},
+                     {"pointwise", p.pointwise},
+                     {"through", p.through},
+                     {"kernel", p.kernel},
+                     {"in_channels", p.in_channels},
+                     {"out_channels", p.out_channels},
+                     {"depthwise_macs", p.depthwise_macs},
+                     {"pointwise_macs", p.pointwise_macs},
+                     {"separable_macs", separable},
+                     {"regular_macs", p.regular_macs},
+                     {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / separable : 0.0}});
+  }
+
   return {{"model", {{"name", in.model_name}, {"file", in.model_file}, {"inputs", shapes_json(in.inputs)},
                      {"outputs", shapes_json(in.outputs)}, {"nodes", in.ops.size()}}},
           {"threads", in.threads},
@@ -83,7 +99,8 @@ json build_report(const ReportInput& in) {
           {"memory_plan",
            {{"arena_bytes", in.peak_activation_bytes},
             {"naive_bytes", in.naive_activation_bytes},
-            {"buffers", buffers}}}};
+            {"buffers", buffers}}},
+          {"separable_pairs", pairs}};
 }
 
 std::string shape_text(const json& shape) {

@@ -32,6 +32,17 @@ struct BufferRecord {
   int first_step = 0, last_step = 0;
 };
 
+// A depthwise Conv feeding a pointwise Conv (possibly through BatchNormalization and
+// activations), next to the regular convolution it stands in for (seed 003).
+struct SeparablePairRecord {
+  std::string depthwise, pointwise;
+  std::vector<std::string> through;  // the nodes between them
+  std::vector<int64_t> kernel;       // the depthwise kernel's spatial shape
+  int64_t in_channels = 0, out_channels = 0;
+  int64_t depthwise_macs = 0, pointwise_macs = 0;
+  int64_t regular_macs = 0;  // kernel x in_channels x output positions x out_channels
+};
+
 struct ReportInput {
   std::string model_name, model_file;
   std::vector<NamedShape> inputs, outputs;
@@ -43,6 +54,7 @@ struct ReportInput {
   std::vector<double> latency_ms;  // one per profiled run
   std::vector<OpRecord> ops;       // in execution order
   std::vector<BufferRecord> buffers;  // the activation arena's plan
+  std::vector<SeparablePairRecord> separable_pairs;
 };
 
 nlohmann::json build_report(const ReportInput& input);

@@ -22,8 +22,7 @@ struct Conv2dShape {
 };
 
 // Any window; col is scratch of s.col_floats() floats. bias may be null.
-void conv2d_im2col(const Conv2dShape& s, const float* x, const float* weights, const float* bias, float* y,
-                   float* col);
+void conv2d_im2col(const Conv2dShape& s, const float* x, const float* weights, const float* bias, float* y, float* col);
 
 // 1x1 window, unit stride, no padding: the input already is the column matrix, so each
 // group is one GEMM reading it in place.

@@ -22,9 +22,12 @@ TEST(Col2im, IsTheAdjointOfIm2col) {
     Window2d win;
   };
   // Window2d: kh, kw, sh, sw, dh, dw, pad_top, pad_left, pad_bottom, pad_right.
-  const Case cases[] = {{2, 5, 5, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1}},   {3, 7, 6, {4, 2, 2, 3, 1, 1, 1, 0, 2, 1}},
-                        {1, 9, 8, {3, 3, 2, 2, 2, 3, 2, 3, 2, 3}},   {2, 1, 11, {1, 3, 1, 2, 1, 1, 0, 1, 0, 1}},
-                        {2, 6, 6, {3, 3, 1, 1, 1, 1, -1, -2, 0, 0}}};  // negative pads crop, as ConvTranspose's conv method uses
+  const Case cases[] = {
+      {2, 5, 5, {3, 3, 1, 1, 1, 1, 1, 1, 1, 1}},
+      {3, 7, 6, {4, 2, 2, 3, 1, 1, 1, 0, 2, 1}},
+      {1, 9, 8, {3, 3, 2, 2, 2, 3, 2, 3, 2, 3}},
+      {2, 1, 11, {1, 3, 1, 2, 1, 1, 0, 1, 0, 1}},
+      {2, 6, 6, {3, 3, 1, 1, 1, 1, -1, -2, 0, 0}}};  // negative pads crop, as ConvTranspose's conv method uses
   for (const Case& c : cases) {
     const Window2d& w = c.win;
     const int64_t out_h = (c.h + w.pad_top + w.pad_bottom - (w.kh - 1) * w.dh - 1) / w.sh + 1;

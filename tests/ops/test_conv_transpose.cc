@@ -21,7 +21,9 @@ struct DeconvCase {
   std::vector<int64_t> pad_begin, out;
 };
 
-void PrintTo(const DeconvCase& c, std::ostream* os) { *os << c.label; }
+void PrintTo(const DeconvCase& c, std::ostream* os) {
+  *os << c.label;
+}
 
 // Axis values as 2-D (a 1-D case is 2-D of height 1).
 int64_t at(const std::vector<int64_t>& v, size_t axis, size_t rank, int64_t fallback) {
@@ -105,6 +107,8 @@ TEST_P(DeconvTest, BothMethodsMatchTheDirectScatter) {
   EXPECT_LT(max_rel_error(results.front(), results.back()), 1e-5) << "col2im and conv disagree";
 }
 
+// One case per line reads as a table.
+// clang-format off
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DeconvTest,
     ::testing::Values(
@@ -149,6 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
         DeconvCase{"1d_stride2", {2, 3, 7}, 4, 1, {4}, {2}, {}, {1, 2}, {1}, {}, "", true, {1}, {14}},
         DeconvCase{"1d_groups_dilation", {1, 4, 6}, 2, 2, {3}, {3}, {2}, {0, 0}, {2}, {}, "", true, {0}, {22}},
         DeconvCase{"1d_output_shape", {1, 2, 5}, 2, 1, {3}, {2}, {}, {}, {}, {9}, "", true, {1}, {9}}));
+// clang-format on
 
 // ONNX's backend test cases (onnx/backend/test/case/node/convtranspose.py): x = 0..8 as
 // 3x3, weights all ones [1, 2, 3, 3]; both output channels are equal.
@@ -167,14 +172,14 @@ TEST(ConvTranspose, MatchesOnnxBackendTestCases) {
   for (const std::string method : {"col2im", "conv"}) {
     SCOPED_TRACE(method);
     Shape shape;
-    EXPECT_EQ(onnx_case({}, method, shape), (std::vector<float>{0, 1,  3,  3,  2,  3, 8, 15, 12, 7, 9, 21, 36,
-                                                                27, 15, 9, 20, 33, 24, 13, 6, 13, 21, 15, 8}));
+    EXPECT_EQ(onnx_case({}, method, shape), (std::vector<float>{0,  1,  3, 3,  2,  3,  8,  15, 12, 7,  9,  21, 36,
+                                                                27, 15, 9, 20, 33, 24, 13, 6,  13, 21, 15, 8}));
     Attributes same;  // test_convtranspose_autopad_same
     same.set("auto_pad", std::string("SAME_UPPER"));
     same.set("strides", std::vector<int64_t>{2, 2});
     EXPECT_EQ(onnx_case(same, method, shape),
-              (std::vector<float>{0, 0, 1, 1, 3,  2, 0, 0, 1,  1, 3,  2, 3, 3, 8,  5, 12, 7,
-                                  3, 3, 7, 4, 9,  5, 9, 9, 20, 11, 24, 13, 6, 6, 13, 7, 15, 8}));
+              (std::vector<float>{0, 0, 1, 1, 3, 2, 0, 0, 1,  1,  3,  2,  3, 3, 8,  5, 12, 7,
+                                  3, 3, 7, 4, 9, 5, 9, 9, 20, 11, 24, 13, 6, 6, 13, 7, 15, 8}));
     EXPECT_EQ(shape, (Shape{1, 2, 6, 6}));
     Attributes out_shape;  // test_convtranspose_output_shape: the output grows at the end
     out_shape.set("strides", std::vector<int64_t>{3, 2});
@@ -304,13 +309,15 @@ TEST(ConvTranspose, RejectsBadAttributesAndShapes) {
   Attributes group2;
   group2.set("group", int64_t{2});
   EXPECT_EQ(message({1, 3, 4, 4}, {3, 2, 3, 3}, group2), prefix + "group 2 does not divide the 3 input channels");
-  EXPECT_EQ(message({1, 3, 4, 4}, {4, 2, 3, 3}, {}), prefix + "weights 4x2x3x3 expect 4 input channels, the input has 3");
+  EXPECT_EQ(message({1, 3, 4, 4}, {4, 2, 3, 3}, {}),
+            prefix + "weights 4x2x3x3 expect 4 input channels, the input has 3");
   Attributes big_adj;
   big_adj.set("strides", std::vector<int64_t>{2, 2});
   big_adj.set("output_padding", std::vector<int64_t>{2, 0});
   EXPECT_EQ(message({1, 3, 4, 4}, {3, 2, 3, 3}, big_adj),
-            prefix + "attribute 'output_padding' value 2 must be non-negative and smaller than the stride 2 or the "
-                     "dilation 1");
+            prefix +
+                "attribute 'output_padding' value 2 must be non-negative and smaller than the stride 2 or the "
+                "dilation 1");
   Attributes full_shape;
   full_shape.set("output_shape", std::vector<int64_t>{1, 2, 6, 6});
   EXPECT_EQ(message({1, 3, 4, 4}, {3, 2, 3, 3}, full_shape),
