@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
-  std::string model_path, input_shape, format = "text", output_path, lstm_plan;
+  std::string model_path, input_shape, format = "text", output_path, lstm_plan, deconv_method;
   int num_runs = 20, warmup_runs = 2, num_threads = 1;
   bool memory_plan = false;
   minfer::PassOptions passes;
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
   app.add_option("--lstm_plan", lstm_plan, "Memory plan of every LSTM cell (default: each node's 'plan')")
       ->check(CLI::IsMember({"minimal", "fused"}));
+  app.add_option("--deconv_method", deconv_method, "ConvTranspose method for every node (overrides the model's)")
+      ->check(CLI::IsMember({"col2im", "conv"}));
   CLI11_PARSE(app, argc, argv);
 
   return minfer::cli::run_tool("engine_bench", [&] {
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
     options.num_threads = num_threads;
     options.passes = passes;
     if (!lstm_plan.empty()) options.attribute_overrides.push_back({"LSTM", "plan", lstm_plan});
+    if (!deconv_method.empty()) options.attribute_overrides.push_back({"ConvTranspose", "method", deconv_method});
     minfer::Session session(minfer::compile(std::move(graph), options));
     minfer::cli::fill_inputs_deterministic(session);
 

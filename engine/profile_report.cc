@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/separable_pairs.h"
 #include "profiler/report.h"
 
 namespace minfer {
@@ -42,6 +43,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
       in.passes.push_back({log.pass, a.action, a.nodes, a.result, a.reason, before, after, step});
     }
   for (int v : weights) in.params += num_elements(values[v].shape);
+  in.separable_pairs = find_separable_pairs(m);
   return build_report(in);
 }
 

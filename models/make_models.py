@@ -108,6 +108,8 @@ def mobilenet_v2(width=1.0, resolution=224):
     x = b.node("Gemm", "fc", [x, b.init("fc.W", [1000, last]), b.init("fc.B", [1000], "zeros")], {"transB": 1})
     b.outputs.append(b.node("Softmax", "prob", [x], {"axis": 1}))
     b.write(os.path.join(HERE, "mobilenet_v2_%s.json" % tag))
+
+
 def lstm(seq=32, batch=1, input_size=64, hidden=256, classes=10):
     """An LSTM over a sequence, then a linear classifier on its last hidden state.
 
@@ -126,9 +128,75 @@ def lstm(seq=32, batch=1, input_size=64, hidden=256, classes=10):
     b.write(os.path.join(HERE, "lstm.json"))
 
 
+def deconv_decoder():
+    """A DCGAN-style generator: a 100-d latent through a linear layer to 256x8x8, then
+    three stride-2 ConvTranspose upsamplings (kernel 4, pad 1) to a 3x64x64 image.
+
+    71,892,992 MACs with the col2im method, 282,656,768 with the conv method."""
+    b = NetBuilder("deconv_decoder", doc="Latent [1,100] -> linear -> 256x8x8 -> three stride-2 ConvTranspose "
+                                         "upsamplings -> 3x64x64 image in (-1, 1); random weights.")
+    x = b.input("latent", [1, 100])
+    x = b.node("Gemm", "project", [x, b.init("project.W", [256 * 8 * 8, 100]), b.init("project.B", [256 * 8 * 8],
+                                                                                      "zeros")], {"transB": 1})
+    x = b.node("Reshape", "to_map", [x, b.data("to_map.shape", [4], [1, 256, 8, 8])])
+    x = b.node("Relu", "relu0", [x])
+    for i, (cin, cout) in enumerate([(256, 128), (128, 64), (64, 3)], 1):
+        x = b.conv_transpose(f"up{i}", x, cin, cout, 4, 2, 1)
+        x = b.node("Relu" if i < 3 else "Tanh", f"relu{i}" if i < 3 else "image", [x])
+    b.outputs.append(x)
+    b.write(os.path.join(HERE, "deconv_decoder.json"))
+
+
+def seed_examples():
+    """One small net per worked example in the seed notes (shared/seeds/000, 003), for
+    checking that engine_bench reports exactly the notes' numbers. No biases: the
+    notes' formulas leave them out."""
+    def write(b):
+        b.write(os.path.join(HERE, "seed", b.name + ".json"))
+
+    b = NetBuilder("depthwise_separable", doc="Seed 003: 3x3 depthwise on 112x112x64 (7,225,344 MACs), then "
+                                             "1x1 pointwise 64->128 (102,760,448); the regular 3x3 conv it "
+                                             "replaces costs 924,844,032, 8.4x more.")
+    x = b.input("input", [1, 64, 112, 112])
+    x = b.conv("dw", x, 64, 64, 3, group=64, bias=False)
+    x = b.batch_norm("dw_bn", x, 64)
+    x = b.node("Relu", "dw_relu", [x])
+    b.outputs.append(b.conv("pw", x, 64, 128, 1, bias=False))
+    write(b)
+
+    b = NetBuilder("regular_conv_3x3", doc="Seed 003: 3x3 conv, 64->128 on 112x112, same padding: 924,844,032 MACs.")
+    b.outputs.append(b.conv("conv", b.input("input", [1, 64, 112, 112]), 64, 128, 3, bias=False))
+    write(b)
+
+    b = NetBuilder("mobilenet_v2_expansion_block",
+                   doc="Seed 003: MobileNetV2 block on 112x112x64, expansion 6, 3x3 depthwise stride 1, 128 out: "
+                       "(3*3 + 128 + 64) * 384 * 112 * 112 = 968,196,096 MACs.")
+    x = b.input("input", [1, 64, 112, 112])
+    x = b.conv("expand", x, 64, 384, 1, bias=False)
+    x = b.relu6("expand_relu", b.batch_norm("expand_bn", x, 384))
+    x = b.conv("dw", x, 384, 384, 3, group=384, bias=False)
+    x = b.relu6("dw_relu", b.batch_norm("dw_bn", x, 384))
+    x = b.conv("project", x, 384, 128, 1, bias=False)
+    b.outputs.append(b.batch_norm("project_bn", x, 128))
+    write(b)
+
+    b = NetBuilder("max_pool_2x2", doc="Seed 003: 2x2 max-pool, stride 2, on 112x112x128: 1,605,632 FLOPs.")
+    x = b.input("input", [1, 128, 112, 112])
+    b.outputs.append(b.node("MaxPool", "pool", [x], {"kernel_shape": [2, 2], "strides": [2, 2]}))
+    write(b)
+
+    b = NetBuilder("matmul", doc="Seed 000: [1,M] x [M,N] is 2*M*N FLOPs; with seed 003's fully-connected example "
+                                 "M=300, N=100: 30,000 MACs, 60,000 FLOPs.")
+    x = b.input("input", [1, 300])
+    b.outputs.append(b.node("MatMul", "fc", [x, b.init("fc.W", [300, 100])]))
+    write(b)
+
+
 if __name__ == "__main__":
     small_cnn()
     mobilenet_v1()
     mobilenet_v2(1.0)
     mobilenet_v2(1.4)
     lstm()
+    deconv_decoder()
+    seed_examples()

@@ -55,6 +55,14 @@ class NetBuilder:
         return self.node("Conv", name, ins, {"kernel_shape": [k, k], "strides": [stride, stride],
                                              "pads": [pad] * 4, "group": group})
 
+    def conv_transpose(self, name, x, cin, cout, k, stride, pad, bias=True):
+        """ConvTranspose with weights [cin, cout, k, k]; the engine's default method."""
+        ins = [x, self.init(name + ".W", [cin, cout, k, k])]
+        if bias:
+            ins.append(self.init(name + ".B", [cout], "zeros"))
+        return self.node("ConvTranspose", name, ins, {"kernel_shape": [k, k], "strides": [stride, stride],
+                                                      "pads": [pad] * 4})
+
     def batch_norm(self, name, x, channels):
         """BatchNormalization with plausible trained statistics (variance > 0), stored in the
         weights file so the JSON stays readable."""

@@ -1,28 +1,41 @@
-// Conv: im2col + GEMM for any stride, padding, dilation and group; 1x1 convolutions
-// with unit stride and no padding skip im2col (the input already is the column matrix).
+// Conv, with the kernel chosen once per node: a direct depthwise kernel when group
+// equals the input channels (any channel multiplier), a direct GEMM over the input for
+// 1x1 convolutions with unit stride and no padding, and im2col + GEMM otherwise (which
+// for a strided 1x1 is a plain subsampling copy of the input into the column buffer).
 #include <fmt/format.h>
 
 #include "ops/op.h"
-#include "ops/reference/gemm.h"
-#include "ops/reference/im2col.h"
+#include "ops/reference/conv2d.h"
+#include "ops/reference/depthwise_conv.h"
 #include "ops/window.h"
 
 namespace minfer {
 namespace {
 
-struct ConvGeometry {
-  int64_t batch = 0, cin = 0, h = 0, w = 0, cout = 0, out_h = 0, out_w = 0, group = 1;
-  Window2d win;
+struct ConvGeometry : reference::Conv2dShape {
+  int64_t batch = 0;
   bool has_bias = false;
-
-  int64_t cin_per_group() const { return cin / group; }
-  int64_t cout_per_group() const { return cout / group; }
-  int64_t col_rows() const { return cin_per_group() * win.kh * win.kw; }
-  bool needs_im2col() const {
-    return !(win.kh == 1 && win.kw == 1 && win.sh == 1 && win.sw == 1 && win.pad_top == 0 && win.pad_left == 0 &&
-             win.pad_bottom == 0 && win.pad_right == 0);
-  }
 };
+
+enum class ConvKernel { kIm2col, kPointwise, kDepthwise };
+
+ConvKernel choose_kernel(const ConvGeometry& g) {
+  const Window2d& w = g.win;
+  if (g.group > 1 && g.group == g.cin) return ConvKernel::kDepthwise;
+  if (w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pad_top == 0 && w.pad_left == 0 && w.pad_bottom == 0 &&
+      w.pad_right == 0)
+    return ConvKernel::kPointwise;
+  return ConvKernel::kIm2col;
+}
+
+const char* kernel_name(ConvKernel k) {
+  switch (k) {
+    case ConvKernel::kDepthwise: return "depthwise_direct";
+    case ConvKernel::kPointwise: return "pointwise_gemm";
+    case ConvKernel::kIm2col: return "im2col_gemm";
+  }
+  return "";
+}
 
 class ConvOp final : public Op {
  public:
@@ -54,39 +67,37 @@ class ConvOp final : public Op {
     return "regular";
   }
 
-  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
+  nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
     ConvGeometry g = geometry(in);
-    return g.needs_im2col() ? 4 * g.col_rows() * g.out_h * g.out_w : 0;
+    const ConvKernel k = choose_kernel(g);
+    nlohmann::json d = {{"kernel", kernel_name(k)}};
+    if (k == ConvKernel::kDepthwise) d["multiplier"] = g.cout / g.cin;
+    return d;
   }
 
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override { geo_ = geometry(in); }
+  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
+    ConvGeometry g = geometry(in);
+    return choose_kernel(g) == ConvKernel::kIm2col ? 4 * g.col_floats() : 0;
+  }
+
+  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
+    geo_ = geometry(in);
+    kernel_ = choose_kernel(geo_);
+  }
 
   void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
            std::span<float> workspace) const override {
     const ConvGeometry& g = geo_;
-    const float* x = in[0].data;
     const float* weights = in[1].data;
     const float* bias = g.has_bias ? in[2].data : nullptr;
-    float* y = out[0].data;
-    const int64_t out_hw = g.out_h * g.out_w;
-    const int64_t m = g.cout_per_group(), k = g.col_rows();
+    const int64_t in_image = g.cin * g.h * g.w, out_image = g.cout * g.out_h * g.out_w;
     for (int64_t n = 0; n < g.batch; ++n) {
-      for (int64_t grp = 0; grp < g.group; ++grp) {
-        const float* xg = x + (n * g.cin + grp * g.cin_per_group()) * g.h * g.w;
-        const float* col = xg;
-        if (g.needs_im2col()) {
-          reference::im2col(xg, g.cin_per_group(), g.h, g.w, g.win, g.out_h, g.out_w, workspace.data());
-          col = workspace.data();
-        }
-        float* yg = y + (n * g.cout + grp * m) * out_hw;
-        reference::gemm(false, false, m, out_hw, k, 1.0f, weights + grp * m * k, k, col, out_hw, 0.0f, yg, out_hw);
-        if (bias) {
-          for (int64_t oc = 0; oc < m; ++oc) {
-            const float b = bias[grp * m + oc];
-            float* row = yg + oc * out_hw;
-            for (int64_t i = 0; i < out_hw; ++i) row[i] += b;
-          }
-        }
+      const float* x = in[0].data + n * in_image;
+      float* y = out[0].data + n * out_image;
+      switch (kernel_) {
+        case ConvKernel::kDepthwise: reference::depthwise_conv2d(g, x, weights, bias, y); break;
+        case ConvKernel::kPointwise: reference::conv2d_pointwise(g, x, weights, bias, y); break;
+        case ConvKernel::kIm2col: reference::conv2d_im2col(g, x, weights, bias, y, workspace.data()); break;
       }
     }
   }
@@ -128,6 +139,7 @@ class ConvOp final : public Op {
   WindowAttrs attrs_;
   int64_t group_ = 1;
   ConvGeometry geo_;
+  ConvKernel kernel_ = ConvKernel::kIm2col;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // in its family's file; ops/registry.cc expands this list. Included several times on
 // purpose, so no include guard.
 MINFER_OP("Conv", make_conv)
+MINFER_OP("ConvTranspose", make_conv_transpose)
 MINFER_OP("Gemm", make_gemm)
 MINFER_OP("MatMul", make_matmul)
 MINFER_OP("BatchNormalization", make_batch_normalization)

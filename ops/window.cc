@@ -1,5 +1,7 @@
 #include "ops/window.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "graph/errors.h"
@@ -107,6 +109,62 @@ Window2d resolve_window(const WindowAttrs& a, const Shape& spatial_in, const std
     w.pad_right = p[3];
   }
   return w;
+}
+
+TransposedWindow resolve_transposed_window(const WindowAttrs& a, const Shape& spatial_in,
+                                           const std::vector<int64_t>& kernel,
+                                           const std::vector<int64_t>& output_padding,
+                                           const std::vector<int64_t>& output_shape) {
+  WindowAttrs explicit_pads = a;  // resolve_window's auto_pad is Conv's; ConvTranspose's differs
+  explicit_pads.auto_pad = "NOTSET";
+  TransposedWindow t;
+  t.win = resolve_window(explicit_pads, spatial_in, kernel);
+  const size_t rank = spatial_in.size();
+  if (!output_padding.empty() && output_padding.size() != rank)
+    throw OpError(fmt::format("attribute 'output_padding' must have {} values, got {}", rank, output_padding.size()));
+  if (!output_shape.empty() && output_shape.size() != rank)
+    throw OpError(fmt::format("attribute 'output_shape' must have {} values (the spatial sizes), got {}", rank,
+                              output_shape.size()));
+  struct Axis {
+    int64_t in, k, s, d;
+    int64_t &pad_begin, &pad_end, &out;
+  };
+  Window2d& w = t.win;
+  std::vector<Axis> axes;
+  if (rank == 2) axes.push_back({spatial_in[0], w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom, t.out_h});
+  axes.push_back({spatial_in[rank - 1], w.kw, w.sw, w.dw, w.pad_left, w.pad_right, t.out_w});
+  for (size_t i = 0; i < rank; ++i) {
+    Axis& x = axes[i];
+    const int64_t adj = output_padding.empty() ? 0 : output_padding[i];
+    if (adj < 0 || adj >= std::max(x.s, x.d))
+      throw OpError(fmt::format("attribute 'output_padding' value {} must be non-negative and smaller than the "
+                                "stride {} or the dilation {}",
+                                adj, x.s, x.d));
+    const int64_t reach = x.s * (x.in - 1) + adj + (x.k - 1) * x.d + 1;  // the output with no padding
+    const bool same = a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";
+    if (!output_shape.empty() || same) {
+      const int64_t target = output_shape.empty() ? x.in * x.s : output_shape[i];
+      if (target <= 0) throw OpError(fmt::format("attribute 'output_shape' must be positive, got {}", target));
+      const int64_t total = reach - target;
+      if (total < 0) {
+        x.pad_begin = 0;
+        x.pad_end = total;
+      } else if (a.auto_pad == "SAME_UPPER") {
+        x.pad_begin = total / 2;
+        x.pad_end = total - x.pad_begin;
+      } else {
+        x.pad_end = total / 2;
+        x.pad_begin = total - x.pad_end;
+      }
+    } else if (a.auto_pad == "VALID") {
+      x.pad_begin = x.pad_end = 0;
+    }
+    x.out = reach - x.pad_begin - x.pad_end;
+    if (x.out <= 0)
+      throw OpError(fmt::format("pads {} and {} leave no output (the input reaches {} positions)", x.pad_begin,
+                                x.pad_end, reach));
+  }
+  return t;
 }
 
 }  // namespace minfer

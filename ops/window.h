@@ -32,6 +32,25 @@ WindowAttrs parse_window_attrs(const Attributes& attrs);
 // auto_pad. `kernel` is the spatial kernel size (from kernel_shape or the weights).
 Window2d resolve_window(const WindowAttrs& attrs, const Shape& spatial_in, const std::vector<int64_t>& kernel);
 
+// ConvTranspose's geometry: the window as the scatter sees it (input position i reaches
+// output i * stride - pad_begin + k * dilation) and the output size. The end pads are
+// negative when the output reaches past the last window (output_padding, or an
+// output_shape or SAME size larger than the windows cover): those positions get only
+// the bias.
+struct TransposedWindow {
+  Window2d win;
+  int64_t out_h = 1, out_w = 1;
+};
+
+// Resolves ConvTranspose's pads by ONNX's rules: explicit pads; VALID (none); SAME_UPPER
+// or SAME_LOWER (output = input x stride); or output_shape (spatial sizes; pads ignored).
+// For the last two the total padding is split with the odd one at the end for SAME_UPPER
+// and at the beginning otherwise; a negative total grows the output at the end.
+TransposedWindow resolve_transposed_window(const WindowAttrs& attrs, const Shape& spatial_in,
+                                           const std::vector<int64_t>& kernel,
+                                           const std::vector<int64_t>& output_padding,
+                                           const std::vector<int64_t>& output_shape);
+
 // Output spatial size along one axis; throws OpError when the window does not fit.
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
                            int64_t pad_end, bool ceil_mode);

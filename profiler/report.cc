@@ -79,6 +79,22 @@ json build_report(const ReportInput& in) {
     passes.push_back(a);
   }
 
+  json pairs = json::array();
+  for (const SeparablePairRecord& p : in.separable_pairs) {
+    const int64_t separable = p.depthwise_macs + p.pointwise_macs;
+    pairs.push_back({{"depthwise", p.depthwise},
+                     {"pointwise", p.pointwise},
+                     {"through", p.through},
+                     {"kernel", p.kernel},
+                     {"in_channels", p.in_channels},
+                     {"out_channels", p.out_channels},
+                     {"depthwise_macs", p.depthwise_macs},
+                     {"pointwise_macs", p.pointwise_macs},
+                     {"separable_macs", separable},
+                     {"regular_macs", p.regular_macs},
+                     {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / separable : 0.0}});
+  }
+
   return {{"model", {{"name", in.model_name}, {"file", in.model_file}, {"inputs", shapes_json(in.inputs)},
                      {"outputs", shapes_json(in.outputs)}, {"nodes", in.ops.size()}}},
           {"threads", in.threads},
@@ -101,7 +117,8 @@ json build_report(const ReportInput& in) {
            {{"arena_bytes", in.peak_activation_bytes},
             {"naive_bytes", in.naive_activation_bytes},
             {"lower_bound_bytes", in.lower_bound_bytes},
-            {"buffers", buffers}}}};
+            {"buffers", buffers}}},
+          {"separable_pairs", pairs}};
 }
 
 std::string shape_text(const json& shape) {

@@ -42,6 +42,17 @@ struct PassRecord {
   int step = -1;  // the op (index into ReportInput::ops) the action produced, or -1
 };
 
+// A depthwise Conv feeding a pointwise Conv (possibly through BatchNormalization and
+// activations), next to the regular convolution it stands in for (seed 003).
+struct SeparablePairRecord {
+  std::string depthwise, pointwise;
+  std::vector<std::string> through;  // the nodes between them
+  std::vector<int64_t> kernel;       // the depthwise kernel's spatial shape
+  int64_t in_channels = 0, out_channels = 0;
+  int64_t depthwise_macs = 0, pointwise_macs = 0;
+  int64_t regular_macs = 0;  // kernel x in_channels x output positions x out_channels
+};
+
 struct ReportInput {
   std::string model_name, model_file;
   std::vector<NamedShape> inputs, outputs;
@@ -56,6 +67,7 @@ struct ReportInput {
   std::vector<BufferRecord> buffers;  // the activation arena's plan
   std::vector<PassRecord> passes;
   Cost cost_before_passes;
+  std::vector<SeparablePairRecord> separable_pairs;
 };
 
 nlohmann::json build_report(const ReportInput& input);

@@ -141,6 +141,22 @@ void details_section(std::string& out, const json& ops) {
   }
 }
 
+// Each depthwise-separable pair beside the regular convolution it replaces.
+void separable_pairs(std::string& out, const json& pairs) {
+  out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>8}  {:<22} {}\n", "[depthwise]", "[pointwise]", "[separable]",
+                     "[regular]", "[ratio]", "[regular conv]", "[depthwise -> pointwise]");
+  for (const json& p : pairs) {
+    std::string via;
+    for (const json& t : p["through"]) via += t.get<std::string>() + " -> ";
+    out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>7.2f}x  {:<22} {} -> {}{}\n", with_commas(p["depthwise_macs"]),
+                       with_commas(p["pointwise_macs"]), with_commas(p["separable_macs"]),
+                       with_commas(p["regular_macs"]), p["ratio"].get<double>(),
+                       fmt::format("{} {}->{}", shape_text(p["kernel"]), p["in_channels"].get<int64_t>(),
+                                   p["out_channels"].get<int64_t>()),
+                       p["depthwise"].get<std::string>(), via, p["pointwise"].get<std::string>());
+  }
+}
+
 std::string named_shapes(const json& list) {
   std::string s;
   for (const json& x : list) s += (s.empty() ? "" : ", ") + x["name"].get<std::string>() + " " + shape_text(x["shape"]);
@@ -181,6 +197,10 @@ std::string format_text(const json& r) {
   std::string details;
   details_section(details, ops);
   if (!details.empty()) out += "\n" + banner("Op details") + details;
+  if (!r["separable_pairs"].empty()) {
+    out += "\n" + banner("Depthwise-separable pairs (MACs)");
+    separable_pairs(out, r["separable_pairs"]);
+  }
   out += "\n" + banner("Totals");
   const int64_t macs = t["macs"], flops = t["flops"], params = t["params"];
   out += fmt::format("MACs:                   {} ({})\n", with_commas(macs), si_units(static_cast<double>(macs)));

@@ -57,6 +57,7 @@ OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& input
   }
   r.cost = model->steps()[0].cost;
   r.kind = model->steps()[0].kind;
+  r.details = model->steps()[0].details;
   return r;
 }
 
@@ -65,6 +66,7 @@ OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inpu
   OpResult r;
   r.cost = model->steps()[0].cost;
   r.kind = model->steps()[0].kind;
+  r.details = model->steps()[0].details;
   r.shapes.push_back(model->values()[model->steps()[0].outputs[0]].shape);
   return r;
 }

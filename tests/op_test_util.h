@@ -31,6 +31,7 @@ struct OpResult {
   std::vector<Shape> shapes;
   Cost cost;
   std::string kind;
+  nlohmann::json details;
 };
 
 OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {},

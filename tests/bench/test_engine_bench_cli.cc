@@ -1,38 +1,19 @@
 // engine_bench as a user runs it: reports in each format, and clean failures.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "tests/bench/engine_bench_runner.h"
+
 namespace {
 
-const std::string kBench = MINFER_ENGINE_BENCH;
-const std::string kSource = MINFER_SOURCE_DIR;
-
-struct CommandResult {
-  int exit_code;
-  std::string out, err;
-};
-
-CommandResult run(const std::string& args) {
-  const std::string err_file = std::filesystem::temp_directory_path() / ("engine_bench_err_" + std::to_string(getpid()));
-  const std::string cmd = kBench + " " + args + " 2>" + err_file;
-  CommandResult r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  std::filesystem::remove(err_file);
-  return r;
-}
+using minfer::test::CommandResult;
+const std::string& kSource = minfer::test::kSourceDir;
+auto* const run = &minfer::test::run_engine_bench;
 
 TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 3 --format json");
@@ -86,6 +67,24 @@ TEST(EngineBenchCli, LstmPlanFlagReachesTheReport) {
   EXPECT_NE(text.out.find("  plan: minimal\n"), std::string::npos);
   EXPECT_NE(text.out.find("name=cell_state bytes=1,024 first_step=0 last_step=6 offset=0"), std::string::npos);
   EXPECT_NE(run(model + " --lstm_plan tiny").exit_code, 0);
+}
+
+TEST(EngineBenchCli, DeconvMethodFlagOverridesEveryConvTranspose) {
+  const std::string decoder = "--model " + kSource + "/models/deconv_decoder.json --num_runs 1 --format json";
+  for (const auto& [flag, method, macs] : {std::tuple{"", "col2im", 71'892'992},
+                                           {" --deconv_method col2im", "col2im", 71'892'992},
+                                           {" --deconv_method conv", "conv", 282'656'768}}) {
+    CommandResult r = run(decoder + flag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["totals"]["macs"], macs) << flag;
+    for (const auto& op : j["ops"])
+      if (op["type"] == "ConvTranspose") {
+        EXPECT_EQ(op["kind"], method);
+        EXPECT_EQ(op["details"]["method"], method);
+      }
+  }
+  EXPECT_NE(run(decoder + " --deconv_method fft").exit_code, 0);
 }
 
 TEST(EngineBenchCli, BadModelIsOneLineAndNonZero) {

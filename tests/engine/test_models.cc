@@ -116,6 +116,33 @@ TEST(BundledModels, LstmMatchesTheSeed) {
   EXPECT_EQ(model->steps()[0].outputs[0], -1);  // Y is omitted
 }
 
+TEST(BundledModels, DeconvDecoderCostsAndMethodsAgree) {
+  // By hand: project 100*16384; up1 and up2 4*4*256*128*8*8 and 4*4*128*64*16*16 (col2im,
+  // Kh*Kw*Cin*Cout*Hin*Win), up3 4*4*64*3*32*32; the conv method counts the output
+  // positions instead of the input's, four times as many at stride 2.
+  const int64_t project = 1'638'400, col2im = 33'554'432 + 33'554'432 + 3'145'728;
+  auto by_col2im = compile(load_model(kModels + "deconv_decoder.json"));
+  EXPECT_EQ(by_col2im->total_cost().macs, project + col2im);
+  CompileOptions conv_method;
+  conv_method.attribute_overrides.push_back({"ConvTranspose", "method", std::string("conv")});
+  auto by_conv = compile(load_model(kModels + "deconv_decoder.json"), conv_method);
+  EXPECT_EQ(by_conv->total_cost().macs, project + 4 * col2im);
+  Session a(by_col2im), b(by_conv);
+  cli::fill_inputs_deterministic(a);
+  cli::fill_inputs_deterministic(b);
+  a.run();
+  b.run();
+  EXPECT_EQ(a.shape("image"), (Shape{1, 3, 64, 64}));
+  auto ia = a.output("image"), ib = b.output("image");
+  double worst = 0, spread = 0;
+  for (size_t i = 0; i < ia.size(); ++i) {
+    worst = std::max(worst, double(std::fabs(ia[i] - ib[i])));
+    spread = std::max(spread, double(std::fabs(ia[i])));
+  }
+  EXPECT_LT(worst, 1e-4);
+  EXPECT_GT(spread, 1e-3);  // not a constant image
+}
+
 TEST(BundledModels, RunsAreDeterministicAndProfiled) {
   auto model = compile(load_model(kModels + "small_cnn.json"));
   Session a(model), b(model);

@@ -113,6 +113,23 @@ TEST(FoldBatchNorm, GemmEitherLayoutWithBeta) {
   }
 }
 
+TEST(FoldBatchNorm, ConvTransposeWithGroups) {
+  for (int64_t group : {1, 2}) {
+    Graph g;
+    g.source = "<deconv_bn>";
+    g.inputs.push_back({"x", {1, 4, 5, 5}});
+    g.initializers["w"] = tensor({4, 6 / group, 3, 3}, 6);  // [Cin, Cout/group, kh, kw]
+    Node up{"up", "ConvTranspose", {"x", "w"}, {"u"}, {}};
+    up.attrs.set("strides", std::vector<int64_t>{2, 2});
+    up.attrs.set("group", group);
+    g.nodes.push_back(up);
+    add_bn(g, "bn", "u", "y", 6);
+    g.outputs = {"y"};
+    EXPECT_LT(test::max_rel_error(run_graph(g, true), run_graph(g, false)), 1e-5) << group;
+    EXPECT_EQ(fold_batch_norm(g).actions[0].result, "up+bn");
+  }
+}
+
 TEST(FoldBatchNorm, KeepsWhatCannotBeFolded) {
   // The conv output also feeds a second reader.
   Graph shared = conv_bn_relu(true);

@@ -77,6 +77,28 @@ TEST(Report, OpDetailsAreRenderedGenerically) {
   EXPECT_EQ(format_text(build_report(two_ops())).find("Op details"), std::string::npos);
 }
 
+TEST(Report, SeparablePairsWithTheirSavings) {
+  ReportInput in = two_ops();
+  EXPECT_TRUE(build_report(in)["separable_pairs"].empty());
+  EXPECT_EQ(format_text(build_report(in)).find("Depthwise-separable"), std::string::npos);
+  // Seed 003: 3x3 depthwise + 1x1 pointwise, 64 -> 128 on 112x112.
+  in.separable_pairs.push_back({"dw", "pw", {"bn", "relu"}, {3, 3}, 64, 128, 7'225'344, 102'760'448, 924'844'032});
+  const nlohmann::json r = build_report(in);
+  const auto& p = r["separable_pairs"][0];
+  EXPECT_EQ(p["depthwise"], "dw");
+  EXPECT_EQ(p["through"], (std::vector<std::string>{"bn", "relu"}));
+  EXPECT_EQ(p["separable_macs"], 109'985'792);
+  EXPECT_EQ(p["regular_macs"], 924'844'032);
+  // K*K*Cout / (K*K + Cout) = 9 * 128 / 137.
+  EXPECT_DOUBLE_EQ(p["ratio"].get<double>(), 9.0 * 128 / 137);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("Depthwise-separable pairs"), std::string::npos);
+  EXPECT_NE(text.find("7,225,344    102,760,448    109,985,792    924,844,032    8.41x  3x3 64->128"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("dw -> bn -> relu -> pw"), std::string::npos);
+}
+
 TEST(Report, NumberFormatting) {
   EXPECT_EQ(with_commas(568740352), "568,740,352");
   EXPECT_EQ(with_commas(-1000), "-1,000");

@@ -1,0 +1,68 @@
+#include "engine/separable_pairs.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "ops/activation.h"
+
+namespace minfer {
+
+namespace {
+
+bool passes_through(const CompiledModel& model, const Step& step) {
+  if (step.op_type == "BatchNormalization") return true;
+  const Node* node = model.graph().find_node(step.name);
+  return node && activation_for(*node).kind != ActivationKind::kNone;
+}
+
+int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
+  return std::accumulate(begin, end, int64_t{1}, std::multiplies<>());
+}
+
+}  // namespace
+
+std::vector<SeparablePairRecord> find_separable_pairs(const CompiledModel& model) {
+  const std::vector<Step>& steps = model.steps();
+  const std::vector<ValueSlot>& values = model.values();
+  std::vector<std::vector<int>> readers(values.size());
+  for (size_t s = 0; s < steps.size(); ++s)
+    for (int v : steps[s].inputs)
+      if (v >= 0) readers[v].push_back(static_cast<int>(s));
+  const std::vector<int>& outputs = model.output_values();
+  auto sole_reader = [&](int v) {
+    const bool is_output = std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+    return readers[v].size() == 1 && !is_output ? readers[v][0] : -1;
+  };
+
+  std::vector<SeparablePairRecord> pairs;
+  for (const Step& dw : steps) {
+    if (dw.op_type != "Conv" || dw.kind != "depthwise") continue;
+    SeparablePairRecord p;
+    int v = dw.outputs[0];
+    for (int next = sole_reader(v); next >= 0 && steps[next].inputs[0] == v; next = sole_reader(v)) {
+      const Step& s = steps[next];
+      if (s.op_type == "Conv" && s.kind == "pointwise") {
+        const Shape& x = values[dw.inputs[0]].shape;
+        const Shape& w = values[dw.inputs[1]].shape;
+        const Shape& y = values[s.outputs[0]].shape;
+        p.depthwise = dw.name;
+        p.pointwise = s.name;
+        p.kernel.assign(w.begin() + 2, w.end());
+        p.in_channels = x[1];
+        p.out_channels = y[1];
+        p.depthwise_macs = dw.cost.macs;
+        p.pointwise_macs = s.cost.macs;
+        p.regular_macs = y[0] * product(w.begin() + 2, w.end()) * x[1] * product(y.begin() + 2, y.end()) * y[1];
+        pairs.push_back(std::move(p));
+        break;
+      }
+      if (!passes_through(model, s)) break;
+      p.through.push_back(s.name);
+      v = s.outputs[0];
+    }
+  }
+  return pairs;
+}
+
+}  // namespace minfer
