@@ -6,11 +6,16 @@
 #include <iostream>
 #include <random>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "graph/errors.h"
 
 namespace minfer::cli {
+
+void add_compile_flags(CLI::App& app, CompileOptions& options) {
+  app.add_option("--num_threads", options.num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
+}
 
 void fill_inputs_deterministic(Session& session, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -63,7 +63,7 @@ std::vector<std::string> Attributes::get_strings(const std::string& name,
 void Attributes::check_known(std::initializer_list<const char*> known) const {
   for (const auto& [name, value] : values_) {
     bool ok = std::any_of(known.begin(), known.end(), [&](const char* k) { return name == k; });
-    if (!ok) throw OpError("unsupported attribute '" + name + "'");
+    if (!ok) throw UnsupportedError("unsupported attribute '" + name + "'");
   }
 }
 
