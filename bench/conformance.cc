@@ -170,7 +170,8 @@ std::string first_mismatch(std::span<const float> got, const std::vector<double>
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = got[i], e = expected[i];
     if (g == e || (std::isnan(g) && std::isnan(e))) continue;
-    if (std::fabs(g - e) <= tolerance.atol + tolerance.rtol * std::fabs(e)) continue;
+    const bool infinite = std::isinf(g) || std::isinf(e);  // only equal infinities match
+    if (!infinite && std::fabs(g - e) <= tolerance.atol + tolerance.rtol * std::fabs(e)) continue;
     return fmt::format("index {} {}: got {:.9g}, expected {:.9g}", i, index_str(static_cast<int64_t>(i), shape), g, e);
   }
   return "";

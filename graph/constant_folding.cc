@@ -273,6 +273,30 @@ TypedTensor slice(const FoldNode& node, const Inputs& in) {
   return take(data, shape, index);
 }
 
+TypedTensor transpose(const FoldNode& node, const TypedTensor& x) {
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  std::vector<int64_t> perm = node.attrs.get_ints("perm");
+  if (perm.empty())
+    for (int64_t i = rank; i-- > 0;) perm.push_back(i);
+  if (static_cast<int64_t>(perm.size()) != rank) throw OpError(fmt::format("perm has {} entries for rank {}", perm.size(), rank));
+  std::vector<bool> seen(rank, false);
+  Shape shape(rank);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (perm[i] < 0 || perm[i] >= rank || seen[perm[i]]) throw OpError("perm is not a permutation");
+    seen[perm[i]] = true;
+    shape[i] = x.shape[perm[i]];
+  }
+  const Shape src_strides = strides_of(x.shape), out_strides = strides_of(shape);
+  const int64_t n = num_elements(shape);
+  std::vector<int64_t> index(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d) src += (i / out_strides[d]) % shape[d] * src_strides[perm[d]];
+    index[i] = src;
+  }
+  return take(x, shape, index);
+}
+
 TypedTensor expand(const Inputs& in) {
   const TypedTensor& x = value(in, 0, "input");
   const Shape target = ints_of(value(in, 1, "shape"), "shape");
@@ -370,7 +394,7 @@ TypedTensor neg(const TypedTensor& x) {
 const std::vector<std::string>& foldable_ops() {
   static const std::vector<std::string> ops = {
       "Constant", "ConstantOfShape", "Shape", "Size", "Identity", "Cast",  "Reshape", "Flatten",
-      "Squeeze",  "Unsqueeze",       "Concat", "Gather", "Slice",   "Expand", "Range", "Add",
+      "Squeeze",  "Unsqueeze",       "Concat", "Gather", "Slice",   "Transpose", "Expand", "Range", "Add",
       "Sub",      "Mul",             "Div",    "Neg",    "Equal",   "Less",  "Greater", "Where"};
   return ops;
 }
@@ -397,6 +421,7 @@ std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>
   else if (op == "Cast") a.check_known({"to"});
   else if (op == "Concat" || op == "Gather") a.check_known({"axis"});
   else if (op == "Slice") a.check_known({"starts", "ends", "axes"});
+  else if (op == "Transpose") a.check_known({"perm"});
   else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
     // checked by the engine's op, which reads them
   } else a.check_known({});
@@ -413,6 +438,7 @@ std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>
   if (op == "Concat") return {concat(node, in)};
   if (op == "Gather") return {gather(node, in)};
   if (op == "Slice") return {slice(node, in)};
+  if (op == "Transpose") return {transpose(node, value(in, 0, "data"))};
   if (op == "Expand") return {expand(in)};
   if (op == "Range") return {range(in)};
   if (op == "Neg") return {neg(value(in, 0, "X"))};

@@ -131,9 +131,14 @@ class OnnxImporter {
 
   void import_inputs() {
     std::set<std::string> inputs;
+    for (const onnx::ValueInfoProto& v : model_.graph().input()) inputs.insert(v.name());
+    for (const auto& [name, shape] : input_shapes_)
+      if (!inputs.count(name) || (undecoded_.count(name) && !input_values_.count(name)))
+        throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
+    for (const auto& [name, value] : input_values_)
+      if (!inputs.count(name)) throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
     for (const onnx::ValueInfoProto& v : model_.graph().input()) {
       const std::string& name = v.name();
-      inputs.insert(name);
       const auto type = static_cast<DataType>(tensor_type(v, "input"));
       if (auto value = input_values_.find(name); value != input_values_.end()) {
         if (type != DataType::kUndefined && type != value->second.type)
@@ -151,11 +156,6 @@ class OnnxImporter {
       graph_.inputs.push_back({name, input_shape(v)});
       shapes_[name] = graph_.inputs.back().shape;
     }
-    for (const auto& [name, shape] : input_shapes_)
-      if (!std::any_of(graph_.inputs.begin(), graph_.inputs.end(), [&](const GraphInput& i) { return i.name == name; }))
-        throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
-    for (const auto& [name, value] : input_values_)
-      if (!inputs.count(name)) throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
   }
 
   Shape input_shape(const onnx::ValueInfoProto& v) const {

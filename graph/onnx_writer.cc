@@ -36,7 +36,7 @@ std::string input_type(const onnx::OpSchema& schema, size_t index) {
   return "tensor(float)";
 }
 
-void write_initializer(const std::string& name, const Tensor& tensor, const std::string& type, onnx::TensorProto& proto) {
+void tensor_to_initializer(const std::string& name, const Tensor& tensor, const std::string& type, onnx::TensorProto& proto) {
   if (type == "tensor(float)") return tensor_to_proto(name, tensor, proto);
   int_tensor_to_proto(name, tensor, proto);
   if (type == "tensor(int64)") return;
@@ -46,7 +46,7 @@ void write_initializer(const std::string& name, const Tensor& tensor, const std:
   for (int64_t v : values) proto.add_int32_data(static_cast<int32_t>(v));
   if (type == "tensor(int32)") proto.set_data_type(onnx::TensorProto::INT32);
   else if (type == "tensor(bool)") proto.set_data_type(onnx::TensorProto::BOOL);
-  else throw ModelError(fmt::format("initializer '{}': ONNX wants {}, which the writer does not produce", name, type));
+  else throw OpError(fmt::format("initializer '{}': ONNX wants {}, which the writer does not produce", name, type));
 }
 
 void write_attribute(const std::string& name, const AttrValue& value, onnx::AttributeProto& a) {
@@ -77,6 +77,27 @@ void write_attribute(const std::string& name, const AttrValue& value, onnx::Attr
       value);
 }
 
+// The index of the schema's input called `name` (Pad's `value` attribute became its
+// `constant_value` input), or -1.
+int input_index(const onnx::OpSchema& schema, std::string name) {
+  if (name == "value") name = "constant_value";
+  for (size_t i = 0; i < schema.inputs().size(); ++i)
+    if (schema.inputs()[i].GetName() == name) return static_cast<int>(i);
+  return -1;
+}
+
+// An attribute that later opsets turned into an input (Squeeze's axes, Clip's min and
+// max, Pad's pads, Dropout's ratio), as the tensor that input takes.
+Tensor attribute_tensor(const AttrValue& value) {
+  if (auto* i = std::get_if<int64_t>(&value)) return {{}, {static_cast<float>(*i)}};
+  if (auto* f = std::get_if<double>(&value)) return {{}, {static_cast<float>(*f)}};
+  if (auto* is = std::get_if<std::vector<int64_t>>(&value))
+    return {{static_cast<int64_t>(is->size())}, std::vector<float>(is->begin(), is->end())};
+  if (auto* fs = std::get_if<std::vector<double>>(&value))
+    return {{static_cast<int64_t>(fs->size())}, std::vector<float>(fs->begin(), fs->end())};
+  throw OpError("a string attribute cannot become an input");
+}
+
 void set_value_info(const std::string& name, const Shape& shape, onnx::ValueInfoProto& v) {
   v.set_name(name);
   auto* type = v.mutable_type()->mutable_tensor_type();
@@ -105,17 +126,35 @@ std::string to_onnx(const Graph& graph) {
     onnx::NodeProto& n = *g.add_node();
     n.set_name(node.name);
     n.set_op_type(node.op_type);
-    for (size_t i = 0; i < node.inputs.size(); ++i) {
-      n.add_input(node.inputs[i]);
-      if (graph.initializers.count(node.inputs[i])) initializer_types.emplace(node.inputs[i], input_type(schema, i));
+    std::vector<std::string> inputs = node.inputs;
+    for (const auto& [name, value] : node.attrs.all()) {
+      if (schema.attributes().count(name)) {
+        write_attribute(name, value, *n.add_attribute());
+        continue;
+      }
+      const int index = input_index(schema, name);
+      if (index < 0) continue;  // an engine-only attribute: ONNX has no word for it
+      const std::string tensor = node.name + "/" + name;
+      with_node_context(graph, node, [&] {
+        tensor_to_initializer(tensor, attribute_tensor(value), input_type(schema, index), *g.add_initializer());
+      });
+      if (inputs.size() <= static_cast<size_t>(index)) inputs.resize(index + 1);
+      inputs[index] = tensor;
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      n.add_input(inputs[i]);
+      if (graph.initializers.count(inputs[i])) initializer_types.emplace(inputs[i], input_type(schema, i));
     }
     for (const std::string& out : node.outputs) n.add_output(out);
-    for (const auto& [name, value] : node.attrs.all())
-      if (schema.attributes().count(name)) write_attribute(name, value, *n.add_attribute());  // engine-only ones stay behind
   }
   for (const auto& [name, tensor] : graph.initializers) {
     auto type = initializer_types.find(name);
-    write_initializer(name, tensor, type == initializer_types.end() ? "tensor(float)" : type->second, *g.add_initializer());
+    try {
+      tensor_to_initializer(name, tensor, type == initializer_types.end() ? "tensor(float)" : type->second,
+                            *g.add_initializer());
+    } catch (const OpError& e) {
+      throw ModelError(graph.source + ": " + e.what());
+    }
   }
   return model.SerializeAsString();
 }
