@@ -1,10 +1,10 @@
 #include "bench/conformance.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "engine/model_loader.h"
 #include "engine/session.h"
@@ -23,8 +23,12 @@ struct CaseEnd {
   std::string message;
 };
 
-[[noreturn]] void skip(const std::string& why) { throw CaseEnd{CaseStatus::kSkip, why}; }
-[[noreturn]] void fail(const std::string& why) { throw CaseEnd{CaseStatus::kFail, why}; }
+[[noreturn]] void skip(const std::string& why) {
+  throw CaseEnd{CaseStatus::kSkip, why};
+}
+[[noreturn]] void fail(const std::string& why) {
+  throw CaseEnd{CaseStatus::kFail, why};
+}
 
 fs::path model_file(const fs::path& dir) {
   for (const char* name : {"model.onnx", "model.json"})
@@ -86,7 +90,8 @@ void run_data_set(const fs::path& model, const fs::path& set, const std::vector<
     TypedTensor t = read_tensor_file(input_files[k].string());
     const DataType declared = in.type == DataType::kUndefined ? t.type : in.type;
     if (declared != t.type)
-      skip(fmt::format("input '{}' has type {} (its data: {})", in.name, data_type_name(declared), data_type_name(t.type)));
+      skip(fmt::format("input '{}' has type {} (its data: {})", in.name, data_type_name(declared),
+                       data_type_name(t.type)));
     if (t.is_integer() || check.constant_inputs) {
       load.input_values[in.name] = std::move(t);  // shapes, axes, pads: the engine takes these as constants
       continue;
@@ -165,8 +170,7 @@ CaseResult run_test_case(const fs::path& dir, const CompileOptions& options, con
 
 std::string first_mismatch(std::span<const float> got, const std::vector<double>& expected, const Shape& shape,
                            const Tolerance& tolerance) {
-  if (got.size() != expected.size())
-    return fmt::format("has {} values, expected {}", got.size(), expected.size());
+  if (got.size() != expected.size()) return fmt::format("has {} values, expected {}", got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {
     const double g = got[i], e = expected[i];
     if (g == e || (std::isnan(g) && std::isnan(e))) continue;
@@ -190,7 +194,8 @@ std::map<std::string, std::string> read_known_failures(const std::string& path) 
       const size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
       return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
     };
-    const std::string name = trim(line.substr(0, colon)), reason = colon == std::string::npos ? "" : trim(line.substr(colon + 1));
+    const std::string name = trim(line.substr(0, colon)),
+                      reason = colon == std::string::npos ? "" : trim(line.substr(colon + 1));
     if (name.empty() || reason.empty())
       throw UsageError(fmt::format("{}:{}: expected 'case_name: reason'", path, number));
     known[name] = reason;

@@ -1,10 +1,10 @@
 // engine_check: runs ONNX backend-test cases (model + test_data_set_N) through the
 // engine and prints PASS, FAIL or SKIP per case, then the totals; exits 1 if any failed.
-#include <iostream>
-#include <regex>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <iostream>
+#include <regex>
 
 #include "bench/cli_common.h"
 #include "bench/conformance.h"

@@ -1,10 +1,10 @@
 // engine_convert: converts a model between ONNX and net.json (in either direction, or
 // .onnx to .onnx with shape subgraphs folded). net.json goes with a weights file beside
 // it, named after it (<stem>.bin).
-#include <filesystem>
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <filesystem>
 
 #include "bench/cli_common.h"
 #include "engine/model_loader.h"

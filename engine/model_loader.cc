@@ -23,7 +23,8 @@ std::string model_format(const std::string& path) {
 // net.json inputs given values become initializers.
 void bind_input_values(Graph& graph, const std::map<std::string, TypedTensor>& values) {
   for (const auto& [name, value] : values) {
-    auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
+    auto it =
+        std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
     if (it == graph.inputs.end()) throw UsageError(fmt::format("{}: '{}' is not a graph input", graph.source, name));
     try {
       graph.initializers[name] = to_float32(value, fmt::format("input '{}'", name));

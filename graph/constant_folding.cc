@@ -1,10 +1,10 @@
 #include "graph/constant_folding.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 #include "ops/broadcast.h"
@@ -20,7 +20,9 @@ const TypedTensor& value(const Inputs& in, size_t i, const char* what) {
   return *in[i].value;
 }
 
-bool has(const Inputs& in, size_t i) { return i < in.size() && in[i].present; }
+bool has(const Inputs& in, size_t i) {
+  return i < in.size() && in[i].present;
+}
 
 std::vector<int64_t> ints_of(const TypedTensor& t, const char* what) {
   if (!t.is_integer()) throw OpError(fmt::format("{} must be integers, got {}", what, data_type_name(t.type)));
@@ -68,7 +70,8 @@ TypedTensor constant(const FoldNode& node) {
   int forms = static_cast<int>(node.tensor_attrs.count("value"));
   for (const char* name : {"value_float", "value_floats", "value_int", "value_ints"}) forms += a.has(name) ? 1 : 0;
   for (const char* name : {"value_string", "value_strings", "sparse_value"})
-    if (a.has(name) || node.tensor_attrs.count(name)) throw UnsupportedError(fmt::format("attribute '{}' is not supported", name));
+    if (a.has(name) || node.tensor_attrs.count(name))
+      throw UnsupportedError(fmt::format("attribute '{}' is not supported", name));
   if (forms != 1) throw OpError("needs exactly one of the attributes value, value_float(s), value_int(s)");
   if (auto it = node.tensor_attrs.find("value"); it != node.tensor_attrs.end()) return it->second;
   if (a.has("value_float")) return real_tensor({}, {a.get_float("value_float", 0)});
@@ -118,7 +121,8 @@ TypedTensor cast(const FoldNode& node, const TypedTensor& x) {
         out.ints.push_back(x.ints[i]);
       } else {
         const double v = std::trunc(x.reals[i]);  // C and numpy: toward zero
-        if (!(std::fabs(v) < 0x1.0p63)) throw OpError(fmt::format("cannot cast {} to {}", x.reals[i], data_type_name(to)));
+        if (!(std::fabs(v) < 0x1.0p63))
+          throw OpError(fmt::format("cannot cast {} to {}", x.reals[i], data_type_name(to)));
         out.ints.push_back(static_cast<int64_t>(v));
       }
     }
@@ -187,8 +191,10 @@ TypedTensor concat(const FoldNode& node, const Inputs& in) {
     for (size_t i = 0; i < in.size(); ++i) {
       const TypedTensor& t = *in[i].value;
       const int64_t chunk = t.shape[axis] * inner;
-      if (t.is_integer()) out.ints.insert(out.ints.end(), t.ints.begin() + o * chunk, t.ints.begin() + (o + 1) * chunk);
-      else out.reals.insert(out.reals.end(), t.reals.begin() + o * chunk, t.reals.begin() + (o + 1) * chunk);
+      if (t.is_integer())
+        out.ints.insert(out.ints.end(), t.ints.begin() + o * chunk, t.ints.begin() + (o + 1) * chunk);
+      else
+        out.reals.insert(out.reals.end(), t.reals.begin() + o * chunk, t.reals.begin() + (o + 1) * chunk);
     }
   }
   return out;
@@ -278,7 +284,8 @@ TypedTensor transpose(const FoldNode& node, const TypedTensor& x) {
   std::vector<int64_t> perm = node.attrs.get_ints("perm");
   if (perm.empty())
     for (int64_t i = rank; i-- > 0;) perm.push_back(i);
-  if (static_cast<int64_t>(perm.size()) != rank) throw OpError(fmt::format("perm has {} entries for rank {}", perm.size(), rank));
+  if (static_cast<int64_t>(perm.size()) != rank)
+    throw OpError(fmt::format("perm has {} entries for rank {}", perm.size(), rank));
   std::vector<bool> seen(rank, false);
   Shape shape(rank);
   for (int64_t i = 0; i < rank; ++i) {
@@ -345,12 +352,18 @@ TypedTensor binary(const std::string& op, const TypedTensor& a, const TypedTenso
       const int64_t x = a.ints[ia[i]], y = b.ints[ib[i]];
       int64_t r = 0;
       bool overflow = false;
-      if (op == "Add") overflow = __builtin_add_overflow(x, y, &r);
-      else if (op == "Sub") overflow = __builtin_sub_overflow(x, y, &r);
-      else if (op == "Mul") overflow = __builtin_mul_overflow(x, y, &r);
-      else if (y == 0) throw OpError("integer division by zero");
-      else if (x == INT64_MIN && y == -1) overflow = true;
-      else r = x / y;  // truncation toward zero, as C and ONNX Runtime
+      if (op == "Add")
+        overflow = __builtin_add_overflow(x, y, &r);
+      else if (op == "Sub")
+        overflow = __builtin_sub_overflow(x, y, &r);
+      else if (op == "Mul")
+        overflow = __builtin_mul_overflow(x, y, &r);
+      else if (y == 0)
+        throw OpError("integer division by zero");
+      else if (x == INT64_MIN && y == -1)
+        overflow = true;
+      else
+        r = x / y;  // truncation toward zero, as C and ONNX Runtime
       if (overflow) throw OpError(fmt::format("{} of {} and {} overflows int64", op, x, y));
       out.ints.push_back(r);
     } else {
@@ -375,8 +388,10 @@ TypedTensor where(const Inputs& in) {
   out.shape = shape;
   for (size_t i = 0; i < ic.size(); ++i) {
     const bool pick_x = c.real(ic[i]) != 0.0;
-    if (x.is_integer()) out.ints.push_back(pick_x ? x.ints[ix[i]] : y.ints[iy[i]]);
-    else out.reals.push_back(pick_x ? x.reals[ix[i]] : y.reals[iy[i]]);
+    if (x.is_integer())
+      out.ints.push_back(pick_x ? x.ints[ix[i]] : y.ints[iy[i]]);
+    else
+      out.reals.push_back(pick_x ? x.reals[ix[i]] : y.reals[iy[i]]);
   }
   return out;
 }
@@ -392,10 +407,19 @@ TypedTensor neg(const TypedTensor& x) {
 }
 
 const std::vector<std::string>& foldable_ops() {
-  static const std::vector<std::string> ops = {
-      "Constant", "ConstantOfShape", "Shape", "Size", "Identity", "Cast",  "Reshape", "Flatten",
-      "Squeeze",  "Unsqueeze",       "Concat", "Gather", "Slice",   "Transpose", "Expand", "Range", "Add",
-      "Sub",      "Mul",             "Div",    "Neg",    "Equal",   "Less",  "Greater", "Where"};
+  static const std::vector<std::string> ops = {"Constant", "ConstantOfShape",
+                                               "Shape",    "Size",
+                                               "Identity", "Cast",
+                                               "Reshape",  "Flatten",
+                                               "Squeeze",  "Unsqueeze",
+                                               "Concat",   "Gather",
+                                               "Slice",    "Transpose",
+                                               "Expand",   "Range",
+                                               "Add",      "Sub",
+                                               "Mul",      "Div",
+                                               "Neg",      "Equal",
+                                               "Less",     "Greater",
+                                               "Where"};
   return ops;
 }
 
@@ -415,16 +439,22 @@ bool can_fold(const FoldNode& node, const std::vector<FoldInput>& in) {
 std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>& in) {
   const std::string& op = node.op_type;
   const Attributes& a = node.attrs;
-  if (op == "Constant") a.check_known({"value_float", "value_floats", "value_int", "value_ints", "value_string",
-                                       "value_strings"});
-  else if (op == "Shape") a.check_known({"start", "end"});
-  else if (op == "Cast") a.check_known({"to"});
-  else if (op == "Concat" || op == "Gather") a.check_known({"axis"});
-  else if (op == "Slice") a.check_known({"starts", "ends", "axes"});
-  else if (op == "Transpose") a.check_known({"perm"});
+  if (op == "Constant")
+    a.check_known({"value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings"});
+  else if (op == "Shape")
+    a.check_known({"start", "end"});
+  else if (op == "Cast")
+    a.check_known({"to"});
+  else if (op == "Concat" || op == "Gather")
+    a.check_known({"axis"});
+  else if (op == "Slice")
+    a.check_known({"starts", "ends", "axes"});
+  else if (op == "Transpose")
+    a.check_known({"perm"});
   else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
     // checked by the engine's op, which reads them
-  } else a.check_known({});
+  } else
+    a.check_known({});
   if (op == "Constant") return {constant(node)};
   if (op == "ConstantOfShape") return {constant_of_shape(node, in)};
   if (op == "Shape") return {shape_of(node, in)};

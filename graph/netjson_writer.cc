@@ -1,9 +1,9 @@
 #include "graph/netjson_writer.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "graph/errors.h"
@@ -75,7 +75,8 @@ NetJsonFiles to_netjson(const Graph& graph, const std::string& weights_file) {
   for (const auto& [name, tensor] : graph.initializers) {
     ordered_json t;
     t["shape"] = tensor.shape;
-    const bool all_finite = std::all_of(tensor.data.begin(), tensor.data.end(), [](float x) { return std::isfinite(x); });
+    const bool all_finite =
+        std::all_of(tensor.data.begin(), tensor.data.end(), [](float x) { return std::isfinite(x); });
     if (tensor.data.size() <= kInlineElements && all_finite) {
       t["data"] = tensor.data;  // floats print with enough digits to read back exactly
     } else {

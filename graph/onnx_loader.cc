@@ -1,12 +1,12 @@
 #include "graph/onnx_loader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "graph/constant_folding.h"
 #include "graph/errors.h"
@@ -53,20 +53,23 @@ NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::strin
   for (const onnx::AttributeProto& a : proto.attribute()) {
     const std::string& name = a.name();
     if (!a.ref_attr_name().empty())
-      throw UnsupportedError(fmt::format("attribute '{}' refers to a function attribute, which is not supported", name));
+      throw UnsupportedError(
+          fmt::format("attribute '{}' refers to a function attribute, which is not supported", name));
     const auto type = attribute_type(a);
     switch (type) {
       case onnx::AttributeProto::FLOAT: out.attrs.set(name, static_cast<double>(a.f())); break;
       case onnx::AttributeProto::INT: out.attrs.set(name, static_cast<int64_t>(a.i())); break;
       case onnx::AttributeProto::STRING: out.attrs.set(name, a.s()); break;
-      case onnx::AttributeProto::FLOATS: out.attrs.set(name, std::vector<double>(a.floats().begin(), a.floats().end())); break;
-      case onnx::AttributeProto::INTS: out.attrs.set(name, std::vector<int64_t>(a.ints().begin(), a.ints().end())); break;
+      case onnx::AttributeProto::FLOATS:
+        out.attrs.set(name, std::vector<double>(a.floats().begin(), a.floats().end()));
+        break;
+      case onnx::AttributeProto::INTS:
+        out.attrs.set(name, std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+        break;
       case onnx::AttributeProto::STRINGS:
         out.attrs.set(name, std::vector<std::string>(a.strings().begin(), a.strings().end()));
         break;
-      case onnx::AttributeProto::TENSOR:
-        try {
-          out.tensors[name] = tensor_from_proto(a.t(), dir);
+      case onnx::AttributeProto::TENSOR: try { out.tensors[name] = tensor_from_proto(a.t(), dir);
         } catch (const UnsupportedError& e) {
           throw UnsupportedError(fmt::format("attribute '{}': {}", name, e.what()));
         } catch (const OpError& e) {
@@ -125,7 +128,8 @@ class OnnxImporter {
   // The declared element type of a graph input or output; throws for non-tensors.
   int32_t tensor_type(const onnx::ValueInfoProto& v, const char* what) const {
     if (v.has_type() && !v.type().has_tensor_type())
-      unsupported(fmt::format("{} '{}' is not a tensor (sequences, maps and optionals are not supported)", what, v.name()));
+      unsupported(
+          fmt::format("{} '{}' is not a tensor (sequences, maps and optionals are not supported)", what, v.name()));
     return v.type().tensor_type().elem_type();
   }
 
@@ -172,8 +176,9 @@ class OnnxImporter {
     for (int i = 0; i < type.shape().dim_size(); ++i) {
       const auto& dim = type.shape().dim(i);
       if (!dim.has_dim_value() || dim.dim_value() < 0)
-        fail(fmt::format("input '{}' has dynamic dimension {} ('{}'); give a static shape with --input_shape {}:d1,d2,...",
-                         name, i, dim.dim_param(), name));
+        fail(fmt::format(
+            "input '{}' has dynamic dimension {} ('{}'); give a static shape with --input_shape {}:d1,d2,...", name, i,
+            dim.dim_param(), name));
       if (dim.dim_value() == 0)
         unsupported(fmt::format("input '{}' has an empty dimension; empty tensors are not supported", name));
       shape.push_back(dim.dim_value());
@@ -200,7 +205,8 @@ class OnnxImporter {
   // Gives a constant the engine reads a float32 initializer.
   void materialize(const std::string& name) {
     if (graph_.initializers.count(name)) return;
-    if (const TypedTensor* c = constant(name)) graph_.initializers[name] = to_float32(*c, fmt::format("tensor '{}'", name));
+    if (const TypedTensor* c = constant(name))
+      graph_.initializers[name] = to_float32(*c, fmt::format("tensor '{}'", name));
   }
 
   std::string unique_node_name(std::string name, int index) {
@@ -213,7 +219,8 @@ class OnnxImporter {
   void import_node(int index, const onnx::NodeProto& proto) {
     Node node;
     node.op_type = proto.op_type();
-    node.name = unique_node_name(proto.name().empty() ? fmt::format("{}_{}", node.op_type, index) : proto.name(), index);
+    node.name =
+        unique_node_name(proto.name().empty() ? fmt::format("{}_{}", node.op_type, index) : proto.name(), index);
     node.inputs.assign(proto.input().begin(), proto.input().end());
     node.outputs.assign(proto.output().begin(), proto.output().end());
     while (!node.outputs.empty() && node.outputs.back().empty()) node.outputs.pop_back();  // omitted optional outputs
@@ -249,23 +256,25 @@ class OnnxImporter {
   // Folds the node when its inputs are known, or adds it to the graph as an engine op.
   void emit(Node node, const std::map<std::string, TypedTensor>& tensor_attrs) {
     with_node_context(graph_, node, [&] {
-      std::vector<FoldInput> in;
-      for (const std::string& name : node.inputs) {
-        if (name.empty()) in.push_back({nullptr, {}, false});
-        else in.push_back({constant(name), shapes_.at(name), true});
-      }
       for (const std::string& out : node.outputs)
         if (!out.empty() && shapes_.count(out)) throw OpError(fmt::format("output '{}' is already defined", out));
-      FoldNode fold_node{node.op_type, opset_, node.attrs, tensor_attrs};
-      if (can_fold(fold_node, in)) {
-        std::vector<TypedTensor> values = fold(fold_node, in);
-        if (node.outputs.size() > values.size())
-          throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), values.size()));
-        for (size_t i = 0; i < node.outputs.size(); ++i)
-          if (!node.outputs[i].empty()) define_constant(node.outputs[i], std::move(values[i]));
-        return;
+      if (is_foldable_op(node.op_type)) {
+        std::vector<FoldInput> in;
+        for (const std::string& name : node.inputs) {
+          if (name.empty()) in.push_back({nullptr, {}, false});
+          else in.push_back({constant(name), shapes_.at(name), true});
+        }
+        const FoldNode fold_node{node.op_type, opset_, node.attrs, tensor_attrs};
+        if (can_fold(fold_node, in)) {
+          std::vector<TypedTensor> values = fold(fold_node, in);
+          if (node.outputs.size() > values.size())
+            throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), values.size()));
+          for (size_t i = 0; i < node.outputs.size(); ++i)
+            if (!node.outputs[i].empty()) define_constant(node.outputs[i], std::move(values[i]));
+          return;
+        }
+        if (!is_known_op(node.op_type)) make_engine_op(node, in);
       }
-      if (!is_known_op(node.op_type)) make_engine_op(node, in);
       if (!tensor_attrs.empty())
         throw UnsupportedError(fmt::format("attribute '{}' (a tensor) is not supported", tensor_attrs.begin()->first));
       for (const std::string& name : node.inputs)
@@ -298,7 +307,8 @@ class OnnxImporter {
       const auto type = static_cast<DataType>(tensor_type(v, "output"));
       if (!shapes_.count(name)) fail(fmt::format("graph output '{}' is not produced by any node", name));
       try {
-        if (constant(name)) materialize(name);
+        if (constant(name))
+          materialize(name);
         else if (type != DataType::kFloat && type != DataType::kUndefined)
           unsupported(fmt::format("output '{}' has type {}; the engine computes float32", name, data_type_name(type)));
       } catch (const UnsupportedError& e) {

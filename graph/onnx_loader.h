@@ -24,8 +24,8 @@ Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& inp
 // A graph input as the file declares it.
 struct InputSignature {
   std::string name;
-  bool is_tensor = true;                   // false for sequences, maps, optionals
-  DataType type = DataType::kUndefined;    // the element type, when declared
+  bool is_tensor = true;                 // false for sequences, maps, optionals
+  DataType type = DataType::kUndefined;  // the element type, when declared
 };
 
 // The graph inputs a caller feeds, in order (inputs that are also initializers excluded).

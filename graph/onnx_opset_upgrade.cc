@@ -8,12 +8,13 @@ namespace minfer {
 namespace {
 
 const std::string& input(const Node& node, size_t index) {
-  if (index >= node.inputs.size() || node.inputs[index].empty())
-    throw OpError(fmt::format("missing input {}", index));
+  if (index >= node.inputs.size() || node.inputs[index].empty()) throw OpError(fmt::format("missing input {}", index));
   return node.inputs[index];
 }
 
-bool is_binary_arithmetic(const std::string& op) { return op == "Add" || op == "Sub" || op == "Mul" || op == "Div"; }
+bool is_binary_arithmetic(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div";
+}
 
 // Inserts an Unsqueeze that appends `count` unit dims to input `index` of `node`.
 void append_unit_dims(UpgradedNode& up, Node& node, size_t index, int64_t rank, int64_t count, const char* what) {

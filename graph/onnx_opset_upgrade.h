@@ -14,8 +14,8 @@
 namespace minfer {
 
 struct UpgradedNode {
-  std::vector<Node> nodes;                         // in execution order; one keeps the node's name
-  std::map<std::string, TypedTensor> constants;    // new constant tensors the nodes read
+  std::vector<Node> nodes;                       // in execution order; one keeps the node's name
+  std::map<std::string, TypedTensor> constants;  // new constant tensors the nodes read
 };
 
 // `opset` is the model's default-domain opset; `shape_of` gives the shape of any tensor

@@ -1,11 +1,11 @@
 #include "graph/onnx_tensor.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 
@@ -68,8 +68,10 @@ std::string read_external(const onnx::TensorProto& proto, const std::string& bas
   std::string location;
   uint64_t offset = 0;
   for (const auto& entry : proto.external_data()) {
-    if (entry.key() == "location") location = entry.value();
-    else if (entry.key() == "offset") offset = std::stoull(entry.value());
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::stoull(entry.value());
   }
   if (location.empty()) throw OpError("external data without a 'location'");
   const std::filesystem::path path = std::filesystem::path(base_dir) / location;
@@ -83,35 +85,60 @@ std::string read_external(const onnx::TensorProto& proto, const std::string& bas
   return data;
 }
 
+struct Layout {
+  DataType type;
+  Shape shape;
+  int64_t count;  // elements
+  size_t step;    // bytes per element in raw form
+};
+
+Layout layout_of(const onnx::TensorProto& proto) {
+  Layout l{static_cast<DataType>(proto.data_type()), {}, 0, 0};
+  for (int64_t d : proto.dims()) {
+    if (d < 0) throw OpError(fmt::format("dimension {} is negative", d));
+    l.shape.push_back(d);
+  }
+  l.count = num_elements(l.shape);
+  l.step = element_bytes(l.type);
+  if (l.step == 0) throw UnsupportedError(fmt::format("data type {} is not supported", data_type_name(l.type)));
+  if (proto.has_segment()) throw UnsupportedError("segmented tensors are not supported");
+  return l;
+}
+
+void check_count(const Layout& l, int64_t got) {
+  if (got != l.count) throw OpError(fmt::format("holds {} values, shape {} needs {}", got, shape_str(l.shape), l.count));
+}
+
+// The little-endian bytes of a tensor stored raw (raw_data or an external file), or
+// null for one stored in the typed fields. External bytes are read into `storage`.
+const std::string* raw_bytes(const onnx::TensorProto& proto, const Layout& l, const std::string& base_dir,
+                             std::string& storage) {
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    storage = read_external(proto, base_dir, l.step * static_cast<size_t>(l.count));
+    return &storage;
+  }
+  if (!proto.has_raw_data()) return nullptr;
+  if (proto.raw_data().size() % l.step != 0)
+    throw OpError(fmt::format("raw_data has {} bytes, not a whole number of {}", proto.raw_data().size(),
+                              data_type_name(l.type)));
+  check_count(l, static_cast<int64_t>(proto.raw_data().size() / l.step));
+  return &proto.raw_data();
+}
+
 }  // namespace
 
 TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
+  const Layout l = layout_of(proto);
   TypedTensor t;
-  t.type = static_cast<DataType>(proto.data_type());
-  for (int64_t d : proto.dims()) {
-    if (d < 0) throw OpError(fmt::format("dimension {} is negative", d));
-    t.shape.push_back(d);
-  }
-  const int64_t n = num_elements(t.shape);
-  const size_t step = element_bytes(t.type);
-  if (step == 0) throw UnsupportedError(fmt::format("data type {} is not supported", data_type_name(t.type)));
-  if (proto.has_segment()) throw UnsupportedError("segmented tensors are not supported");
-
-  auto check_count = [&](int64_t got) {
-    if (got != n) throw OpError(fmt::format("holds {} values, shape {} needs {}", got, shape_str(t.shape), n));
-  };
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    decode_raw(t.type, read_external(proto, base_dir, step * static_cast<size_t>(n)), n, t);
+  t.type = l.type;
+  t.shape = l.shape;
+  const int64_t n = l.count;
+  std::string storage;
+  if (const std::string* raw = raw_bytes(proto, l, base_dir, storage)) {
+    decode_raw(t.type, *raw, n, t);
     return t;
   }
-  if (proto.has_raw_data()) {
-    if (proto.raw_data().size() % step != 0)
-      throw OpError(fmt::format("raw_data has {} bytes, not a whole number of {}", proto.raw_data().size(),
-                                data_type_name(t.type)));
-    check_count(static_cast<int64_t>(proto.raw_data().size() / step));
-    decode_raw(t.type, proto.raw_data(), n, t);
-    return t;
-  }
+  auto check_count = [&](int64_t got) { minfer::check_count(l, got); };
   switch (t.type) {
     case DataType::kFloat:
       check_count(proto.float_data_size());
@@ -142,6 +169,22 @@ TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string&
       check_count(proto.int32_data_size());
       for (int32_t v : proto.int32_data()) t.ints.push_back(t.type == DataType::kBool ? v != 0 : v);
       break;
+  }
+  return t;
+}
+
+Tensor float32_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what) {
+  if (proto.data_type() != onnx::TensorProto::FLOAT) return to_float32(tensor_from_proto(proto, base_dir), what);
+  const Layout l = layout_of(proto);
+  for (int64_t d : l.shape)
+    if (d == 0) throw UnsupportedError(fmt::format("{} is empty; empty tensors are not supported", what));
+  Tensor t{l.shape, std::vector<float>(static_cast<size_t>(l.count))};
+  std::string storage;
+  if (const std::string* raw = raw_bytes(proto, l, base_dir, storage)) {
+    std::memcpy(t.data.data(), raw->data(), 4 * t.data.size());  // little-endian float32, as the host
+  } else {
+    check_count(l, proto.float_data_size());
+    std::copy(proto.float_data().begin(), proto.float_data().end(), t.data.begin());
   }
   return t;
 }

@@ -3,9 +3,9 @@
 // protobuf classes.
 #pragma once
 
-#include <string>
-
 #include <onnx/onnx_pb.h>
+
+#include <string>
 
 #include "graph/typed_tensor.h"
 
@@ -15,6 +15,10 @@ namespace minfer {
 // `base_dir`). Throws UnsupportedError for strings, complex numbers and sparse data,
 // OpError for a malformed tensor (wrong value count, unreadable external file).
 TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir);
+
+// The engine's float32 form directly (float32 data is copied once, not widened to
+// float64 on the way); other types as to_float32(tensor_from_proto(...)).
+Tensor float32_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what);
 
 // A serialized TensorProto file (input_0.pb); throws ModelError naming the file.
 TypedTensor read_tensor_file(const std::string& path);

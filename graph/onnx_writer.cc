@@ -1,8 +1,7 @@
 #include "graph/onnx_writer.h"
 
-#include <onnx/defs/schema.h>
-
 #include <fmt/format.h>
+#include <onnx/defs/schema.h>
 
 #include "graph/errors.h"
 #include "graph/onnx_tensor.h"
@@ -15,7 +14,8 @@ namespace {
 const onnx::OpSchema& schema_of(const Graph& graph, const Node& node) {
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(node.op_type, kOnnxWriterOpset, onnx::ONNX_DOMAIN);
   if (!schema)
-    throw ModelError(fmt::format("{}: ONNX opset {} has no op of this type", node_context(graph, node), kOnnxWriterOpset));
+    throw ModelError(
+        fmt::format("{}: ONNX opset {} has no op of this type", node_context(graph, node), kOnnxWriterOpset));
   return *schema;
 }
 
@@ -36,7 +36,8 @@ std::string input_type(const onnx::OpSchema& schema, size_t index) {
   return "tensor(float)";
 }
 
-void tensor_to_initializer(const std::string& name, const Tensor& tensor, const std::string& type, onnx::TensorProto& proto) {
+void tensor_to_initializer(const std::string& name, const Tensor& tensor, const std::string& type,
+                           onnx::TensorProto& proto) {
   if (type == "tensor(float)") return tensor_to_proto(name, tensor, proto);
   int_tensor_to_proto(name, tensor, proto);
   if (type == "tensor(int64)") return;
@@ -44,9 +45,12 @@ void tensor_to_initializer(const std::string& name, const Tensor& tensor, const 
   const auto values = proto.int64_data();
   proto.clear_int64_data();
   for (int64_t v : values) proto.add_int32_data(static_cast<int32_t>(v));
-  if (type == "tensor(int32)") proto.set_data_type(onnx::TensorProto::INT32);
-  else if (type == "tensor(bool)") proto.set_data_type(onnx::TensorProto::BOOL);
-  else throw OpError(fmt::format("initializer '{}': ONNX wants {}, which the writer does not produce", name, type));
+  if (type == "tensor(int32)")
+    proto.set_data_type(onnx::TensorProto::INT32);
+  else if (type == "tensor(bool)")
+    proto.set_data_type(onnx::TensorProto::BOOL);
+  else
+    throw OpError(fmt::format("initializer '{}': ONNX wants {}, which the writer does not produce", name, type));
 }
 
 void write_attribute(const std::string& name, const AttrValue& value, onnx::AttributeProto& a) {

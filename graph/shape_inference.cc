@@ -29,6 +29,7 @@ void infer_node_shapes(const Graph& graph, const Node& node, ShapeMap& shapes) {
     if (node.outputs.size() > out.size())
       throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), out.size()));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i].empty()) continue;  // an omitted optional output
       for (int64_t d : out[i])
         if (d <= 0)
           throw UnsupportedError(fmt::format("output '{}' would have shape {}; empty tensors are not supported",

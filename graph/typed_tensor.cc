@@ -1,10 +1,10 @@
 #include "graph/typed_tensor.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 
@@ -71,7 +71,8 @@ TypedTensor real_tensor(Shape shape, std::vector<double> values, DataType type) 
 
 Tensor to_float32(const TypedTensor& t, const std::string& what) {
   for (int64_t d : t.shape)
-    if (d <= 0) throw UnsupportedError(fmt::format("{} has shape {}; empty tensors are not supported", what, shape_str(t.shape)));
+    if (d <= 0)
+      throw UnsupportedError(fmt::format("{} has shape {}; empty tensors are not supported", what, shape_str(t.shape)));
   Tensor out{t.shape, {}};
   out.data.reserve(static_cast<size_t>(t.size()));
   if (!t.is_integer()) {
@@ -82,8 +83,8 @@ Tensor to_float32(const TypedTensor& t, const std::string& what) {
     const float f = static_cast<float>(v);
     // 2^63 is the first float past int64's range; below it the round trip is exact iff f == v.
     if (!(std::fabs(f) < 0x1.0p63f) || static_cast<int64_t>(f) != v)
-      throw UnsupportedError(
-          fmt::format("{} holds the {} value {}, which float32 cannot represent exactly", what, data_type_name(t.type), v));
+      throw UnsupportedError(fmt::format("{} holds the {} value {}, which float32 cannot represent exactly", what,
+                                         data_type_name(t.type), v));
     out.data.push_back(f);
   }
   return out;

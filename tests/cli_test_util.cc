@@ -1,12 +1,12 @@
 #include "tests/cli_test_util.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace minfer::test {
 

@@ -1,11 +1,10 @@
 #include "tests/onnx_test_util.h"
 
-#include <filesystem>
-#include <fstream>
-
+#include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
+#include <filesystem>
+#include <fstream>
 
 namespace minfer::test {
 
@@ -24,8 +23,10 @@ OnnxBuilder& OnnxBuilder::input(const std::string& name, const std::vector<int64
   t->set_elem_type(static_cast<int32_t>(type));
   for (int64_t d : dims) {
     auto* dim = t->mutable_shape()->add_dim();
-    if (d < 0) dim->set_dim_param("N");
-    else dim->set_dim_value(d);
+    if (d < 0)
+      dim->set_dim_param("N");
+    else
+      dim->set_dim_value(d);
   }
   return *this;
 }

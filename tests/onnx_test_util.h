@@ -2,10 +2,10 @@
 // temporary directory, so loader and tool tests need no checked-in binary models.
 #pragma once
 
+#include <onnx/onnx_pb.h>
+
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 #include "graph/typed_tensor.h"
 

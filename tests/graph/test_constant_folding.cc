@@ -11,7 +11,9 @@
 namespace minfer {
 namespace {
 
-FoldInput known(const TypedTensor& t) { return {&t, t.shape, true}; }
+FoldInput known(const TypedTensor& t) {
+  return {&t, t.shape, true};
+}
 
 TypedTensor fold1(const std::string& op, const std::vector<FoldInput>& in, Attributes attrs = {}, int opset = 13) {
   const FoldNode node{op, opset, std::move(attrs), {}};
@@ -50,10 +52,11 @@ TEST(ConstantFolding, SliceClampsAndSteps) {
   EXPECT_EQ(slice(20, 30, 1), (std::vector<int64_t>{}));
   // Opset 9 takes starts/ends/axes as attributes; here on axis 1 of a 2x3.
   const TypedTensor m = real_tensor({2, 3}, {1, 2, 3, 4, 5, 6});
-  const TypedTensor y = fold1("Slice", {known(m)},
-                              attrs({{"starts", std::vector<int64_t>{1}}, {"ends", std::vector<int64_t>{-1}},
-                                     {"axes", std::vector<int64_t>{1}}}),
-                              9);
+  const TypedTensor y = fold1(
+      "Slice", {known(m)},
+      attrs(
+          {{"starts", std::vector<int64_t>{1}}, {"ends", std::vector<int64_t>{-1}}, {"axes", std::vector<int64_t>{1}}}),
+      9);
   EXPECT_EQ(y.shape, (Shape{2, 1}));
   EXPECT_EQ(y.reals, (std::vector<double>{2, 5}));
 }

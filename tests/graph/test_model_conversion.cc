@@ -2,12 +2,11 @@
 // outputs, on the bundled models, on a model with a folded shape subgraph and on every
 // supported ONNX backend test model; written ONNX passes ONNX's own checker.
 #include <gtest/gtest.h>
+#include <onnx/checker.h>
 
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-
-#include <onnx/checker.h>
 
 #include "bench/cli_common.h"
 #include "engine/engine.h"

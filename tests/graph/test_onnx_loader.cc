@@ -100,7 +100,7 @@ TEST(OnnxLoader, FoldsShapeSubgraphsAtLoadTime) {
   ASSERT_EQ(g.nodes.size(), 2u);
   EXPECT_EQ(g.nodes[0].op_type, "Reshape");
   EXPECT_EQ(g.initializers.at("target").data, (std::vector<float>{2, -1}));  // int64 [2, -1] as float32
-  EXPECT_EQ(g.initializers.size(), 1u);  // the folded helpers' constants are gone
+  EXPECT_EQ(g.initializers.size(), 1u);                                      // the folded helpers' constants are gone
   const std::vector<float> x = random_values(120, 3);
   Shape shape;
   const std::vector<float> y = run_graph(g, {{"x", x}}, &shape);
@@ -110,10 +110,18 @@ TEST(OnnxLoader, FoldsShapeSubgraphsAtLoadTime) {
 
 TEST(OnnxLoader, DynamicDimensionsNeedAStaticShape) {
   OnnxBuilder b = flatten_model();
-  b.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("N");
+  b.model()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("N");
   const std::string path = b.save("dynamic.onnx");
-  EXPECT_EQ(error_of(path), path + ": input 'x' has dynamic dimension 0 ('N'); give a static shape with --input_shape "
-                                   "x:d1,d2,...");
+  EXPECT_EQ(error_of(path), path +
+                                ": input 'x' has dynamic dimension 0 ('N'); give a static shape with --input_shape "
+                                "x:d1,d2,...");
   // The override applies before the shape subgraph folds: the batch of 6 reaches Reshape.
   const Graph g = load_onnx(path, {{"x", {6, 3, 4, 5}}});
   EXPECT_EQ(g.initializers.at("target").data, (std::vector<float>{6, -1}));
@@ -130,8 +138,9 @@ TEST(OnnxLoader, InputValuesBecomeConstants) {
   b.input("x", {2, 6}).input("shape", {2}, DataType::kInt64).output("y");
   b.node("Reshape", {"x", "shape"}, {"y"});
   const std::string path = b.save("reshape.onnx");
-  EXPECT_EQ(error_of(path), path + ": input 'shape' has type int64; the engine's inputs are float32 (integer inputs can "
-                                   "be fixed to values at load time)");
+  EXPECT_EQ(error_of(path), path +
+                                ": input 'shape' has type int64; the engine's inputs are float32 (integer inputs can "
+                                "be fixed to values at load time)");
   const Graph g = load_onnx(path, {}, {{"shape", int_tensor({2}, {3, 4})}});
   ASSERT_EQ(g.inputs.size(), 1u);
   Shape shape;
@@ -195,7 +204,7 @@ TEST(OnnxLoader, UpgradesLegacyBroadcastingAndPerChannelPRelu) {
   b.initializer("bias", {3}, {1, 2, 3}).initializer("slope", {3}, {0.5f, 0.25f, 2});
   auto& add = b.node("Add", {"a", "bias"}, {"s"});
   set_attr(add, "broadcast", int64_t{1});
-  set_attr(add, "axis", int64_t{1});  // bias runs along axis 1, not the last one
+  set_attr(add, "axis", int64_t{1});       // bias runs along axis 1, not the last one
   b.node("PRelu", {"s", "slope"}, {"y"});  // opset 6: one slope per channel
   const std::vector<float> a = random_values(24, 9, -4, 2);
   const std::vector<float> y = run_graph(load_onnx(b.save("legacy.onnx")), {{"a", a}});
@@ -293,8 +302,9 @@ TEST(OnnxLoader, BrokenModelsAreModelErrors) {
   b.input("x", {2}).output("y");
   b.node("Relu", {"missing"}, {"y"}, "r");
   const std::string path = b.save("dangling.onnx");
-  EXPECT_EQ(error_of(path), path + ": node 'r' (Relu): input 'missing' is not a graph input, an initializer or the "
-                                   "output of an earlier node (ONNX lists nodes in topological order)");
+  EXPECT_EQ(error_of(path), path +
+                                ": node 'r' (Relu): input 'missing' is not a graph input, an initializer or the "
+                                "output of an earlier node (ONNX lists nodes in topological order)");
   OnnxBuilder c;
   c.input("x", {2}).output("nowhere");
   const std::string path2 = c.save("no_output.onnx");
@@ -331,7 +341,8 @@ TEST(OnnxLoader, TruncatedAndCorruptFilesFailCleanly) {
   EXPECT_GT(refused, static_cast<int>(bytes.size()) / 2);
   const std::string garbage = dir + "/garbage.onnx";
   write_file(garbage, "\x0a\xff\xff\xff\xff\x0f this is not a model");
-  EXPECT_EQ(error_of(garbage), garbage + ": not an ONNX model (the protobuf does not parse: truncated or corrupt file?)");
+  EXPECT_EQ(error_of(garbage),
+            garbage + ": not an ONNX model (the protobuf does not parse: truncated or corrupt file?)");
   EXPECT_EQ(error_of(dir + "/absent.onnx"), dir + "/absent.onnx: cannot open the file");
 }
 
