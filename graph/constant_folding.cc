@@ -41,6 +41,17 @@ Shape strides_of(const Shape& shape) {
   return s;
 }
 
+// Folding builds tensors in memory at load time; a shape computation never needs more.
+constexpr int64_t kMaxFoldedElements = int64_t{1} << 28;
+
+int64_t checked_size(const Shape& shape) {
+  const int64_t n = num_elements(shape);
+  if (n > kMaxFoldedElements)
+    throw UnsupportedError(fmt::format("folding would build a tensor of {} elements (shape {}); the limit is {}", n,
+                                       shape_str(shape), kMaxFoldedElements));
+  return n;
+}
+
 // out[i] = src[index[i]], keeping src's type.
 TypedTensor take(const TypedTensor& src, Shape shape, const std::vector<int64_t>& index) {
   TypedTensor out;
@@ -59,7 +70,7 @@ TypedTensor take(const TypedTensor& src, Shape shape, const std::vector<int64_t>
 // The source index of every element of a broadcast of `from` to `to`.
 std::vector<int64_t> broadcast_index(const Shape& from, const Shape& to) {
   const BroadcastIndex b(from, to);
-  const int64_t n = num_elements(to);
+  const int64_t n = checked_size(to);
   std::vector<int64_t> index(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) index[i] = b.source(i);
   return index;
@@ -93,7 +104,7 @@ TypedTensor constant_of_shape(const FoldNode& node, const Inputs& in) {
   TypedTensor fill = real_tensor({}, {0.0});
   if (auto it = node.tensor_attrs.find("value"); it != node.tensor_attrs.end()) fill = it->second;
   if (fill.size() != 1) throw OpError("attribute 'value' must hold one element");
-  return take(fill, shape, std::vector<int64_t>(static_cast<size_t>(num_elements(shape)), 0));
+  return take(fill, shape, std::vector<int64_t>(static_cast<size_t>(checked_size(shape)), 0));
 }
 
 TypedTensor shape_of(const FoldNode& node, const Inputs& in) {
@@ -322,14 +333,19 @@ TypedTensor range(const Inputs& in) {
   if (start.is_integer()) {
     const int64_t s = start.ints[0], l = limit.ints[0], d = delta.ints[0];
     if (d == 0) throw OpError("delta must not be 0");
-    const int64_t n = d > 0 ? (l > s ? (l - s - 1) / d + 1 : 0) : (s > l ? (s - l - 1) / -d + 1 : 0);
+    int64_t span = 0;  // |limit - start|, when the range runs toward limit
+    if ((d > 0 ? __builtin_sub_overflow(l, s, &span) : __builtin_sub_overflow(s, l, &span)) || d == INT64_MIN)
+      throw OpError("the range overflows int64");
+    const int64_t n = checked_size({span > 0 ? (span - 1) / (d > 0 ? d : -d) + 1 : 0});
     std::vector<int64_t> v(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) v[i] = s + i * d;
     return int_tensor({n}, std::move(v), start.type);
   }
   const double s = start.reals[0], l = limit.reals[0], d = delta.reals[0];
   if (d == 0) throw OpError("delta must not be 0");
-  const auto n = static_cast<int64_t>(std::max(0.0, std::ceil((l - s) / d)));
+  const double count = std::max(0.0, std::ceil((l - s) / d));
+  if (!(count <= static_cast<double>(kMaxFoldedElements))) checked_size({kMaxFoldedElements + 1});
+  const auto n = static_cast<int64_t>(count);
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = s + static_cast<double>(i) * d;
   return real_tensor({n}, std::move(v), start.type);

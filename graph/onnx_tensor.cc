@@ -77,6 +77,10 @@ std::string read_external(const onnx::TensorProto& proto, const std::string& bas
   const std::filesystem::path path = std::filesystem::path(base_dir) / location;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw OpError(fmt::format("external data file '{}' cannot be opened", path.string()));
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec || offset > size || bytes > size - offset)  // checked before allocating `bytes`
+    throw OpError(fmt::format("external data file '{}' ends before byte {}", path.string(), offset + bytes));
   std::string data(bytes, '\0');
   in.seekg(static_cast<std::streamoff>(offset));
   in.read(data.data(), static_cast<std::streamsize>(bytes));

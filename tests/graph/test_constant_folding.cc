@@ -114,6 +114,8 @@ TEST(ConstantFolding, ArithmeticCastAndRange) {
 
   const TypedTensor s = int_tensor({}, {10}), l = int_tensor({}, {1}), d = int_tensor({}, {-4});
   EXPECT_EQ(fold1("Range", {known(s), known(l), known(d)}).ints, (std::vector<int64_t>{10, 6, 2}));
+  const TypedTensor min = int_tensor({}, {INT64_MIN}), max = int_tensor({}, {INT64_MAX}), one = int_tensor({}, {1});
+  EXPECT_THROW(fold1("Range", {known(min), known(max), known(one)}), OpError);  // overflows
   const TypedTensor fs = real_tensor({}, {0.5}), fl = real_tensor({}, {2.0}), fd = real_tensor({}, {0.5});
   EXPECT_EQ(fold1("Range", {known(fs), known(fl), known(fd)}).reals, (std::vector<double>{0.5, 1.0, 1.5}));
 }
@@ -130,6 +132,8 @@ TEST(ConstantFolding, ConstantsAndShapeOps) {
   EXPECT_EQ(filled.type, DataType::kInt32);
   EXPECT_EQ(filled.shape, (Shape{2, 3}));
   EXPECT_EQ(filled.ints, std::vector<int64_t>(6, 7));
+  const TypedTensor huge = int_tensor({2}, {1 << 20, 1 << 20});  // 2^40 elements: refused, not allocated
+  EXPECT_THROW(fold(fill, {known(huge)}), UnsupportedError);
 
   // Reshape, Squeeze and Unsqueeze read their attributes through the engine's own ops.
   const TypedTensor x = int_tensor({2, 3}, {1, 2, 3, 4, 5, 6});
