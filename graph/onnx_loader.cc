@@ -261,8 +261,10 @@ class OnnxImporter {
       if (is_foldable_op(node.op_type)) {
         std::vector<FoldInput> in;
         for (const std::string& name : node.inputs) {
-          if (name.empty()) in.push_back({nullptr, {}, false});
-          else in.push_back({constant(name), shapes_.at(name), true});
+          if (name.empty())
+            in.push_back({nullptr, {}, false});
+          else
+            in.push_back({constant(name), shapes_.at(name), true});
         }
         const FoldNode fold_node{node.op_type, opset_, node.attrs, tensor_attrs};
         if (can_fold(fold_node, in)) {

@@ -110,7 +110,8 @@ Layout layout_of(const onnx::TensorProto& proto) {
 }
 
 void check_count(const Layout& l, int64_t got) {
-  if (got != l.count) throw OpError(fmt::format("holds {} values, shape {} needs {}", got, shape_str(l.shape), l.count));
+  if (got != l.count)
+    throw OpError(fmt::format("holds {} values, shape {} needs {}", got, shape_str(l.shape), l.count));
 }
 
 // The little-endian bytes of a tensor stored raw (raw_data or an external file), or
