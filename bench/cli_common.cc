@@ -6,11 +6,46 @@
 #include <iostream>
 #include <random>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "graph/errors.h"
 
 namespace minfer::cli {
+
+namespace {
+
+// A 0|1 flag (CLI11 would otherwise read any number as a bool).
+void add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description) {
+  app.add_option_function<int>(
+         name, [&value](const int& v) { value = v != 0; }, description + " (0|1, default " + (value ? "1" : "0") + ")")
+      ->check(CLI::IsMember({0, 1}));
+}
+
+// A run-wide choice that sets one attribute on every node of an op type.
+void add_override(CLI::App& app, const std::string& name, CompileOptions& options, const std::string& op_type,
+                  const std::string& attribute, std::initializer_list<std::string> choices,
+                  const std::string& description) {
+  app.add_option_function<std::string>(
+         name,
+         [&options, op_type, attribute](const std::string& v) {
+           options.attribute_overrides.push_back({op_type, attribute, v});
+         },
+         description)
+      ->check(CLI::IsMember(std::vector<std::string>(choices)));
+}
+
+}  // namespace
+
+void add_compile_flags(CLI::App& app, CompileOptions& options) {
+  app.add_option("--num_threads", options.num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
+  add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
+  add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
+  add_override(app, "--deconv_method", options, "ConvTranspose", "method", {"col2im", "conv"},
+               "ConvTranspose method for every node (overrides the model's)");
+  add_override(app, "--lstm_plan", options, "LSTM", "plan", {"minimal", "fused"},
+               "Memory plan of every LSTM cell (default: each node's 'plan')");
+}
 
 void fill_inputs_deterministic(Session& session, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -38,12 +73,6 @@ void write_file_atomically(const std::string& path, const std::string& contents)
     std::filesystem::remove(tmp);
     throw UsageError(fmt::format("{}: {}", path, ec.message()));
   }
-}
-
-void add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description) {
-  app.add_option_function<int>(
-         name, [&value](const int& v) { value = v != 0; }, description + " (0|1, default " + (value ? "1" : "0") + ")")
-      ->check(CLI::IsMember({0, 1}));
 }
 
 int run_tool(const char* tool, const std::function<int()>& body) {

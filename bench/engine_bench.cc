@@ -9,35 +9,24 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
-  std::string model_path, input_shape, format = "text", output_path, lstm_plan, deconv_method;
-  int num_runs = 20, warmup_runs = 2, num_threads = 1;
+  std::string model_path, input_shape, format = "text", output_path;
+  int num_runs = 20, warmup_runs = 2;
   bool memory_plan = false;
-  minfer::PassOptions passes;
-  app.add_option("--model", model_path, "Model file (net.json)")->required();
+  minfer::CompileOptions options;
+  app.add_option("--model", model_path, "Model file (.json: net.json, .onnx: ONNX)")->required();
   app.add_option("--num_runs", num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
   app.add_option("--warmup_runs", warmup_runs, "Unprofiled runs first")->check(CLI::Range(0, 1000000));
-  app.add_option("--num_threads", num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
+  minfer::cli::add_compile_flags(app, options);
   app.add_option("--input_shape", input_shape, "Override input shapes: name:1,3,224,224[;name2:...]");
-  minfer::cli::add_switch(app, "--fold_bn", passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
-  minfer::cli::add_switch(app, "--clean", passes.clean, "Remove Identity/Dropout and dead nodes");
   app.add_flag("--memory_plan", memory_plan, "Also print the memory plan: buffers, offsets, lifetimes");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
-  app.add_option("--lstm_plan", lstm_plan, "Memory plan of every LSTM cell (default: each node's 'plan')")
-      ->check(CLI::IsMember({"minimal", "fused"}));
-  app.add_option("--deconv_method", deconv_method, "ConvTranspose method for every node (overrides the model's)")
-      ->check(CLI::IsMember({"col2im", "conv"}));
   CLI11_PARSE(app, argc, argv);
 
   return minfer::cli::run_tool("engine_bench", [&] {
-    minfer::Graph graph = minfer::load_model(model_path);
-    if (!input_shape.empty()) minfer::override_input_shapes(graph, minfer::parse_input_shapes(input_shape));
-    minfer::CompileOptions options;
-    options.num_threads = num_threads;
-    options.passes = passes;
-    if (!lstm_plan.empty()) options.attribute_overrides.push_back({"LSTM", "plan", lstm_plan});
-    if (!deconv_method.empty()) options.attribute_overrides.push_back({"ConvTranspose", "method", deconv_method});
-    minfer::Session session(minfer::compile(std::move(graph), options));
+    minfer::LoadOptions load;
+    if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
+    minfer::Session session(minfer::compile(minfer::load_model(model_path, load), options));
     minfer::cli::fill_inputs_deterministic(session);
 
     session.set_profiling(false);

@@ -66,7 +66,7 @@ class LstmOp final : public Op {
     bool defaults = acts.empty() || acts.size() == static_cast<size_t>(3 * directions_);
     for (size_t i = 0; defaults && i < acts.size(); ++i) defaults = same_name(acts[i], i % 3 == 0 ? "Sigmoid" : "Tanh");
     if (!defaults)
-      throw OpError(fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
+      throw UnsupportedError(fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
                                 fmt::join(acts, ", ")));
     if (node.attrs.has("clip")) {
       const double clip = node.attrs.get_float("clip", 0.0);
@@ -79,7 +79,7 @@ class LstmOp final : public Op {
     input_forget_ = input_forget == 1;
     const int64_t layout = node.attrs.get_int("layout", 0);
     if (layout != 0)
-      throw OpError(fmt::format("attribute 'layout' {} is not implemented (only 0: [seq, batch, ...])", layout));
+      throw UnsupportedError(fmt::format("attribute 'layout' {} is not implemented (only 0: [seq, batch, ...])", layout));
     plan_ = parse_lstm_plan(node.attrs.get_string("plan", "minimal"));
   }
 

@@ -7,13 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tests/bench/engine_bench_runner.h"
+#include "tests/cli_test_util.h"
+#include "tests/onnx_test_util.h"
 
+namespace minfer::test {
 namespace {
 
-using minfer::test::CommandResult;
-const std::string& kSource = minfer::test::kSourceDir;
-auto* const run = &minfer::test::run_engine_bench;
+const std::string kBench = MINFER_ENGINE_BENCH;
+const std::string kSource = MINFER_SOURCE_DIR;
+
+CommandResult run(const std::string& args) { return run_command(kBench + " " + args); }
 
 TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 3 --format json");
@@ -107,4 +110,25 @@ TEST(EngineBenchCli, BadFlagsAreRefused) {
   EXPECT_EQ(r.err, "engine_bench: " + missing + ": cannot open the file\n");
 }
 
+TEST(EngineBenchCli, RunsOnnxModelsAsNetJson) {
+  OnnxBuilder b;
+  b.input("x", {-1, 3, 8, 8}).output("y");
+  b.initializer("W", {4, 3, 3, 3}, std::vector<float>(108, 0.01f));
+  b.node("Conv", {"x", "W"}, {"c"}, "conv");
+  b.node("Relu", {"c"}, {"y"});
+  const std::string path = b.save("model.onnx");
+  CommandResult r = run("--model " + path + " --num_runs 2 --format json --input_shape x:2,3,8,8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["ops"].size(), 2u);
+  EXPECT_EQ(j["ops"][0]["name"], "conv");
+  EXPECT_EQ(j["totals"]["macs"], 2 * 3 * 3 * 3 * 4 * 6 * 6);  // by hand: N*Kh*Kw*Cin*Cout*Hout*Wout
+  CommandResult dynamic = run("--model " + path);
+  EXPECT_EQ(dynamic.exit_code, 1);
+  EXPECT_EQ(dynamic.err, "engine_bench: " + path +
+                             ": input 'x' has dynamic dimension 0 ('N'); give a static shape with --input_shape "
+                             "x:d1,d2,...\n");
+}
+
 }  // namespace
+}  // namespace minfer::test
