@@ -69,8 +69,9 @@ void CompiledModel::build_steps() {
 }
 
 void CompiledModel::plan_memory_layout() {
-  // Lifetimes in steps: a tensor lives from the step that writes it (graph inputs:
-  // before step 0) to the last step that reads it (graph outputs: to the end).
+  // Lifetimes in steps: a tensor lives from the step that writes it to the last step
+  // that reads it. Graph inputs and outputs live through the whole run: a caller sets
+  // the inputs once and runs many times, and reads the outputs afterwards.
   const int last = std::max<int>(0, static_cast<int>(steps_.size()) - 1);
   std::vector<BufferRequest> requests;
   std::vector<int> request_value;  // value slot per request, -1 for a workspace
@@ -80,7 +81,7 @@ void CompiledModel::plan_memory_layout() {
     for (int v : steps_[s].inputs)
       if (v >= 0) end[v] = std::max(end[v], static_cast<int>(s));
   }
-  for (int v : inputs_) first[v] = 0;
+  for (int v : inputs_) first[v] = 0, end[v] = last;
   for (int v : outputs_) end[v] = last;
   for (size_t v = 0; v < values_.size(); ++v) {
     if (values_[v].constant) continue;

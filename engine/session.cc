@@ -61,16 +61,16 @@ void Session::run() {
     for (size_t i = 0; i < steps.size(); ++i) steps[i].op->run(ctx, step_inputs_[i], step_outputs_[i], workspace(steps[i]));
     return;
   }
-  std::vector<double>& times = profile_.begin_run(steps.size());
-  const Clock::time_point run_start = Clock::now();
-  Clock::time_point t0 = run_start;
+  RunTimes& times = profile_.begin_run(steps.size());
+  Clock::time_point t0 = times.start;
   for (size_t i = 0; i < steps.size(); ++i) {
+    times.step_start_ms[i] = elapsed_ms(times.start, t0);
     steps[i].op->run(ctx, step_inputs_[i], step_outputs_[i], workspace(steps[i]));
     const Clock::time_point t1 = Clock::now();
-    times[i] = elapsed_ms(t0, t1);
+    times.step_ms[i] = elapsed_ms(t0, t1);
     t0 = t1;
   }
-  profile_.end_run(elapsed_ms(run_start, t0));
+  profile_.end_run(elapsed_ms(times.start, t0));
 }
 
 }  // namespace minfer

@@ -18,6 +18,8 @@ class NetBuilder:
         self.nodes = []
         self.weights = bytearray()
         self.rng = random.Random(name)
+        self.preprocess = None  # {"mean": [...], "std": [...]}: how an image becomes the input
+        self.labels = None      # name of a file beside the model with one class label per line
 
     def input(self, name, shape):
         self.inputs.append({"name": name, "shape": list(shape)})
@@ -72,6 +74,10 @@ class NetBuilder:
         if self.doc:
             doc["doc"] = self.doc
         doc.update({"inputs": self.inputs, "outputs": self.outputs})
+        if self.preprocess:
+            doc["preprocess"] = self.preprocess
+        if self.labels:
+            doc["labels"] = self.labels
         if self.weights:
             doc["weights_file"] = weights_name
             with open(json_path.rsplit("/", 1)[0] + "/" + weights_name if "/" in json_path else weights_name,
