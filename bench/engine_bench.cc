@@ -24,8 +24,9 @@ int main(int argc, char** argv) {
   std::string image, mean, std_dev, trace_path, html_path;
   int top_k = 5;
   app.add_option("--image", image, "Image (PNG, JPEG, BMP) for the first input; prints the top classes");
-  app.add_option("--mean", mean, "Per-channel mean after scaling pixels to [0,1], e.g. 0.485,0.456,0.406 "
-                                 "(default: the model's \"preprocess\", else 0)");
+  app.add_option("--mean", mean,
+                 "Per-channel mean after scaling pixels to [0,1], e.g. 0.485,0.456,0.406 "
+                 "(default: the model's \"preprocess\", else 0)");
   app.add_option("--std", std_dev, "Per-channel std, e.g. 0.229,0.224,0.225 (default: the model's, else 1)");
   app.add_option("--top_k", top_k, "Classes shown with --image")->check(CLI::Range(1, 1000000));
   app.add_option("--trace", trace_path, "Write a Chrome/Perfetto trace (JSON) of every profiled run to FILE");
@@ -63,9 +64,15 @@ int main(int argc, char** argv) {
     {
       minfer::Progress progress("running", warmup_runs + num_runs);
       session.set_profiling(false);
-      for (int i = 0; i < warmup_runs; ++i, progress.update(i)) session.run();
+      for (int i = 1; i <= warmup_runs; ++i) {
+        session.run();
+        progress.update(i);
+      }
       session.set_profiling(true);
-      for (int i = 0; i < num_runs; ++i, progress.update(warmup_runs + i)) session.run();
+      for (int i = 1; i <= num_runs; ++i) {
+        session.run();
+        progress.update(warmup_runs + i);
+      }
     }
 
     nlohmann::json report = minfer::profile_report(session, warmup_runs, machine_model);
@@ -74,7 +81,8 @@ int main(int argc, char** argv) {
     if (format == "json") text = report.dump(2) + "\n";
     else if (format == "csv") text = minfer::format_csv(report);
     else text = minfer::format_text(report);
-    if (!trace_path.empty()) minfer::cli::write_file_atomically(trace_path, minfer::format_trace(report, session.profile()));
+    if (!trace_path.empty())
+      minfer::cli::write_file_atomically(trace_path, minfer::format_trace(report, session.profile()));
     if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_html(report));
     if (output_path.empty()) std::cout << text;
     else minfer::cli::write_file_atomically(output_path, text);

@@ -19,14 +19,16 @@ struct StbiFree {
 };
 
 // mean or std for channel c: one value for all channels, or one per channel.
-float per_channel(const std::vector<float>& values, int64_t c) { return values.size() == 1 ? values[0] : values[c]; }
+float per_channel(const std::vector<float>& values, int64_t c) {
+  return values.size() == 1 ? values[0] : values[c];
+}
 
 }  // namespace
 
 std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& p) {
   if (shape.size() != 4 || (shape[1] != 1 && shape[1] != 3))
-    throw UsageError(fmt::format("{}: the model input has shape {}; an image fills [N, 1 or 3, H, W]", path,
-                                 shape_str(shape)));
+    throw UsageError(
+        fmt::format("{}: the model input has shape {}; an image fills [N, 1 or 3, H, W]", path, shape_str(shape)));
   const int64_t n = shape[0], channels = shape[1], height = shape[2], width = shape[3];
   for (const auto& [name, values] : {std::pair{"mean", &p.mean}, std::pair{"std", &p.std}})
     if (values->size() != 1 && static_cast<int64_t>(values->size()) != channels)

@@ -27,7 +27,9 @@ double best_seconds(double budget_s, F&& body) {
 
 }  // namespace
 
-ProbeIsa probe_isa() { return xsimd::dispatch<ProbeArchs>(ProbeIsaOf{})(); }
+ProbeIsa probe_isa() {
+  return xsimd::dispatch<ProbeArchs>(ProbeIsaOf{})();
+}
 
 double probe_peak_gflops(int threads) {
   volatile float sink = 0;  // keeps every thread's result, so no work is dropped

@@ -13,7 +13,9 @@ Progress::~Progress() {
   if (drawn_) std::fprintf(stderr, "\r\033[K");
 }
 
-bool Progress::enabled() { return isatty(STDERR_FILENO) == 1; }
+bool Progress::enabled() {
+  return isatty(STDERR_FILENO) == 1;
+}
 
 void Progress::update(int64_t done) {
   if (!enabled_) return;

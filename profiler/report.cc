@@ -100,18 +100,21 @@ json build_report(const ReportInput& in) {
     totals["roofline_fraction"] = latency.mean > 0 ? roofline_ms / latency.mean : 0.0;
   }
 
-  json report = {{"model", {{"name", in.model_name}, {"file", in.model_file}, {"inputs", shapes_json(in.inputs)},
-                            {"outputs", shapes_json(in.outputs)}, {"nodes", in.ops.size()}}},
-                 {"threads", in.threads},
-                 {"runs", latency.count},
-                 {"warmup_runs", in.warmup_runs},
-                 {"totals", totals},
-                 {"latency_ms", stats_json(latency)},
-                 {"ops", ops},
-                 {"memory_plan",
-                  {{"arena_bytes", in.peak_activation_bytes},
-                   {"naive_bytes", in.naive_activation_bytes},
-                   {"buffers", buffers}}}};
+  json report = {
+      {"model",
+       {{"name", in.model_name},
+        {"file", in.model_file},
+        {"inputs", shapes_json(in.inputs)},
+        {"outputs", shapes_json(in.outputs)},
+        {"nodes", in.ops.size()}}},
+      {"threads", in.threads},
+      {"runs", latency.count},
+      {"warmup_runs", in.warmup_runs},
+      {"totals", totals},
+      {"latency_ms", stats_json(latency)},
+      {"ops", ops},
+      {"memory_plan",
+       {{"arena_bytes", in.peak_activation_bytes}, {"naive_bytes", in.naive_activation_bytes}, {"buffers", buffers}}}};
   if (in.machine) report["machine"] = to_json(*in.machine);
   return report;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include <fmt/format.h>
 
@@ -54,10 +55,16 @@ std::string line(double x1, double y1, double x2, double y2, const std::string& 
 }
 
 // 0.01, 0.1, 1, 10, 100, 1000 without trailing zeros.
-std::string decade_label(double v) { return fmt::format("{:g}", v); }
+std::string decade_label(double v) {
+  return fmt::format("{:g}", v);
+}
 
-double decade_below(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
-double decade_above(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
+double decade_below(double v) {
+  return std::pow(10.0, std::floor(std::log10(v)));
+}
+double decade_above(double v) {
+  return std::pow(10.0, std::ceil(std::log10(v)));
+}
 
 }  // namespace
 
@@ -85,7 +92,9 @@ OpColours::OpColours(const json& ops) {
   }
 }
 
-const std::string& OpColours::of(const json& op) const { return colour_.at(op_label(op)); }
+const std::string& OpColours::of(const json& op) const {
+  return colour_.at(op_label(op));
+}
 
 std::string OpColours::legend_html() const {
   std::string out = "<div class=\"legend\">";
@@ -154,8 +163,7 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
   }
   if (i_hi <= 0) i_lo = 0.1, i_hi = 10, g_lo = 0.1, g_hi = 10;  // nothing to place
   constexpr int kWidth = 980, kHeight = 540, kLeft = 80, kRight = 190, kTop = 20, kBottom = 50;
-  const Axis x{decade_below(i_lo), std::max(decade_above(i_hi), decade_below(i_lo) * 10), kLeft, kWidth - kRight,
-               true};
+  const Axis x{decade_below(i_lo), std::max(decade_above(i_hi), decade_below(i_lo) * 10), kLeft, kWidth - kRight, true};
   const Axis y{decade_below(g_lo), std::max(decade_above(g_hi), decade_below(g_lo) * 10), kHeight - kBottom, kTop,
                true};
 
@@ -170,8 +178,9 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
   }
   svg += text((x.p0 + x.p1) / 2, kHeight - 8, "arithmetic intensity (FLOPs per byte moved)",
               "class=\"axis\" text-anchor=\"middle\"");
-  svg += text(18, (y.p0 + y.p1) / 2, "attained GFLOP/s",
-              fmt::format("class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 18 {:.1f})\"", (y.p0 + y.p1) / 2));
+  svg +=
+      text(18, (y.p0 + y.p1) / 2, "attained GFLOP/s",
+           fmt::format("class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 18 {:.1f})\"", (y.p0 + y.p1) / 2));
 
   if (has_machine) {
     // The memory roof rises with intensity until it meets the compute roof at the ridge.
@@ -183,31 +192,39 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
         escape_html(fmt::format("roofline: min({:.1f} GFLOP/s, intensity x {:.1f} GB/s); ridge at {:.2f} FLOPs/byte",
                                 peak, bandwidth, ridge)));
     svg += text(x.p1 + 6, y(peak) + 4, fmt::format("measured peak {:.1f} GFLOP/s", peak), "class=\"roof-label\"");
-    svg += text(x(start) + 8, y(start * bandwidth) - 8, fmt::format("memory {:.1f} GB/s", bandwidth),
-                "class=\"roof-label\"");
+    // The label runs along the memory roof, just above it, ending short of the ridge
+    // (low intensities are where element-wise ops crowd).
+    const double at = std::max(start, ridge / 12);
+    const double lx = x(at), ly = y(at * bandwidth) - 6;
+    const double angle = std::atan2(y(start * 10 * bandwidth) - y(start * bandwidth), x(start * 10) - x(start));
+    svg += text(lx, ly, fmt::format("memory {:.1f} GB/s", bandwidth),
+                fmt::format("class=\"roof-label\" transform=\"rotate({:.1f} {:.1f} {:.1f})\"",
+                            angle * 180 / std::numbers::pi, lx, ly));
     svg += line(x(ridge), y(peak), x(ridge), y.p0, "ridge");
     svg += text(x(ridge) + 4, y.p0 - 6, fmt::format("ridge {:.2f}", ridge), "class=\"roof-label\"");
     if (theoretical > 0) {
-      svg += fmt::format("<line id=\"theoretical-roof\" class=\"roof theoretical\" x1=\"{:.1f}\" y1=\"{:.1f}\" "
-                         "x2=\"{:.1f}\" y2=\"{:.1f}\"><title>theoretical peak {:.1f} GFLOP/s</title></line>\n",
-                         x.p0, y(theoretical), x.p1, y(theoretical), theoretical);
+      svg += fmt::format(
+          "<line id=\"theoretical-roof\" class=\"roof theoretical\" x1=\"{:.1f}\" y1=\"{:.1f}\" "
+          "x2=\"{:.1f}\" y2=\"{:.1f}\"><title>theoretical peak {:.1f} GFLOP/s</title></line>\n",
+          x.p0, y(theoretical), x.p1, y(theoretical), theoretical);
       svg += text(x.p1 + 6, y(theoretical) + 4, fmt::format("theoretical {:.1f} GFLOP/s", theoretical),
                   "class=\"roof-label\"");
     }
   }
   for (const json* p : points) {
     const json& o = *p;
-    std::string tip = fmt::format("{} ({}): {:.2f} FLOPs/byte, {:.2f} GFLOP/s, {:.2f} GB/s, {:.3f} ms",
-                                  o["name"].get<std::string>(), op_label(o), o["arithmetic_intensity"].get<double>(),
-                                  o["gflops_per_s"].get<double>(), o["gbytes_per_s"].get<double>(),
-                                  o["time_ms"]["mean"].get<double>());
+    std::string tip =
+        fmt::format("{} ({}): {:.2f} FLOPs/byte, {:.2f} GFLOP/s, {:.2f} GB/s, {:.3f} ms", o["name"].get<std::string>(),
+                    op_label(o), o["arithmetic_intensity"].get<double>(), o["gflops_per_s"].get<double>(),
+                    o["gbytes_per_s"].get<double>(), o["time_ms"]["mean"].get<double>());
     if (o.contains("bound"))
       tip += fmt::format("; {}-bound, {:.1f}% of its roofline bound {:.2f} GFLOP/s", o["bound"].get<std::string>(),
                          100.0 * o["roofline_fraction"].get<double>(), o["roofline_gflops_per_s"].get<double>());
-    svg += fmt::format("<circle class=\"op-point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"><title>{}</title>"
-                       "</circle>\n",
-                       x(o["arithmetic_intensity"].get<double>()), y(o["gflops_per_s"].get<double>()), colours.of(o),
-                       escape_html(tip));
+    svg += fmt::format(
+        "<circle class=\"op-point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"><title>{}</title>"
+        "</circle>\n",
+        x(o["arithmetic_intensity"].get<double>()), y(o["gflops_per_s"].get<double>()), colours.of(o),
+        escape_html(tip));
   }
   svg += "</svg>\n";
   if (!off_chart.empty()) {

@@ -27,14 +27,14 @@ std::string format_csv(const json& r) {
       "roofline_fraction,bound\n";
   for (const json& o : r["ops"]) {
     const json& t = o["time_ms"];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f}",
-                       csv_field(o["name"]), csv_field(o["type"]), csv_field(o["kind"]),
-                       shape_text(o["output_shape"]), o["macs"].get<int64_t>(), o["flops"].get<int64_t>(),
-                       o["params"].get<int64_t>(), o["bytes_read"].get<int64_t>(), o["bytes_written"].get<int64_t>(),
-                       t["first"].get<double>(), t["mean"].get<double>(), t["min"].get<double>(),
-                       t["median"].get<double>(), t["max"].get<double>(), t["std"].get<double>(),
-                       o["percent"].get<double>(), o["cdf_percent"].get<double>(), o["gflops_per_s"].get<double>(),
-                       o["arithmetic_intensity"].get<double>(), o["gbytes_per_s"].get<double>());
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f}",
+        csv_field(o["name"]), csv_field(o["type"]), csv_field(o["kind"]), shape_text(o["output_shape"]),
+        o["macs"].get<int64_t>(), o["flops"].get<int64_t>(), o["params"].get<int64_t>(), o["bytes_read"].get<int64_t>(),
+        o["bytes_written"].get<int64_t>(), t["first"].get<double>(), t["mean"].get<double>(), t["min"].get<double>(),
+        t["median"].get<double>(), t["max"].get<double>(), t["std"].get<double>(), o["percent"].get<double>(),
+        o["cdf_percent"].get<double>(), o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(),
+        o["gbytes_per_s"].get<double>());
     // Roofline columns stay empty when the report was built without a machine model.
     if (o.contains("bound"))
       out += fmt::format(",{:.4f},{:.4f},{}\n", o["roofline_gflops_per_s"].get<double>(),

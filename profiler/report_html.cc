@@ -19,6 +19,8 @@ th, td { padding: 2px 10px; text-align: right; border-bottom: 1px solid #eee; }
 th:first-child, td:first-child { text-align: left; }
 td.name { text-align: left; font-family: monospace; }
 table.summary td { text-align: left; }
+table.machine td { white-space: nowrap; }
+table.machine td:last-child, table.machine th:last-child { white-space: normal; text-align: left; }
 svg { max-width: 100%; height: auto; }
 div.wide { overflow-x: auto; } table.ops { font-size: 12px; }
 .legend span { display: inline-block; margin: 2px 12px 2px 0; }
@@ -60,10 +62,10 @@ std::string summary(const json& r) {
   out += row("nodes", std::to_string(m["nodes"].get<int64_t>()));
   out += row("threads", std::to_string(r["threads"].get<int>()));
   out += row("runs", fmt::format("{} (after {} warmup)", r["runs"].get<int64_t>(), r["warmup_runs"].get<int>()));
-  out += row("latency (ms)", fmt::format("mean {:.3f}, median {:.3f}, min {:.3f}, max {:.3f}, std {:.3f}, first {:.3f}",
-                                         lat["mean"].get<double>(), lat["median"].get<double>(),
-                                         lat["min"].get<double>(), lat["max"].get<double>(), lat["std"].get<double>(),
-                                         lat["first"].get<double>()));
+  out +=
+      row("latency (ms)", fmt::format("mean {:.3f}, median {:.3f}, min {:.3f}, max {:.3f}, std {:.3f}, first {:.3f}",
+                                      lat["mean"].get<double>(), lat["median"].get<double>(), lat["min"].get<double>(),
+                                      lat["max"].get<double>(), lat["std"].get<double>(), lat["first"].get<double>()));
   out += row("MACs", count_and_si(t["macs"]));
   out += row("FLOPs", count_and_si(t["flops"]));
   out += row("parameters", count_and_si(t["params"]));
@@ -72,8 +74,8 @@ std::string summary(const json& r) {
              fmt::format("{} ({}B; {}B if every tensor had its own buffer)", with_commas(t["peak_activation_bytes"]),
                          si_units(t["peak_activation_bytes"].get<double>()),
                          si_units(t["naive_activation_bytes"].get<double>())));
-  out += row("bytes read / written",
-             fmt::format("{}B / {}B", si_units(t["bytes_read"].get<double>()), si_units(t["bytes_written"].get<double>())));
+  out += row("bytes read / written", fmt::format("{}B / {}B", si_units(t["bytes_read"].get<double>()),
+                                                 si_units(t["bytes_written"].get<double>())));
   out += row("attained", fmt::format("{:.2f} GFLOP/s, {:.2f} GB/s, {:.2f} FLOPs/byte", t["gflops_per_s"].get<double>(),
                                      t["gbytes_per_s"].get<double>(), t["arithmetic_intensity"].get<double>()));
   if (t.contains("roofline_ms"))
@@ -95,9 +97,8 @@ std::string summary(const json& r) {
       escape_html(mc["peak_source"]), th["cores"].get<int>(), th["clock_ghz"].get<double>(),
       th["flops_per_cycle"].get<int>(), th["fma_units"].get<int>(), th["vector_bits"].get<int>(),
       th["implied_clock_ghz"].get<double>());
-  out += fmt::format(
-      "<tr><th>memory bandwidth</th><td>{:.1f} GB/s</td><td></td><td>STREAM-like triad ({})</td></tr>\n",
-      mc["bandwidth_gbs"].get<double>(), escape_html(mc["bandwidth_source"]));
+  out += fmt::format("<tr><th>memory bandwidth</th><td>{:.1f} GB/s</td><td></td><td>STREAM-like triad ({})</td></tr>\n",
+                     mc["bandwidth_gbs"].get<double>(), escape_html(mc["bandwidth_source"]));
   out += fmt::format("<tr><th>ridge point</th><td>{:.2f} FLOPs/byte</td><td></td><td>peak / bandwidth</td></tr>\n",
                      mc["ridge_intensity"].get<double>());
   return out + "</table>\n";
@@ -114,8 +115,8 @@ std::string op_table(const json& r) {
         "<tr><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{:.2f}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
         i++, escape_html(o["name"]), escape_html(op_label(o)), shape_text(o["output_shape"]),
-        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), with_commas(o["macs"]),
-        with_commas(o["flops"]), with_commas(o["bytes_read"].get<int64_t>() + o["bytes_written"].get<int64_t>()),
+        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), with_commas(o["macs"]), with_commas(o["flops"]),
+        with_commas(o["bytes_read"].get<int64_t>() + o["bytes_written"].get<int64_t>()),
         o["arithmetic_intensity"].get<double>(), o["gflops_per_s"].get<double>(), o["gbytes_per_s"].get<double>(),
         o.contains("roofline_fraction") ? fmt::format("{:.1f}%", 100.0 * o["roofline_fraction"].get<double>()) : "-",
         o.value("bound", "-"));
@@ -134,13 +135,14 @@ std::vector<HtmlSection> html_report_sections(const json& r) {
        colours.legend_html() + op_time_chart(r, colours)},
       {"roofline", "Roofline",
        "<p class=\"note\">Each op at its arithmetic intensity and attained GFLOP/s; below the roof is room to gain. "
-       "Hover a point for its figures.</p>\n" +
+       "A point above the memory roof read its data from cache, faster than from memory. Hover a point for its "
+       "figures.</p>\n" +
            colours.legend_html() + roofline_chart(r, colours)},
       {"memory", "Memory plan",
        fmt::format("<p class=\"note\">{} buffers in one arena of {} bytes ({}B; every tensor in its own buffer: "
                    "{}B). Each rectangle spans its buffer's lifetime across and its bytes up.</p>\n",
-                   plan["buffers"].size(), with_commas(plan["arena_bytes"]), si_units(plan["arena_bytes"].get<double>()),
-                   si_units(plan["naive_bytes"].get<double>())) +
+                   plan["buffers"].size(), with_commas(plan["arena_bytes"]),
+                   si_units(plan["arena_bytes"].get<double>()), si_units(plan["naive_bytes"].get<double>())) +
            memory_chart(r)},
       {"ops", "Ops in run order", op_table(r)},
   };

@@ -23,22 +23,23 @@ std::string roofline_percent(const json& o) {
 }
 
 void op_table(std::string& out, const std::vector<const json*>& rows) {
-  out += fmt::format("{:>24} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9} {:>8} {:>8} "
-                     "{:>8} {:>7}  {:<16} {}\n",
-                     "[node type]", "[start]", "[first]", "[avg ms]", "[%]", "[cdf%]", "[mem KB]", "[MACs]",
-                     "[FLOPs]", "[params]", "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]",
-                     "[output shape]", "[Name]");
+  out += fmt::format(
+      "{:>24} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9} {:>8} {:>8} "
+      "{:>8} {:>7}  {:<16} {}\n",
+      "[node type]", "[start]", "[first]", "[avg ms]", "[%]", "[cdf%]", "[mem KB]", "[MACs]", "[FLOPs]", "[params]",
+      "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]", "[output shape]", "[Name]");
   for (const json* op : rows) {
     const json& o = *op;
     const double bytes_kb = (o["bytes_read"].get<double>() + o["bytes_written"].get<double>()) / 1024.0;
-    out += fmt::format("{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
-                       "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7}  {:<16} {}\n",
-                       op_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
-                       o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), o["cdf_percent"].get<double>(),
-                       o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
-                       with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(),
-                       o["arithmetic_intensity"].get<double>(), o["gbytes_per_s"].get<double>(), roofline_percent(o),
-                       o.value("bound", "-"), shape_text(o["output_shape"]), o["name"].get<std::string>());
+    out += fmt::format(
+        "{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
+        "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7}  {:<16} {}\n",
+        op_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
+        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), o["cdf_percent"].get<double>(),
+        o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
+        with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(),
+        o["gbytes_per_s"].get<double>(), roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]),
+        o["name"].get<std::string>());
   }
 }
 
@@ -88,10 +89,11 @@ void machine_section(std::string& out, const json& m) {
   out += fmt::format("Peak fp32:         {:.1f} GFLOP/s measured ({}), {} theoretical\n",
                      m["peak_gflops"].get<double>(), m["peak_source"].get<std::string>(),
                      theoretical > 0 ? fmt::format("{:.1f} GFLOP/s", theoretical) : std::string("unknown (no clock)"));
-  out += fmt::format("                   theoretical = {} cores x {:.2f} GHz x {} FLOPs/cycle ({} FMA units x 2 x {} "
-                     "bits / 32);\n                   the measured peak implies {:.2f} GHz\n",
-                     t["cores"].get<int>(), t["clock_ghz"].get<double>(), t["flops_per_cycle"].get<int>(),
-                     t["fma_units"].get<int>(), t["vector_bits"].get<int>(), t["implied_clock_ghz"].get<double>());
+  out += fmt::format(
+      "                   theoretical = {} cores x {:.2f} GHz x {} FLOPs/cycle ({} FMA units x 2 x {} "
+      "bits / 32);\n                   the measured peak implies {:.2f} GHz\n",
+      t["cores"].get<int>(), t["clock_ghz"].get<double>(), t["flops_per_cycle"].get<int>(), t["fma_units"].get<int>(),
+      t["vector_bits"].get<int>(), t["implied_clock_ghz"].get<double>());
   out += fmt::format("Memory bandwidth:  {:.1f} GB/s measured ({})\n", m["bandwidth_gbs"].get<double>(),
                      m["bandwidth_source"].get<std::string>());
   out += fmt::format("Ridge point:       {:.2f} FLOPs/byte (ops above it are compute-bound)\n",
@@ -112,8 +114,8 @@ void bound_summary(std::string& out, const json& ops) {
       percent += o["percent"].get<double>();
       roofline_ms += o["roofline_ms"].get<double>();
     }
-    out += fmt::format("{:>10} {:>7} {:>10.3f} {:>7.2f}% {:>14.3f} {:>9.1f}%\n", bound, count, ms, percent,
-                       roofline_ms, ms > 0 ? 100.0 * roofline_ms / ms : 0.0);
+    out += fmt::format("{:>10} {:>7} {:>10.3f} {:>7.2f}% {:>14.3f} {:>9.1f}%\n", bound, count, ms, percent, roofline_ms,
+                       ms > 0 ? 100.0 * roofline_ms / ms : 0.0);
   }
 }
 

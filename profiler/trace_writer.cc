@@ -14,13 +14,19 @@ std::string format_trace(const json& report, const RunProfile& profile) {
   const json& ops = report["ops"];
   const std::vector<RunTimes>& runs = profile.timeline();
   if (runs.size() != report["runs"].get<size_t>())
-    throw std::invalid_argument(fmt::format("trace: the report has {} runs, the profile {}",
-                                            report["runs"].get<size_t>(), runs.size()));
+    throw std::invalid_argument(
+        fmt::format("trace: the report has {} runs, the profile {}", report["runs"].get<size_t>(), runs.size()));
   constexpr int kPid = 1, kTid = 1;
   json events = json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", kTid},
+  events.push_back({{"name", "process_name"},
+                    {"ph", "M"},
+                    {"pid", kPid},
+                    {"tid", kTid},
                     {"args", {{"name", "minfer " + report["model"]["name"].get<std::string>()}}}});
-  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", kPid}, {"tid", kTid},
+  events.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", kPid},
+                    {"tid", kTid},
                     {"args", {{"name", fmt::format("session ({} threads)", report["threads"].get<int>())}}}});
   for (size_t r = 0; r < runs.size(); ++r) {
     const RunTimes& run = runs[r];

@@ -126,7 +126,8 @@ TEST(EngineBenchCli, WritesTraceAndHtml) {
   const auto dir = std::filesystem::temp_directory_path();
   const std::string trace = dir / ("engine_bench_trace_" + std::to_string(getpid()) + ".json");
   const std::string html = dir / ("engine_bench_report_" + std::to_string(getpid()) + ".html");
-  CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 4 --trace " + trace + " --html " + html);
+  CommandResult r =
+      run("--model " + kSource + "/models/small_cnn.json --num_runs 4 --trace " + trace + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream t(trace);
   const auto events = nlohmann::json::parse(t)["traceEvents"];

@@ -161,21 +161,33 @@ TEST(ImageInput, BadImagesAreOneLineErrors) {
     std::ofstream f(corrupt, std::ios::binary);
     f << "\x89PNG\r\n\x1a\n" << std::string(100, 'x');
   }
-  expect_usage_error([&] { image_to_tensor(corrupt, {1, 3, 4, 4}, Preprocess{}); }, corrupt + ": cannot read the image",
-                     "(");
+  expect_usage_error(
+      [&] {
+        image_to_tensor(corrupt, {1, 3, 4, 4}, Preprocess{});
+      },
+      corrupt + ": cannot read the image", "(");
   const std::string text = temp_file("text.png");
   std::ofstream(text) << "hello";
   expect_usage_error([&] { image_to_tensor(text, {1, 3, 4, 4}, Preprocess{}); }, text + ": cannot read the image", "");
-  expect_usage_error([&] { image_to_tensor("/nonexistent.png", {1, 3, 4, 4}, Preprocess{}); },
-                     "/nonexistent.png: cannot read the image", "");
+  expect_usage_error(
+      [&] {
+        image_to_tensor("/nonexistent.png", {1, 3, 4, 4}, Preprocess{});
+      },
+      "/nonexistent.png: cannot read the image", "");
   const std::string good = write_png("good.png", 2, 2, test_pixels(2, 2));
-  expect_usage_error([&] { image_to_tensor(good, {1, 2, 4, 4}, Preprocess{}); }, good + ": the model input has shape",
-                     "[N, 1 or 3, H, W]");
+  expect_usage_error(
+      [&] {
+        image_to_tensor(good, {1, 2, 4, 4}, Preprocess{});
+      },
+      good + ": the model input has shape", "[N, 1 or 3, H, W]");
   expect_usage_error([&] { image_to_tensor(good, {1, 3, 4}, Preprocess{}); }, good, "shape 1x3x4");
   Preprocess two;
   two.mean = {0.1f, 0.2f};
-  expect_usage_error([&] { image_to_tensor(good, {1, 3, 4, 4}, two); }, good,
-                     "preprocess 'mean' has 2 values, the input has 3 channels");
+  expect_usage_error(
+      [&] {
+        image_to_tensor(good, {1, 3, 4, 4}, two);
+      },
+      good, "preprocess 'mean' has 2 values, the input has 3 channels");
   for (const auto& p : {corrupt, text, good}) fs::remove(p);
 }
 

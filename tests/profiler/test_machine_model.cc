@@ -57,7 +57,7 @@ core id		: 1
 TEST(CpuInfo, ParsesModelClockAndPhysicalCores) {
   const CpuInfo info = parse_cpu_info(kCpuinfo, 0);
   EXPECT_EQ(info.model, "Example CPU 9000");
-  EXPECT_EQ(info.physical_cores, 4);  // 8 processors, 4 (socket, core) pairs
+  EXPECT_EQ(info.physical_cores, 4);      // 8 processors, 4 (socket, core) pairs
   EXPECT_DOUBLE_EQ(info.clock_ghz, 2.1);  // the first "cpu MHz"
   EXPECT_EQ(info.clock_source, "/proc/cpuinfo cpu MHz");
   const CpuInfo with_max = parse_cpu_info(kCpuinfo, 3'500'000);  // cpufreq's kHz wins
@@ -108,8 +108,8 @@ TEST(MachineModel, FlagsNeedNoProbeAndNoCache) {
   for (const char* key : {"cpu", "isa", "threads", "peak_gflops", "peak_source", "bandwidth_gbs", "bandwidth_source",
                           "ridge_intensity", "theoretical"})
     EXPECT_TRUE(j.contains(key)) << key;
-  for (const char* key : {"cores", "clock_ghz", "vector_bits", "fma_units", "flops_per_cycle", "peak_gflops",
-                          "implied_clock_ghz"})
+  for (const char* key :
+       {"cores", "clock_ghz", "vector_bits", "fma_units", "flops_per_cycle", "peak_gflops", "implied_clock_ghz"})
     EXPECT_TRUE(j["theoretical"].contains(key)) << key;
 }
 
@@ -155,8 +155,10 @@ TEST(MachineModel, DefaultCacheFileFollowsXdg) {
   const std::string saved = old ? old : "";
   setenv("XDG_CACHE_HOME", "/some/cache", 1);
   EXPECT_EQ(default_machine_cache_file(), "/some/cache/minfer/machine.json");
-  if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
-  else unsetenv("XDG_CACHE_HOME");
+  if (old)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
 }
 
 // The one test that measures: short, and it only checks the figures are plausible.

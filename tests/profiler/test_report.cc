@@ -116,7 +116,7 @@ TEST(Report, LargeGemmIsComputeBoundLargeReluMemoryBound) {
   EXPECT_DOUBLE_EQ(t["arithmetic_intensity"].get<double>(), (268435456.0 + 16777216.0) / (3145728.0 + 134217728.0));
   EXPECT_EQ(r["machine"]["peak_gflops"], 100.0);
   EXPECT_EQ(r["machine"]["ridge_intensity"], 10.0);
-  EXPECT_EQ(r["machine"]["theoretical"]["flops_per_cycle"], 32);      // 2 x 2 x 256 / 32
+  EXPECT_EQ(r["machine"]["theoretical"]["flops_per_cycle"], 32);        // 2 x 2 x 256 / 32
   EXPECT_EQ(r["machine"]["theoretical"]["peak_gflops"], 2 * 2.5 * 32);  // 160
 }
 
@@ -141,9 +141,10 @@ TEST(Report, WithoutAMachineThereAreNoRooflineFigures) {
 TEST(Report, TextAndCsvShowTheRoofline) {
   const nlohmann::json r = build_report(gemm_and_relu());
   const std::string text = format_text(r);
-  for (const char* s : {"Machine", "Test CPU (fma3+avx2, 256-bit vectors)", "100.0 GFLOP/s measured (flag)",
-                        "160.0 GFLOP/s theoretical", "2 cores x 2.50 GHz x 32 FLOPs/cycle", "10.0 GB/s measured",
-                        "Ridge point:       10.00", "[FLOP/B]", "[%roof]", "[bound]", "Roofline", "Arithmetic intensity"})
+  for (const char* s :
+       {"Machine", "Test CPU (fma3+avx2, 256-bit vectors)", "100.0 GFLOP/s measured (flag)",
+        "160.0 GFLOP/s theoretical", "2 cores x 2.50 GHz x 32 FLOPs/cycle", "10.0 GB/s measured",
+        "Ridge point:       10.00", "[FLOP/B]", "[%roof]", "[bound]", "Roofline", "Arithmetic intensity"})
     EXPECT_NE(text.find(s), std::string::npos) << s;
   // The gemm row: 85.33 FLOPs/byte, 0.59 GB/s, 50.0% of its roof, compute-bound.
   EXPECT_NE(text.find("85.33     0.59    50.0% compute"), std::string::npos) << text;
@@ -159,8 +160,8 @@ TEST(Report, RealGemmIsComputeBoundRealReluMemoryBound) {
   using test::weight;
   const int64_t n = 256, elements = int64_t{1} << 22;
   const std::vector<Graph> graphs = {
-      test::single_op_graph("Gemm", {input({n, n}, test::random_values(n * n, 1)),
-                                     weight({n, n}, test::random_values(n * n, 2))}),
+      test::single_op_graph(
+          "Gemm", {input({n, n}, test::random_values(n * n, 1)), weight({n, n}, test::random_values(n * n, 2))}),
       test::single_op_graph("Relu", {input({elements}, test::random_values(elements, 3))})};
   const char* expected_bound[] = {"compute", "memory"};
   // Gemm: 2 x 256^3 FLOPs over 3 x 256^2 floats; Relu: 1 FLOP per 8 bytes.

@@ -37,9 +37,9 @@ TEST(ReportHtml, HasEverySectionAndEveryOp) {
   const nlohmann::json r = small_cnn_report();
   const std::string html = format_html(r);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  for (const char* id : {"id=\"summary\"", "id=\"op-times\"", "id=\"roofline\"", "id=\"memory\"", "id=\"ops\"",
-                         "id=\"op-time-chart\"", "id=\"roofline-chart\"", "id=\"memory-chart\"", "id=\"roof\"",
-                         "id=\"theoretical-roof\""})
+  for (const char* id :
+       {"id=\"summary\"", "id=\"op-times\"", "id=\"roofline\"", "id=\"memory\"", "id=\"ops\"", "id=\"op-time-chart\"",
+        "id=\"roofline-chart\"", "id=\"memory-chart\"", "id=\"roof\"", "id=\"theoretical-roof\""})
     EXPECT_NE(html.find(id), std::string::npos) << id;
   size_t with_flops = 0;
   for (const auto& op : r["ops"]) with_flops += op["flops"].get<int64_t>() > 0;
@@ -52,11 +52,11 @@ TEST(ReportHtml, HasEverySectionAndEveryOp) {
 
 TEST(ReportHtml, FetchesNothing) {
   const std::string html = format_html(small_cnn_report());
-  for (const char* s : {"<script", "<link", "src=", "@import", "url(", "https:"}) EXPECT_EQ(html.find(s), std::string::npos) << s;
+  for (const char* s : {"<script", "<link", "src=", "@import", "url(", "https:"})
+    EXPECT_EQ(html.find(s), std::string::npos) << s;
   // The only URL is SVG's namespace name, which is never fetched.
-  std::string rest = html;
   const std::regex url("http://[^\"]*");
-  for (std::sregex_iterator it(rest.begin(), rest.end(), url), end; it != end; ++it)
+  for (std::sregex_iterator it(html.begin(), html.end(), url), end; it != end; ++it)
     EXPECT_EQ(it->str(), "http://www.w3.org/2000/svg");
 }
 

@@ -44,10 +44,11 @@ class ChromiumTest : public testing::Test {
 
   // Runs headless Chromium on `page` with `args` and a fresh profile; stdout to `out`.
   int chromium(const fs::path& page, const std::string& args, const fs::path& out) {
-    const std::string cmd = "timeout 180 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
-                            "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
-                            (dir_ / "profile").string() + " " + args + " file://" + page.string() + " > " +
-                            out.string() + " 2> " + (dir_ / "chromium.log").string();
+    const std::string cmd =
+        "timeout 180 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+        "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+        (dir_ / "profile").string() + " " + args + " file://" + page.string() + " > " + out.string() + " 2> " +
+        (dir_ / "chromium.log").string();
     return std::system(cmd.c_str());
   }
 
@@ -89,7 +90,7 @@ TEST_F(ChromiumTest, RendersTheChartsOfARealReport) {
       << read_file(dir_ / "chromium.log");
   int w = 0, h = 0, c = 0;
   std::unique_ptr<unsigned char, decltype(&stbi_image_free)> px(stbi_load(shot.c_str(), &w, &h, &c, 3),
-                                                                  stbi_image_free);
+                                                                stbi_image_free);
   ASSERT_TRUE(px) << "no screenshot";
   EXPECT_EQ(w, 1000);
   EXPECT_EQ(h, 2400);

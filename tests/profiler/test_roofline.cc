@@ -63,7 +63,9 @@ TEST(Roofline, OpsWithoutFlopsAreMemoryBound) {
   EXPECT_EQ(roofline_bound(cost(0, 0, 0), 1.0, machine(100, 10)).fraction, 0.0);
 }
 
-TEST(Roofline, RidgeIsPeakOverBandwidth) { EXPECT_DOUBLE_EQ(machine(140, 14).ridge_intensity(), 10.0); }
+TEST(Roofline, RidgeIsPeakOverBandwidth) {
+  EXPECT_DOUBLE_EQ(machine(140, 14).ridge_intensity(), 10.0);
+}
 
 }  // namespace
 }  // namespace minfer

@@ -20,8 +20,10 @@ TEST(TraceWriter, OneCompleteEventPerOpPerRunInOrder) {
   ASSERT_EQ(n, model->steps().size());
   std::vector<nlohmann::json> events;
   for (const auto& e : trace["traceEvents"]) {
-    if (e["ph"] == "X") events.push_back(e);
-    else EXPECT_EQ(e["ph"], "M");  // only metadata besides: process and thread names
+    if (e["ph"] == "X")
+      events.push_back(e);
+    else
+      EXPECT_EQ(e["ph"], "M");  // only metadata besides: process and thread names
   }
   ASSERT_EQ(events.size(), kRuns * n);
   const auto& timeline = s.profile().timeline();
