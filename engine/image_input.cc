@@ -62,7 +62,9 @@ std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, 
 
 void set_image_input(Session& session, const std::string& path, const Preprocess& preprocess) {
   const CompiledModel& m = session.model();
-  const std::string& input = m.values()[m.input_values().at(0)].name;
+  if (m.input_values().empty())
+    throw UsageError(fmt::format("{}: the model has no input for an image", m.graph().source));
+  const std::string& input = m.values()[m.input_values()[0]].name;
   session.set_input(input, image_to_tensor(path, session.shape(input), preprocess));
 }
 

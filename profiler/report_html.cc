@@ -66,6 +66,17 @@ std::string summary(const json& r) {
       row("latency (ms)", fmt::format("mean {:.3f}, median {:.3f}, min {:.3f}, max {:.3f}, std {:.3f}, first {:.3f}",
                                       lat["mean"].get<double>(), lat["median"].get<double>(), lat["min"].get<double>(),
                                       lat["max"].get<double>(), lat["std"].get<double>(), lat["first"].get<double>()));
+  if (r.contains("classification")) {
+    const json& c = r["classification"];
+    std::string top;
+    for (const json& k : c["top"])
+      top += fmt::format("{}{} {:.4f}", top.empty() ? "" : ", ",
+                         k["label"].get<std::string>().empty() ? "class " + std::to_string(k["index"].get<int64_t>())
+                                                               : k["label"].get<std::string>(),
+                         k["score"].get<double>());
+    out += row("classification",
+               fmt::format("{} -> {}: {}", c["image"].get<std::string>(), c["output"].get<std::string>(), top));
+  }
   out += row("MACs", count_and_si(t["macs"]));
   out += row("FLOPs", count_and_si(t["flops"]));
   out += row("parameters", count_and_si(t["params"]));

@@ -73,6 +73,15 @@ TEST(ReportHtml, RendersTheNumbersOfTheJson) {
     EXPECT_NE(html.find(s), std::string::npos) << s;
 }
 
+TEST(ReportHtml, ShowsTheClassification) {
+  nlohmann::json r = small_cnn_report();
+  r["classification"] = {
+      {"image", "cat.png"},
+      {"output", "prob"},
+      {"top", {{{"index", 3}, {"label", "cat"}, {"score", 0.75}}, {{"index", 5}, {"label", ""}, {"score", 0.25}}}}};
+  EXPECT_NE(format_html(r).find("cat.png -&gt; prob: cat 0.7500, class 5 0.2500"), std::string::npos);
+}
+
 TEST(ReportHtml, EscapesNames) {
   nlohmann::json r = small_cnn_report();
   r["ops"][0]["name"] = "<b>&\"x\"";
