@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 #include <stb/stb_image.h>
-#include <stb/stb_image_resize.h>
 
+#include "engine/image_resize.h"
 #include "graph/errors.h"
 
 namespace minfer {
@@ -42,12 +42,10 @@ std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, 
   if (!pixels) throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
 
   const size_t src_size = static_cast<size_t>(w) * h * channels;
-  std::vector<float> src(src_size), resized(static_cast<size_t>(width * height * channels));
+  std::vector<float> src(src_size);
   for (size_t i = 0; i < src_size; ++i) src[i] = pixels.get()[i] / 255.0f;
-  if (!stbir_resize_float_generic(src.data(), w, h, 0, resized.data(), static_cast<int>(width),
-                                  static_cast<int>(height), 0, static_cast<int>(channels), STBIR_ALPHA_CHANNEL_NONE, 0,
-                                  STBIR_EDGE_CLAMP, STBIR_FILTER_TRIANGLE, STBIR_COLORSPACE_LINEAR, nullptr))
-    throw UsageError(fmt::format("{}: cannot resize the image from {}x{} to {}x{}", path, w, h, width, height));
+  const std::vector<float> resized =
+      resize_image(src, w, h, static_cast<int>(channels), static_cast<int>(width), static_cast<int>(height));
 
   // Interleaved HWC to planar CHW, normalised, repeated for every batch row.
   const int64_t plane = height * width;

@@ -14,9 +14,9 @@
 namespace minfer {
 
 // The image at `path` as a tensor of `shape` [N, C, H, W] (C 1: grayscale, 3: RGB; every
-// batch row holds the image). Resizing uses a triangle filter: bilinear interpolation
-// when enlarging, an area-weighted average when shrinking. Pixels become [0, 1], then
-// (x - mean[c]) / std[c]. Throws UsageError "<path>: <cause>" for an unreadable image.
+// batch row holds the image), resized by resize_image (engine/image_resize.h). Pixels
+// become [0, 1], then (x - mean[c]) / std[c]. Throws UsageError "<path>: <cause>" for
+// an unreadable image.
 std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& preprocess);
 
 // Puts the image into the model's first graph input.

@@ -144,9 +144,12 @@ std::string format_text(const json& r) {
     out += banner("Classification");
     out += fmt::format("Image {} -> output '{}':\n", c["image"].get<std::string>(), c["output"].get<std::string>());
     int rank = 1;
-    for (const json& k : c["top"])
-      out += fmt::format("  {}. {:<20} {:>10.6f}  (class {})\n", rank++, k["label"].get<std::string>(),
-                         k["score"].get<double>(), k["index"].get<int64_t>());
+    for (const json& k : c["top"]) {
+      const std::string& label = k["label"].get_ref<const std::string&>();
+      const std::string cls = fmt::format("class {}", k["index"].get<int64_t>());
+      out += fmt::format("  {}. {:<20} {:>10.6f}{}\n", rank++, label.empty() ? cls : label, k["score"].get<double>(),
+                         label.empty() ? "" : "  (" + cls + ")");
+    }
     out += "\n";
   }
   if (r.contains("machine")) {

@@ -10,6 +10,7 @@
 #include <stb/stb_image_write.h>
 
 #include "engine/engine.h"
+#include "engine/image_resize.h"
 
 namespace minfer {
 namespace {
@@ -88,6 +89,29 @@ TEST(ImageInput, ShrinkingAveragesAUniformImageToItself) {
   const std::vector<float> t = image_to_tensor(path, {1, 3, 5, 3}, Preprocess{});
   for (size_t i = 0; i < t.size(); ++i) EXPECT_NEAR(t[i], (i < 15 ? 51 : i < 30 ? 102 : 204) / 255.0f, 1e-5) << i;
   fs::remove(path);
+}
+
+TEST(ImageResize, ShrinkingIsATentAsWideAsTheRatio) {
+  // 4 -> 2 across: ratio 2, so each output averages the source within 2 pixels of its
+  // centre with weights 1 - d/2, the left edge clamped. Centre 0.5: pixels -1 (= 0), 0,
+  // 1, 2 weigh 0.25, 0.75, 0.75, 0.25; centre 2.5: pixels 1, 2, 3, 4 (= 3) likewise.
+  const std::vector<float> px = {1, 2, 4, 8};
+  const std::vector<float> out = resize_image(px, 4, 1, 1, 2, 1);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_FLOAT_EQ(out[0], (0.25f * 1 + 0.75f * 1 + 0.75f * 2 + 0.25f * 4) / 2);
+  EXPECT_FLOAT_EQ(out[1], (0.25f * 2 + 0.75f * 4 + 0.75f * 8 + 0.25f * 8) / 2);
+}
+
+TEST(ImageResize, AnyRatioKeepsAUniformImage) {
+  // Ratios on which stb_image_resize v1 asserts (stb issue 1449: 2000 -> 1304), and a
+  // photo-to-MobileNet shrink.
+  const int sizes[][4] = {{2000, 3, 1304, 2}, {400, 300, 224, 224}, {7, 5, 3, 11}, {1, 1, 5, 4}};
+  for (const auto& s : sizes) {
+    const std::vector<float> px(static_cast<size_t>(s[0] * s[1] * 3), 0.625f);
+    const std::vector<float> out = resize_image(px, s[0], s[1], 3, s[2], s[3]);
+    ASSERT_EQ(out.size(), static_cast<size_t>(s[2] * s[3] * 3));
+    for (float v : out) ASSERT_NEAR(v, 0.625f, 1e-6) << s[0] << "x" << s[1] << " -> " << s[2] << "x" << s[3];
+  }
 }
 
 TEST(ImageInput, MeanStdPerChannelAndBatchRows) {
