@@ -57,6 +57,7 @@ json to_json(const MachineModel& m) {
           {"theoretical",
            {{"cores", t.cores},
             {"clock_ghz", t.clock_ghz},
+            {"clock_source", t.clock_source},
             {"vector_bits", t.vector_bits},
             {"fma_units", t.fma_units},
             {"flops_per_cycle", t.flops_per_cycle()},
@@ -73,7 +74,8 @@ MachineModel machine_model(const MachineOptions& o) {
   m.cpu = cpu.model;
   m.isa = isa.name;
   m.threads = o.threads;
-  m.theoretical = {std::min(o.threads, cpu.physical_cores), cpu.clock_ghz, isa.vector_bits, o.fma_units};
+  m.theoretical = {std::min(o.threads, cpu.physical_cores), cpu.clock_ghz, cpu.clock_source, isa.vector_bits,
+                   o.fma_units};
 
   const std::string machine_key = cpu.model + " / " + isa.name;
   const std::string threads_key = std::to_string(o.threads);

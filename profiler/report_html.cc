@@ -103,11 +103,12 @@ std::string summary(const json& r) {
   out += "<table class=\"machine\">\n<tr><th></th><th>measured</th><th>theoretical</th><th>how</th></tr>\n";
   out += fmt::format(
       "<tr><th>peak fp32</th><td>{:.1f} GFLOP/s</td><td>{}</td><td>measured: FMA loop ({}); theoretical: {} cores x "
-      "{:.2f} GHz x {} FLOPs/cycle ({} FMA units x 2 x {} bits / 32); the measured peak implies {:.2f} GHz</td></tr>\n",
+      "{:.2f} GHz x {} FLOPs/cycle ({} FMA units x 2 x {} bits / 32), clock from {}; the measured peak implies "
+      "{:.2f} GHz</td></tr>\n",
       mc["peak_gflops"].get<double>(), theoretical > 0 ? fmt::format("{:.1f} GFLOP/s", theoretical) : "unknown",
       escape_html(mc["peak_source"]), th["cores"].get<int>(), th["clock_ghz"].get<double>(),
       th["flops_per_cycle"].get<int>(), th["fma_units"].get<int>(), th["vector_bits"].get<int>(),
-      th["implied_clock_ghz"].get<double>());
+      escape_html(th["clock_source"]), th["implied_clock_ghz"].get<double>());
   out += fmt::format("<tr><th>memory bandwidth</th><td>{:.1f} GB/s</td><td></td><td>STREAM-like triad ({})</td></tr>\n",
                      mc["bandwidth_gbs"].get<double>(), escape_html(mc["bandwidth_source"]));
   out += fmt::format("<tr><th>ridge point</th><td>{:.2f} FLOPs/byte</td><td></td><td>peak / bandwidth</td></tr>\n",

@@ -91,9 +91,9 @@ void machine_section(std::string& out, const json& m) {
                      theoretical > 0 ? fmt::format("{:.1f} GFLOP/s", theoretical) : std::string("unknown (no clock)"));
   out += fmt::format(
       "                   theoretical = {} cores x {:.2f} GHz x {} FLOPs/cycle ({} FMA units x 2 x {} "
-      "bits / 32);\n                   the measured peak implies {:.2f} GHz\n",
+      "bits / 32);\n                   clock from {}; the measured peak implies {:.2f} GHz\n",
       t["cores"].get<int>(), t["clock_ghz"].get<double>(), t["flops_per_cycle"].get<int>(), t["fma_units"].get<int>(),
-      t["vector_bits"].get<int>(), t["implied_clock_ghz"].get<double>());
+      t["vector_bits"].get<int>(), t["clock_source"].get<std::string>(), t["implied_clock_ghz"].get<double>());
   out += fmt::format("Memory bandwidth:  {:.1f} GB/s measured ({})\n", m["bandwidth_gbs"].get<double>(),
                      m["bandwidth_source"].get<std::string>());
   out += fmt::format("Ridge point:       {:.2f} FLOPs/byte (ops above it are compute-bound)\n",

@@ -75,13 +75,13 @@ TEST(CpuInfo, WithoutCoreIdsCountsProcessors) {
 
 TEST(TheoreticalPeak, SeedFormula) {
   // Seed 001's machine: 2 AVX-512 FMA units, 32 FLOPs/cycle in double, 64 in single.
-  TheoreticalPeak avx512{1, 1.0, 512, 2};
+  TheoreticalPeak avx512{1, 1.0, "seed", 512, 2};
   EXPECT_EQ(avx512.flops_per_cycle(), 64);
   // Zen 3, 2 cores at 2.45 GHz: 2 FMA units x 2 x 256 / 32 = 32 FLOPs/cycle, 156.8 GFLOP/s.
-  TheoreticalPeak zen3{2, 2.45, 256, 2};
+  TheoreticalPeak zen3{2, 2.45, "", 256, 2};
   EXPECT_EQ(zen3.flops_per_cycle(), 32);
   EXPECT_DOUBLE_EQ(zen3.gflops(), 156.8);
-  TheoreticalPeak one_unit{2, 2.45, 256, 1};
+  TheoreticalPeak one_unit{2, 2.45, "", 256, 1};
   EXPECT_DOUBLE_EQ(one_unit.gflops(), 78.4);
 }
 

@@ -21,7 +21,7 @@ MachineModel test_machine() {
   m.isa = "fma3+avx2";
   m.peak_gflops = 100;
   m.bandwidth_gbs = 10;
-  m.theoretical = {2, 2.5, 256, 2};
+  m.theoretical = {2, 2.5, "test", 256, 2};
   return m;
 }
 
