@@ -56,23 +56,22 @@ json build_report(const ReportInput& in) {
     const TimingStats& t = op_stats[i];
     const double percent = sum_mean_ms > 0 ? 100.0 * t.mean / sum_mean_ms : 0.0;
     cdf += percent;
-    json o = {{"name", op.name},
-              {"type", op.type},
-              {"kind", op.kind},
-              {"output_shape", op.output_shape},
-              {"macs", op.cost.macs},
-              {"flops", op.cost.flops},
-              {"params", op.cost.params},
-              {"bytes_read", op.cost.bytes_read},
-              {"bytes_written", op.cost.bytes_written},
-              {"time_ms", stats_json(t)},
-              {"start_ms", start},
-              {"percent", percent},
-              {"cdf_percent", cdf},
-              {"details", op.details.is_null() ? json::object() : op.details}};
-    add_attained(o, op.cost, t.mean);
-    if (in.machine) add_roofline(o, op.cost, t.mean, *in.machine);
-    ops.push_back(std::move(o));
+    ops.push_back({{"name", op.name},
+                   {"type", op.type},
+                   {"kind", op.kind},
+                   {"output_shape", op.output_shape},
+                   {"macs", op.cost.macs},
+                   {"flops", op.cost.flops},
+                   {"params", op.cost.params},
+                   {"bytes_read", op.cost.bytes_read},
+                   {"bytes_written", op.cost.bytes_written},
+                   {"time_ms", stats_json(t)},
+                   {"start_ms", start},
+                   {"percent", percent},
+                   {"cdf_percent", cdf},
+                   {"details", op.details.is_null() ? json::object() : op.details}});
+    add_attained(ops.back(), op.cost, t.mean);
+    if (in.machine) add_roofline(ops.back(), op.cost, t.mean, *in.machine);
     start += t.mean;
   }
 
