@@ -33,18 +33,21 @@ ProbeIsa probe_isa() {
 
 double probe_peak_gflops(int threads) {
   volatile float sink = 0;  // keeps every thread's result, so no work is dropped
-  auto run = [&](int64_t iterations) {
+  const auto kernel = [](int64_t iterations) { return xsimd::dispatch<ProbeArchs>(FmaPeakKernel{})(iterations); };
+  // Passes of ~2 ms per thread: long against thread start-up, short against a
+  // scheduler's time slice. Sized on one thread, so a thread waiting for a core cannot
+  // make a pass look long enough.
+  int64_t iterations = 1 << 10;
+  while (best_seconds(0, [&] { sink = sink + kernel(iterations); }) < 0.002 && iterations < (int64_t{1} << 34))
+    iterations *= 2;
+  const double seconds = best_seconds(0.3, [&] {
 #pragma omp parallel num_threads(threads)
     {
-      const float r = xsimd::dispatch<ProbeArchs>(FmaPeakKernel{})(iterations);
+      const float r = kernel(iterations);
 #pragma omp critical
       sink = sink + r;
     }
-  };
-  // Passes of ~2 ms: long against thread start-up, short against a scheduler's time slice.
-  int64_t iterations = 1 << 10;
-  while (best_seconds(0, [&] { run(iterations); }) < 0.002 && iterations < (int64_t{1} << 34)) iterations *= 2;
-  const double seconds = best_seconds(0.3, [&] { run(iterations); });
+  });
   const double lanes = probe_isa().vector_bits / 32.0;
   const double flops = static_cast<double>(iterations) * FmaPeakKernel::kChains * lanes * 2.0 * threads;
   return flops / seconds * 1e-9;
