@@ -1,5 +1,7 @@
 #include "bench/cli_common.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +55,28 @@ void fill_inputs_deterministic(Session& session, uint64_t seed) {
     for (float& x : session.input(session.model().values()[v].name))
       x = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-53);
   }
+}
+
+std::vector<float> parse_float_list(const std::string& flag, const std::string& text, bool positive) {
+  std::vector<float> values;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    size_t used = 0;
+    float v = 0;
+    try {
+      v = std::stof(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(v))
+      throw UsageError(fmt::format("{} '{}': '{}' is not a number", flag, text, item));
+    if (positive && !(v > 0)) throw UsageError(fmt::format("{} '{}': {} must be positive", flag, text, item));
+    values.push_back(v);
+    pos = end + 1;
+  }
+  return values;
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "engine/session.h"
 
@@ -21,6 +22,9 @@ void add_compile_flags(CLI::App& app, CompileOptions& options);
 
 // Fills every graph input with reproducible pseudo-random values in [0, 1).
 void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
+
+// "0.485,0.456,0.406" -> {0.485, 0.456, 0.406}; throws UsageError naming the flag.
+std::vector<float> parse_float_list(const std::string& flag, const std::string& text, bool positive = false);
 
 // Writes via a temporary file and a rename, so a failed run leaves no partial file.
 void write_file_atomically(const std::string& path, const std::string& contents);

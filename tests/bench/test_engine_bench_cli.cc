@@ -1,6 +1,9 @@
 // engine_bench as a user runs it: reports in each format, and clean failures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <tuple>
@@ -16,7 +19,10 @@ namespace {
 const std::string kBench = MINFER_ENGINE_BENCH;
 const std::string kSource = MINFER_SOURCE_DIR;
 
-CommandResult run(const std::string& args) { return run_command(kBench + " " + args); }
+// Machine figures given as flags, so that no test but the probe's own measures the machine.
+const std::string kMachine = " --peak_gflops 100 --bandwidth_gbs 10";
+
+CommandResult run(const std::string& args) { return run_command(kBench + " " + args + (args.empty() ? "" : kMachine)); }
 
 TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 3 --format json");
@@ -128,6 +134,64 @@ TEST(EngineBenchCli, RunsOnnxModelsAsNetJson) {
   EXPECT_EQ(dynamic.err, "engine_bench: " + path +
                              ": input 'x' has dynamic dimension 0 ('N'); give a static shape with --input_shape "
                              "x:d1,d2,...\n");
+}
+
+const std::string kDigits = kSource + "/models/digits_cnn.json";
+
+TEST(EngineBenchCli, ImageIsClassifiedAndProfiled) {
+  CommandResult r = run("--model " + kDigits + " --image " + kSource + "/models/samples/digit_7.png --num_runs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Classification"), std::string::npos);
+  EXPECT_NE(r.out.find("  1. 7 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Run Order"), std::string::npos);
+  EXPECT_NE(r.out.find("Roofline"), std::string::npos);
+  EXPECT_TRUE(r.err.empty()) << "stderr is not a terminal, so no progress: " << r.err;
+  CommandResult j = run("--model " + kDigits + " --image " + kSource +
+                        "/models/samples/digit_4.png --num_runs 1 --format json --top_k 2");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto report = nlohmann::json::parse(j.out);
+  EXPECT_EQ(report["classification"]["top"].size(), 2u);
+  EXPECT_EQ(report["classification"]["top"][0]["label"], "4");
+  EXPECT_EQ(report["machine"]["peak_source"], "flag");
+  EXPECT_EQ(report["ops"][0]["bound"], "memory");  // conv1: 1 input channel, 18 FLOPs per output
+}
+
+TEST(EngineBenchCli, MeanAndStdFlagsOverrideTheModel) {
+  // A mean of 100 drives every input far negative: the prediction changes.
+  CommandResult r = run("--model " + kDigits + " --image " + kSource +
+                        "/models/samples/digit_7.png --num_runs 1 --format json --mean 100 --std 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(nlohmann::json::parse(r.out)["classification"]["top"][0]["label"], "7");
+  EXPECT_NE(run("--model " + kDigits + " --image x.png --mean 0.1,abc").exit_code, 0);
+  CommandResult bad_std = run("--model " + kDigits + " --image x.png --std 0");
+  EXPECT_EQ(bad_std.exit_code, 1);
+  EXPECT_EQ(bad_std.err, "engine_bench: --std '0': 0 must be positive\n");
+}
+
+TEST(EngineBenchCli, UnreadableImageIsOneLineAndNonZero) {
+  const std::string bad = kSource + "/models/digits_cnn.json";  // not an image
+  CommandResult r = run("--model " + kDigits + " --image " + bad);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("engine_bench: " + bad + ": cannot read the image (", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(EngineBenchCli, WritesTraceAndHtml) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string trace = dir / ("engine_bench_trace_" + std::to_string(getpid()) + ".json");
+  const std::string html = dir / ("engine_bench_report_" + std::to_string(getpid()) + ".html");
+  CommandResult r =
+      run("--model " + kSource + "/models/small_cnn.json --num_runs 4 --trace " + trace + " --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream t(trace);
+  const auto events = nlohmann::json::parse(t)["traceEvents"];
+  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const auto& e) { return e["ph"] == "X"; }), 4 * 9);
+  std::ifstream h(html);
+  const std::string page((std::istreambuf_iterator<char>(h)), {});
+  EXPECT_NE(page.find("<svg id=\"roofline-chart\""), std::string::npos);
+  std::filesystem::remove(trace);
+  std::filesystem::remove(html);
 }
 
 }  // namespace
