@@ -32,12 +32,6 @@ constexpr int64_t kMinMacsPerThread = int64_t{1} << 17;
 // Packing a float costs about as much time as this many multiply-adds in the kernel.
 constexpr int64_t kPackCostInMacs = 8;
 
-struct PlainOperand {
-  const float* data;
-  int64_t ld;
-  bool trans;
-};
-
 // Floats of scratch one thread needs for its plain operands.
 struct ThreadScratch {
   int64_t a_floats = 0, b_floats = 0;
@@ -105,7 +99,19 @@ struct GemmProblem {
   float* c;
   int64_t ldc;
   const GemmEpilogue& epilogue;
+  const BPanelPacker* b_packer;  // unless B is a PackedMatrix
 };
+
+void pack_plain_b(const void* source, int64_t k0, int64_t kb, int64_t j0, int64_t cols, int nr, float* dst) {
+  const auto& b = *static_cast<const GemmOperand*>(source);
+  pack_b_block(b.data, b.ld, b.trans, k0, kb, j0, cols, nr, dst);
+  if (!b.trans) {
+    // The next panel's rows, each likely on its own page (beyond the hardware
+    // prefetchers), into L2 while this panel's tiles compute.
+    const float* next = b.data + k0 * b.ld + j0 + cols;
+    for (int64_t p = 0; p < kb; ++p) __builtin_prefetch(next + p * b.ld, 0, 1);
+  }
+}
 
 // The sequential GotoBLAS loops over rows [m0, m1) and columns [n0, n1) of C.
 void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* a_buf, float* b_buf) {
@@ -115,11 +121,7 @@ void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t
     const int64_t nc = std::min(kn.nc, n1 - jc);
     for (int64_t kbi = 0; kbi < blocks.count; ++kbi) {
       const int64_t k0 = blocks.begin(kbi), kb = blocks.length(kbi);
-      const float* b_panels = b_buf;
-      if (pr.b.packed)
-        b_panels = pr.b.packed->panels(k0, kb, jc);
-      else
-        pack_b_block(pr.b.data, pr.b.ld, pr.b.trans, k0, kb, jc, nc, kn.nr, b_buf);
+      const float* b_panels = pr.b.packed ? pr.b.packed->panels(k0, kb, jc) : b_buf;
       for (int64_t ic = m0; ic < m1; ic += kn.mc) {
         const int64_t mc = std::min(kn.mc, m1 - ic);
         const float* a_panels = a_buf;
@@ -133,6 +135,12 @@ void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t
         blk.k = kb;
         blk.a = a_panels;
         blk.b = b_panels;
+        if (!pr.b.packed && ic == m0) {  // B's panels are packed by the first row block's pass
+          blk.pack_b = pr.b_packer;
+          blk.b_buffer = b_buf;
+          blk.b_k0 = k0;
+          blk.b_j0 = jc;
+        }
         blk.c = pr.c + ic * pr.ldc + jc;
         blk.ldc = pr.ldc;
         blk.alpha = pr.alpha;
@@ -164,6 +172,7 @@ void scale_only(int64_t m, int64_t n, float beta, float* c, int64_t ldc, const G
 const GemmKernel& kernel_of(const GemmOperand& a, const GemmOperand& b, const GemmKernel& fallback) {
   if (a.packed && b.packed && &a.packed->kernel() != &b.packed->kernel())
     throw std::invalid_argument("gemm: A and B were packed for different kernels");
+  if (a.packer) throw std::invalid_argument("gemm: a packing function can only produce B");
   if (a.packed) return a.packed->kernel();
   if (b.packed) return b.packed->kernel();
   return fallback;
@@ -234,7 +243,8 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
   if (s.floats() > 0) max_threads = std::min<int64_t>(max_threads, static_cast<int64_t>(workspace.size()) / s.floats());
   if (max_threads < 1) throw std::invalid_argument("gemm: workspace smaller than gemm_workspace_bytes()");
   const Partition part = choose_partition(kn, m, n, k, max_threads, a_packed, b_packed);
-  const GemmProblem pr{kn, m, n, k, alpha, a, b, beta, c, ldc, epilogue};
+  const BPanelPacker plain_b{&pack_plain_b, &b};
+  const GemmProblem pr{kn, m, n, k, alpha, a, b, beta, c, ldc, epilogue, b.packer ? b.packer : &plain_b};
   const int64_t m_tiles = ceil_div(m, kn.mr), n_tiles = ceil_div(n, kn.nr);
 
   auto run_thread_part = [&](int t) {

@@ -62,15 +62,19 @@ class PackedMatrix {
   AlignedBuffer buffer_;
 };
 
-// One GEMM operand: plain row-major memory (optionally transposed), or a PackedMatrix.
+// One GEMM operand: plain row-major memory (optionally transposed), a PackedMatrix, or
+// (B only) a packing function that produces op(B)'s panels from another layout, e.g. a
+// convolution's im2col written straight into panels, with no [K, N] matrix in between.
 struct GemmOperand {
   GemmOperand(const float* data, int64_t ld, bool trans = false) : data(data), ld(ld), trans(trans) {}
   GemmOperand(const PackedMatrix& packed) : packed(&packed) {}  // NOLINT: implicit on purpose
+  explicit GemmOperand(const BPanelPacker& packer) : packer(&packer) {}
 
   const float* data = nullptr;
   int64_t ld = 0;
   bool trans = false;
   const PackedMatrix* packed = nullptr;
+  const BPanelPacker* packer = nullptr;
 };
 
 enum class GemmBias { kNone, kPerRow, kPerColumn };

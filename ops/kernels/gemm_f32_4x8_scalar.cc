@@ -10,6 +10,7 @@ constexpr int kRows = 4, kCols = 8;
 void run_block_scalar(const GemmBlock& blk) {
   for (int64_t j = 0; j < blk.n; j += kCols) {
     const int nr = blk.n - j < kCols ? static_cast<int>(blk.n - j) : kCols;
+    pack_b_panel(blk, j, nr, kCols);
     for (int64_t i = 0; i < blk.m; i += kRows) {
       const int rows = blk.m - i < kRows ? static_cast<int>(blk.m - i) : kRows;
       const float* a = blk.a + i * blk.k;

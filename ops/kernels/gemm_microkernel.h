@@ -82,11 +82,19 @@ void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
   constexpr int W = static_cast<int>(V::size), NR = NV * W;
   const float* a = blk.a + i * blk.k;
   const float* b = blk.b + j * blk.k;
+  // C's rows are far apart in memory: fetch them while the products are summed.
+  float* c = blk.c + i * blk.ldc + j;
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+    __builtin_prefetch(c + r * blk.ldc, 1, 3);
+    __builtin_prefetch(c + r * blk.ldc + NR - 1, 1, 3);
+  }
   V acc[ROWS][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = V(0.0f);
+#pragma GCC unroll 4
   for (int64_t p = 0; p < blk.k; ++p, a += MR, b += NR) {
     V bv[NV];
 #pragma GCC unroll 4
@@ -122,6 +130,7 @@ void run_block(const GemmBlock& blk) {
   constexpr int NR = NV * static_cast<int>(Vec<Arch>::size);
   for (int64_t j = 0; j < blk.n; j += NR) {
     const int nr = blk.n - j < NR ? static_cast<int>(blk.n - j) : NR;
+    pack_b_panel(blk, j, nr, NR);
     for (int64_t i = 0; i < blk.m; i += MR) {
       const int rows = blk.m - i < MR ? static_cast<int>(blk.m - i) : MR;
       if (rows == MR)

@@ -16,8 +16,9 @@ int64_t round_up(int64_t x, int64_t r) { return (x + r - 1) / r * r; }
 template <int R>
 void pack_contiguous(const float* src, int64_t ld, int64_t width, int64_t kc, float* dst) {
   if (width == R) {
-    for (int64_t p = 0; p < kc; ++p, dst += R, src += ld)
+    for (int64_t p = 0; p < kc; ++p, dst += R, src += ld) {
       for (int c = 0; c < R; ++c) dst[c] = src[c];
+    }
   } else {
     for (int64_t p = 0; p < kc; ++p, dst += R, src += ld) {
       int c = 0;
