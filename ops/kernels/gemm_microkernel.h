@@ -74,9 +74,10 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
   }
 }
 
-// One [ROWS <= MR, nr <= NR] tile: acc = sum over k of A panel column x B panel row,
-// held in ROWS x NV registers.
-template <class Arch, int MR, int NV, int ROWS>
+// One [ROWS <= MR, nr <= NVU * W] tile: acc = sum over k of A panel column x B panel
+// row, held in ROWS x NVU registers. NVU < NV computes only the first vectors of an edge
+// panel (its other columns are padding).
+template <class Arch, int MR, int NV, int NVU, int ROWS>
 void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
   using V = Vec<Arch>;
   constexpr int W = static_cast<int>(V::size), NR = NV * W;
@@ -87,56 +88,60 @@ void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r) {
     __builtin_prefetch(c + r * blk.ldc, 1, 3);
-    __builtin_prefetch(c + r * blk.ldc + NR - 1, 1, 3);
+    __builtin_prefetch(c + r * blk.ldc + nr - 1, 1, 3);
   }
-  V acc[ROWS][NV];
+  V acc[ROWS][NVU];
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = V(0.0f);
+    for (int v = 0; v < NVU; ++v) acc[r][v] = V(0.0f);
 #pragma GCC unroll 4
   for (int64_t p = 0; p < blk.k; ++p, a += MR, b += NR) {
-    V bv[NV];
+    V bv[NVU];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = V::load_aligned(b + v * W);
+    for (int v = 0; v < NVU; ++v) bv[v] = V::load_aligned(b + v * W);
 #pragma GCC unroll 16
     for (int r = 0; r < ROWS; ++r) {
       const V ar(a[r]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[r][v] = multiply_add(ar, bv[v], acc[r][v]);
+      for (int v = 0; v < NVU; ++v) acc[r][v] = multiply_add(ar, bv[v], acc[r][v]);
     }
   }
-  if (nr == NR) {
-    store_tile<Arch, ROWS, NV>(blk, acc, i, j);
+  if (nr == NVU * W) {
+    store_tile<Arch, ROWS, NVU>(blk, acc, i, j);
   } else {
-    alignas(64) float buffer[ROWS * NR];
+    alignas(64) float buffer[ROWS * NVU * W];
     for (int r = 0; r < ROWS; ++r)
-      for (int v = 0; v < NV; ++v) acc[r][v].store_aligned(buffer + r * NR + v * W);
-    finish_tile_scalar(blk, buffer, NR, i, j, ROWS, nr);
+      for (int v = 0; v < NVU; ++v) acc[r][v].store_aligned(buffer + (r * NVU + v) * W);
+    finish_tile_scalar(blk, buffer, NVU * W, i, j, ROWS, nr);
   }
 }
 
-// An edge tile of fewer than MR rows, through a table of the ROWS instances.
-template <class Arch, int MR, int NV, int... Rows>
-void edge_rows_tile(int rows, const GemmBlock& blk, int64_t i, int64_t j, int nr, std::integer_sequence<int, Rows...>) {
+// A tile of `rows` <= MR rows and NVU vectors, through a table of the ROWS instances.
+template <class Arch, int MR, int NV, int NVU, int... Rows>
+void tile_of_rows(int rows, const GemmBlock& blk, int64_t i, int64_t j, int nr, std::integer_sequence<int, Rows...>) {
   using Tile = void (*)(const GemmBlock&, int64_t, int64_t, int);
-  static constexpr Tile tiles[] = {&tile<Arch, MR, NV, Rows + 1>...};
+  static constexpr Tile tiles[] = {&tile<Arch, MR, NV, NVU, Rows + 1>...};
   tiles[rows - 1](blk, i, j, nr);
 }
 
 // The macro-kernel: B's micro-panel [k, NR] stays in L1 while the A panels stream from L2.
 template <class Arch, int MR, int NV>
 void run_block(const GemmBlock& blk) {
-  constexpr int NR = NV * static_cast<int>(Vec<Arch>::size);
+  static_assert(NV == 2, "full and half-width edge tiles");
+  constexpr int W = static_cast<int>(Vec<Arch>::size), NR = NV * W;
+  constexpr auto all_rows = std::make_integer_sequence<int, MR>{};
   for (int64_t j = 0; j < blk.n; j += NR) {
     const int nr = blk.n - j < NR ? static_cast<int>(blk.n - j) : NR;
     pack_b_panel(blk, j, nr, NR);
     for (int64_t i = 0; i < blk.m; i += MR) {
       const int rows = blk.m - i < MR ? static_cast<int>(blk.m - i) : MR;
-      if (rows == MR)
-        tile<Arch, MR, NV, MR>(blk, i, j, nr);
+      if (nr <= W)
+        tile_of_rows<Arch, MR, NV, 1>(rows, blk, i, j, nr, all_rows);
+      else if (rows == MR)
+        tile<Arch, MR, NV, NV, MR>(blk, i, j, nr);
       else
-        edge_rows_tile<Arch, MR, NV>(rows, blk, i, j, nr, std::make_integer_sequence<int, MR - 1>{});
+        tile_of_rows<Arch, MR, NV, NV>(rows, blk, i, j, nr, all_rows);
     }
   }
 }

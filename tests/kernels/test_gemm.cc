@@ -140,11 +140,11 @@ void expect_matches(const Operands& o, const std::vector<float>& got, const std:
 
 std::vector<const GemmKernel*> kernels_under_test() { return kernels::runnable_gemm_kernels(); }
 
-// Sizes around the tiles (4x8, 6x16), the blocks (mc 128..168, kc 256, nc ~4k) and 1.
+// Sizes around the tiles (4x8, 6x16 and its 6x8 edge tile), the blocks (mc 128..168, kc 256, nc ~4k) and 1.
 std::vector<Case> edge_cases() {
   std::vector<Case> cases;
   for (int64_t m : {1, 2, 5, 6, 7, 13, 25, 170})
-    for (int64_t n : {1, 7, 16, 17, 33, 50})
+    for (int64_t n : {1, 7, 8, 16, 17, 24, 33, 50})
       for (int64_t k : {1, 3, 16, 257}) cases.push_back({m, n, k});
   cases.push_back({3, 4200, 20});  // N beyond nc
   cases.push_back({9, 40, 600});   // three k-blocks
