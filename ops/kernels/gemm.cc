@@ -105,12 +105,6 @@ struct GemmProblem {
 void pack_plain_b(const void* source, int64_t k0, int64_t kb, int64_t j0, int64_t cols, int nr, float* dst) {
   const auto& b = *static_cast<const GemmOperand*>(source);
   pack_b_block(b.data, b.ld, b.trans, k0, kb, j0, cols, nr, dst);
-  if (!b.trans) {
-    // The next panel's rows, each likely on its own page (beyond the hardware
-    // prefetchers), into L2 while this panel's tiles compute.
-    const float* next = b.data + k0 * b.ld + j0 + cols;
-    for (int64_t p = 0; p < kb; ++p) __builtin_prefetch(next + p * b.ld, 0, 1);
-  }
 }
 
 // The sequential GotoBLAS loops over rows [m0, m1) and columns [n0, n1) of C.
@@ -140,6 +134,10 @@ void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t
           blk.b_buffer = b_buf;
           blk.b_k0 = k0;
           blk.b_j0 = jc;
+          if (!pr.b.packer && !pr.b.trans) {
+            blk.b_source = pr.b.data + k0 * pr.b.ld + jc;
+            blk.b_ld = pr.b.ld;
+          }
         }
         blk.c = pr.c + ic * pr.ldc + jc;
         blk.ldc = pr.ldc;

@@ -30,6 +30,9 @@ struct GemmBlock {
   const BPanelPacker* pack_b = nullptr;
   float* b_buffer = nullptr;
   int64_t b_k0 = 0, b_j0 = 0;
+  // op(B)[b_k0, b_j0] when B is a plain matrix (row stride b_ld), for prefetching.
+  const float* b_source = nullptr;
+  int64_t b_ld = 0;
   float* c = nullptr;
   int64_t ldc = 0;
   float alpha = 1.0f;

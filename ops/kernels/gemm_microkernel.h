@@ -76,11 +76,15 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
 
 // One [ROWS <= MR, nr <= NVU * W] tile: acc = sum over k of A panel column x B panel
 // row, held in ROWS x NVU registers. NVU < NV computes only the first vectors of an edge
-// panel (its other columns are padding).
-template <class Arch, int MR, int NV, int NVU, int ROWS>
+// panel (its other columns are padding). kPrefetchNextB: also fetch the source rows of
+// the next B panel into L2, one per k, so packing it finds them there. Each row is
+// likely on its own page, beyond the hardware prefetchers; spread over the k loop, the
+// prefetches overlap the FMAs (issued all at once they measured no faster).
+template <class Arch, int MR, int NV, int NVU, int ROWS, bool kPrefetchNextB = false>
 void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
   using V = Vec<Arch>;
   constexpr int W = static_cast<int>(V::size), NR = NV * W;
+  const float* next_b = kPrefetchNextB ? blk.b_source + j + NR : nullptr;
   const float* a = blk.a + i * blk.k;
   const float* b = blk.b + j * blk.k;
   // C's rows are far apart in memory: fetch them while the products are summed.
@@ -98,6 +102,10 @@ void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
 #pragma GCC unroll 4
   for (int64_t p = 0; p < blk.k; ++p, a += MR, b += NR) {
     V bv[NVU];
+    if constexpr (kPrefetchNextB) {
+      __builtin_prefetch(next_b, 0, 1);
+      next_b += blk.b_ld;
+    }
 #pragma GCC unroll 4
     for (int v = 0; v < NVU; ++v) bv[v] = V::load_aligned(b + v * W);
 #pragma GCC unroll 16
@@ -136,7 +144,9 @@ void run_block(const GemmBlock& blk) {
     pack_b_panel(blk, j, nr, NR);
     for (int64_t i = 0; i < blk.m; i += MR) {
       const int rows = blk.m - i < MR ? static_cast<int>(blk.m - i) : MR;
-      if (nr <= W)
+      if (i == 0 && blk.b_source && rows == MR && nr == NR)
+        tile<Arch, MR, NV, NV, MR, true>(blk, i, j, nr);
+      else if (nr <= W)
         tile_of_rows<Arch, MR, NV, 1>(rows, blk, i, j, nr, all_rows);
       else if (rows == MR)
         tile<Arch, MR, NV, NV, MR>(blk, i, j, nr);
