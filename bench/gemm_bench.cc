@@ -144,7 +144,7 @@ void register_all() {
   for (const GemmShape& s : shapes()) {
     for (int threads : {1, 2}) {
       if (threads == 2 && !two_thread_shape(s.name)) continue;
-      const std::string suffix = fmt::format("{}/threads:{}", s.name, threads);
+      const std::string suffix = fmt::format("{}/{}x{}x{}/threads:{}", s.name, s.m, s.n, s.k, threads);
       std::vector<benchmark::internal::Benchmark*> runs = {
           benchmark::RegisterBenchmark(("engine/" + suffix).c_str(), engine_plain, s, threads),
           benchmark::RegisterBenchmark(("engine_prepacked/" + suffix).c_str(), engine_prepacked, s, threads)};
