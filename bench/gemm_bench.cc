@@ -3,13 +3,12 @@
 // it was found at configure time. Reports GFLOP/s (2*M*N*K per call). Run it with
 // interleaved repetitions and compare medians (bench/gemm_ratios.py, docs/performance.md).
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "ops/kernels/gemm.h"
 
@@ -92,8 +91,9 @@ void engine_plain(benchmark::State& state, const GemmShape& s, int threads) {
   const GemmKernel& kn = minfer::kernels::best_gemm_kernel();
   std::vector<float> ws(minfer::kernels::gemm_workspace_bytes(kn, s.m, s.n, s.k, threads, GemmPacked::kNone) / 4);
   for (auto _ : state) {
-    minfer::kernels::gemm(s.m, s.n, s.k, 1.0f, GemmOperand(x.a.data(), s.k), GemmOperand(x.b.data(), x.ldb(s), s.weights_are_b),
-                          0.0f, x.c.data(), s.n, {}, ws, threads, kn);
+    minfer::kernels::gemm(s.m, s.n, s.k, 1.0f, GemmOperand(x.a.data(), s.k),
+                          GemmOperand(x.b.data(), x.ldb(s), s.weights_are_b), 0.0f, x.c.data(), s.n, {}, ws, threads,
+                          kn);
     benchmark::DoNotOptimize(x.c.data());
     benchmark::ClobberMemory();
   }

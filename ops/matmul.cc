@@ -70,7 +70,7 @@ class GemmOp final : public Op {
     // otherwise C is copied into Y and the GEMM scales it by beta.
     const Shape& cs = in[2].shape;
     const int64_t c_rows = cs.size() == 2 ? cs[0] : 1, c_cols = cs.empty() ? 1 : cs.back();
-    bias_kind_ = c_rows == 1 && c_cols == d.n ? kernels::GemmBias::kPerColumn
+    bias_kind_ = c_rows == 1 && c_cols == d.n   ? kernels::GemmBias::kPerColumn
                  : c_cols == 1 && c_rows == d.m ? kernels::GemmBias::kPerRow
                                                 : kernels::GemmBias::kNone;
     if (bias_kind_ != kernels::GemmBias::kNone && in[2].constant) {
@@ -97,10 +97,10 @@ class GemmOp final : public Op {
     kernels::GemmEpilogue epilogue;
     epilogue.bias_kind = bias_kind_;
     epilogue.bias = bias_is_input_ ? in[2].data : scaled_bias_.data();
-    const kernels::GemmOperand a = packed_a_.empty() ? kernels::GemmOperand(in[0].data, lda(), trans_a_)
-                                                     : kernels::GemmOperand(packed_a_);
-    const kernels::GemmOperand b = packed_b_.empty() ? kernels::GemmOperand(in[1].data, ldb(), trans_b_)
-                                                     : kernels::GemmOperand(packed_b_);
+    const kernels::GemmOperand a =
+        packed_a_.empty() ? kernels::GemmOperand(in[0].data, lda(), trans_a_) : kernels::GemmOperand(packed_a_);
+    const kernels::GemmOperand b =
+        packed_b_.empty() ? kernels::GemmOperand(in[1].data, ldb(), trans_b_) : kernels::GemmOperand(packed_b_);
     kernels::gemm(d.m, d.n, d.k, alpha_, a, b, beta, y, d.n, epilogue, workspace, ctx.num_threads);
   }
 
@@ -186,8 +186,8 @@ class MatMulOp final : public Op {
     for (int64_t i = 0; i < d.batch; ++i) {
       const int64_t bi = b_bcast_.source(i);
       const kernels::GemmOperand a(in[0].data + a_bcast_.source(i) * d.m * d.k, d.k);
-      const kernels::GemmOperand b =
-          packed_b_.empty() ? kernels::GemmOperand(in[1].data + bi * d.k * d.n, d.n) : kernels::GemmOperand(packed_b_[bi]);
+      const kernels::GemmOperand b = packed_b_.empty() ? kernels::GemmOperand(in[1].data + bi * d.k * d.n, d.n)
+                                                       : kernels::GemmOperand(packed_b_[bi]);
       kernels::gemm(d.m, d.n, d.k, 1.0f, a, b, 0.0f, out[0].data + i * d.m * d.n, d.n, {}, workspace, ctx.num_threads);
     }
   }

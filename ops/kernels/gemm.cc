@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
-
 #include <xsimd/xsimd.hpp>
 
 #include "ops/kernels/gemm_pack.h"
@@ -15,8 +14,12 @@
 namespace minfer::kernels {
 namespace {
 
-int64_t round_up(int64_t x, int64_t r) { return (x + r - 1) / r * r; }
-int64_t ceil_div(int64_t x, int64_t r) { return (x + r - 1) / r; }
+int64_t round_up(int64_t x, int64_t r) {
+  return (x + r - 1) / r * r;
+}
+int64_t ceil_div(int64_t x, int64_t r) {
+  return (x + r - 1) / r;
+}
 
 // xsimd::dispatch calls the overload of the best architecture this CPU has among those
 // listed (highest first); plain SSE2 is every x86-64 CPU, so the scalar kernel is the floor.
@@ -61,7 +64,9 @@ struct Partition {
 };
 
 // The tile range [begin, end) of part `p` of `parts` over `tiles` tiles.
-int64_t part_begin(int64_t tiles, int parts, int p) { return tiles * p / parts; }
+int64_t part_begin(int64_t tiles, int parts, int p) {
+  return tiles * p / parts;
+}
 
 Partition choose_partition(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool a_packed,
                            bool b_packed) {
@@ -167,7 +172,13 @@ void scale_only(int64_t m, int64_t n, float beta, float* c, int64_t ldc, const G
   }
 }
 
-const GemmKernel& kernel_of(const GemmOperand& a, const GemmOperand& b, const GemmKernel& fallback) {
+// The kernel to run, after checking that packed operands fit the call.
+const GemmKernel& kernel_of(int64_t m, int64_t n, int64_t k, const GemmOperand& a, const GemmOperand& b,
+                            const GemmKernel& fallback) {
+  if (a.packed && (a.packed->side() != PackedMatrix::Side::kA || a.packed->rows() != m || a.packed->cols() != k))
+    throw std::invalid_argument("gemm: packed A is not an [M, K] A operand");
+  if (b.packed && (b.packed->side() != PackedMatrix::Side::kB || b.packed->rows() != k || b.packed->cols() != n))
+    throw std::invalid_argument("gemm: packed B is not a [K, N] B operand");
   if (a.packed && b.packed && &a.packed->kernel() != &b.packed->kernel())
     throw std::invalid_argument("gemm: A and B were packed for different kernels");
   if (a.packer) throw std::invalid_argument("gemm: a packing function can only produce B");
@@ -228,12 +239,12 @@ int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int
   return 4 * s.floats() * used;
 }
 
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta, float* c,
-          int64_t ldc, const GemmEpilogue& epilogue, std::span<float> workspace, int threads,
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
+          float* c, int64_t ldc, const GemmEpilogue& epilogue, std::span<float> workspace, int threads,
           const GemmKernel& kernel) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) return scale_only(m, n, beta, c, ldc, epilogue);
-  const GemmKernel& kn = kernel_of(a, b, kernel);
+  const GemmKernel& kn = kernel_of(m, n, k, a, b, kernel);
   const bool a_packed = a.packed != nullptr, b_packed = b.packed != nullptr;
   const ThreadScratch s = scratch_per_thread(kn, m, n, k, a_packed, b_packed);
   // Never more threads than the workspace was planned for, and one inside a parallel region.
@@ -256,7 +267,7 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
   };
   const int parts = part.threads();
   if (parts == 1) return run_thread_part(0);
-  // The runtime may grant fewer threads than asked; the loop still covers every part.
+    // The runtime may grant fewer threads than asked; the loop still covers every part.
 #pragma omp parallel num_threads(parts)
   for (int t = omp_get_thread_num(); t < parts; t += omp_get_num_threads()) run_thread_part(t);
 }

@@ -100,8 +100,8 @@ int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int
 // Uses up to `threads` OpenMP threads (one inside a parallel region), as many as the
 // workspace has room for; every element of C is computed by one thread in the same
 // k order, so the result does not depend on the thread count.
-void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta, float* c,
-          int64_t ldc, const GemmEpilogue& epilogue, std::span<float> workspace, int threads,
+void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
+          float* c, int64_t ldc, const GemmEpilogue& epilogue, std::span<float> workspace, int threads,
           const GemmKernel& kernel = best_gemm_kernel());
 
 }  // namespace minfer::kernels

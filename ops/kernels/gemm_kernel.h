@@ -56,7 +56,8 @@ struct GemmKernel {
 // The K blocking, a function of K and the kernel only (never of the thread count), so
 // every element of C sums its products in the same order however the work is split.
 struct KBlocks {
-  KBlocks(int64_t k, int64_t kc) : count(k == 0 ? 0 : (k + kc - 1) / kc), size(count == 0 ? 0 : (k + count - 1) / count), k(k) {}
+  KBlocks(int64_t k, int64_t kc)
+      : count(k == 0 ? 0 : (k + kc - 1) / kc), size(count == 0 ? 0 : (k + count - 1) / count), k(k) {}
   int64_t begin(int64_t i) const { return i * size; }
   int64_t length(int64_t i) const { return (i + 1 == count) ? k - i * size : size; }
   int64_t count, size, k;

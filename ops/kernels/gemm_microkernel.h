@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <utility>
-
 #include <xsimd/xsimd.hpp>
 
 #include "ops/kernels/gemm_kernel.h"

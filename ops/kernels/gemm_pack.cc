@@ -12,7 +12,9 @@
 namespace minfer::kernels {
 namespace {
 
-int64_t round_up(int64_t x, int64_t r) { return (x + r - 1) / r * r; }
+int64_t round_up(int64_t x, int64_t r) {
+  return (x + r - 1) / r * r;
+}
 
 // The rows of a panel come from `width` <= R contiguous floats per k (the contiguous
 // case: B as stored, or A stored transposed); R is a compile-time constant so the copy

@@ -1,12 +1,11 @@
 // The packed SGEMM against ops/reference/gemm, for every kernel this CPU runs, over edge
 // shapes, transposes, alpha/beta, leading dimensions, packed operands, the bias and
 // activation epilogue, and 1 and 2 threads (whose results must be bit-identical).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 #include <xsimd/xsimd.hpp>
 
 #include "ops/kernels/gemm.h"
@@ -138,7 +137,9 @@ void expect_matches(const Operands& o, const std::vector<float>& got, const std:
   EXPECT_EQ(bad, 0) << what;
 }
 
-std::vector<const GemmKernel*> kernels_under_test() { return kernels::runnable_gemm_kernels(); }
+std::vector<const GemmKernel*> kernels_under_test() {
+  return kernels::runnable_gemm_kernels();
+}
 
 // Sizes around the tiles (4x8, 6x16 and its 6x8 edge tile), the blocks (mc 128..168, kc 256, nc ~4k) and 1.
 std::vector<Case> edge_cases() {
@@ -227,8 +228,8 @@ TEST(GemmKernel, PackedOperandsGiveTheSameBits) {
 // two threads must reproduce one thread's bits exactly.
 TEST(GemmKernel, TwoThreadsGiveTheSameBitsAsOne) {
   for (const GemmKernel* kn : kernels_under_test())
-    for (const Case& shape : {Case{64, 1000, 300}, Case{1000, 20, 300}, Case{129, 130, 131}, Case{300, 4500, 40},
-                              Case{5, 3000, 600}}) {
+    for (const Case& shape :
+         {Case{64, 1000, 300}, Case{1000, 20, 300}, Case{129, 130, 131}, Case{300, 4500, 40}, Case{5, 3000, 600}}) {
       for (GemmPacked packed : {GemmPacked::kNone, GemmPacked::kA, GemmPacked::kB}) {
         Case c = shape;
         c.bias = GemmBias::kPerColumn;
@@ -289,6 +290,18 @@ TEST(GemmKernel, KZeroScalesCAndAppliesTheEpilogue) {
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j)
       EXPECT_FLOAT_EQ(y[i * c.n + j], std::max(0.0f, 2.0f * o.c0[i * c.n + j] + o.bias[j]));
+}
+
+TEST(GemmKernel, RejectsPackedOperandsOfTheWrongShapeOrSide) {
+  const GemmKernel& kn = kernels::best_gemm_kernel();
+  std::vector<float> a(6, 1.0f), y(9);
+  PackedMatrix pa = PackedMatrix::pack_a(kn, a.data(), 2, false, 3, 2);  // [3, 2]
+  const GemmOperand plain(a.data(), 3);
+  // Enough workspace for any of these calls, so only the packed operand can be at fault.
+  std::vector<float> ws(kernels::gemm_workspace_bytes(kn, 3, 3, 3, 1, GemmPacked::kNone) / 4);
+  EXPECT_THROW(kernels::gemm(3, 3, 3, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1), std::invalid_argument);
+  EXPECT_THROW(kernels::gemm(2, 3, 3, 1.0f, plain, pa, 0.0f, y.data(), 3, {}, ws, 1), std::invalid_argument);
+  EXPECT_NO_THROW(kernels::gemm(3, 3, 2, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1));
 }
 
 TEST(GemmKernel, RejectsOperandsPackedForDifferentKernels) {
