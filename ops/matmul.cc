@@ -18,20 +18,25 @@ kernels::GemmPacked packed_operands(bool a_constant, bool b_constant) {
   return kernels::GemmPacked::kNone;
 }
 
-// The report's view of how the product runs: the micro-kernel and what was packed at load.
-nlohmann::json gemm_details(bool a_constant, bool b_constant) {
+// The report's view of how the product runs: the micro-kernel, what was packed at load,
+// and the activation fused into its epilogue.
+nlohmann::json gemm_details(bool a_constant, bool b_constant, const Activation& fused = {}) {
   const char* prepacked = a_constant ? (b_constant ? "A and B" : "A") : (b_constant ? "B" : "none");
-  return {{"gemm_kernel", kernels::best_gemm_kernel().name}, {"prepacked", prepacked}};
+  nlohmann::json d = {{"gemm_kernel", kernels::best_gemm_kernel().name}, {"prepacked", prepacked}};
+  if (fused.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(fused);
+  return d;
 }
 
 class GemmOp final : public Op {
  public:
   explicit GemmOp(const Node& node) {
-    node.attrs.check_known({"alpha", "beta", "transA", "transB"});
-    alpha_ = static_cast<float>(node.attrs.get_float("alpha", 1.0));
-    beta_ = static_cast<float>(node.attrs.get_float("beta", 1.0));
-    trans_a_ = node.attrs.get_int("transA", 0) != 0;
-    trans_b_ = node.attrs.get_int("transB", 0) != 0;
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    attrs.check_known({"alpha", "beta", "transA", "transB"});
+    alpha_ = static_cast<float>(attrs.get_float("alpha", 1.0));
+    beta_ = static_cast<float>(attrs.get_float("beta", 1.0));
+    trans_a_ = attrs.get_int("transA", 0) != 0;
+    trans_b_ = attrs.get_int("transB", 0) != 0;
   }
 
   std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
@@ -43,12 +48,12 @@ class GemmOp final : public Op {
     Dims d = dims(in);
     Cost c = data_movement(in, out);
     c.macs = d.m * d.k * d.n;
-    c.flops = 2 * c.macs;
+    c.flops = 2 * c.macs + activation_.flops_per_element() * d.m * d.n;
     return c;
   }
 
   nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
-    return gemm_details(in[0].constant != nullptr, in[1].constant != nullptr);
+    return gemm_details(in[0].constant != nullptr, in[1].constant != nullptr, activation_);
   }
 
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
@@ -97,6 +102,7 @@ class GemmOp final : public Op {
     kernels::GemmEpilogue epilogue;
     epilogue.bias_kind = bias_kind_;
     epilogue.bias = bias_is_input_ ? in[2].data : scaled_bias_.data();
+    epilogue.activation = activation_;
     const kernels::GemmOperand a =
         packed_a_.empty() ? kernels::GemmOperand(in[0].data, lda(), trans_a_) : kernels::GemmOperand(packed_a_);
     const kernels::GemmOperand b =
@@ -132,6 +138,7 @@ class GemmOp final : public Op {
   int64_t lda() const { return trans_a_ ? dims_.m : dims_.k; }
   int64_t ldb() const { return trans_b_ ? dims_.k : dims_.n; }
 
+  Activation activation_;  // fused by the fuse_activations pass
   float alpha_ = 1.0f, beta_ = 1.0f;
   bool trans_a_ = false, trans_b_ = false;
   Dims dims_;
