@@ -65,6 +65,12 @@ std::vector<GemmShape> shapes() {
   s.push_back({"r18_layer4_3x3", 512, 49, 4608});
   s.push_back({"r18_layer4_ds1x1", 512, 49, 256});
   s.push_back({"r18_fc", 1, 1000, 512, true});
+  // The LSTM of models/lstm.json (D 64, H 256, 32 steps, batch 1): the fused plan's
+  // input projection of all steps and its per-step recurrent product, the minimal
+  // plan's per-gate recurrent product.
+  s.push_back({"lstm_input_proj", 32, 1024, 64, true});
+  s.push_back({"lstm_step", 1, 1024, 256, true});
+  s.push_back({"lstm_gate", 1, 256, 256, true});
   return s;
 }
 
@@ -137,7 +143,8 @@ void openblas(benchmark::State& state, const GemmShape& s, int threads) {
 
 // Shapes also measured with two threads.
 bool two_thread_shape(const std::string& name) {
-  return name == "square_1024" || name == "conv_128x3136x576" || name == "r18_layer1_3x3" || name == "mbv1_pw5";
+  return name == "square_1024" || name == "conv_128x3136x576" || name == "r18_layer1_3x3" || name == "mbv1_pw5" ||
+         name == "lstm_step";
 }
 
 void register_all() {

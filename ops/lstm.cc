@@ -1,9 +1,9 @@
 // LSTM (ONNX opset 14): forward, reverse or bidirectional over X [seq, batch, input]
 // (layout 0; layout 1 is batch-major, [batch, seq, input]), one LstmCell step per time
 // step and direction. Outputs Y [seq, dirs, batch, hidden], Y_h and Y_c [dirs, batch,
-// hidden] (layout 1: [batch, seq, dirs, hidden] and [batch, dirs, hidden]), each optional. The cell's memory plan is
-// the engine attribute "plan" ("minimal" or "fused"); its state and scratch are the
-// step's workspace.
+// hidden] (layout 1: [batch, seq, dirs, hidden] and [batch, dirs, hidden]), each
+// optional. The cell's memory plan is the engine attribute "plan" ("minimal" or
+// "fused"); its state, scratch and GEMM packing scratch are the step's workspace.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/kernels/gemm.h"
 #include "ops/lstm_cell.h"
 #include "ops/op.h"
 
@@ -24,6 +25,7 @@ struct LstmGeometry {
   int64_t seq = 0, batch = 0, input_size = 0, hidden = 0, directions = 1;
   bool batch_major = false;  // layout 1
   bool has_bias = false, has_lengths = false, has_initial_h = false, has_initial_c = false, has_peephole = false;
+  bool weights_constant = false;  // W and R are initializers: packed in prepare()
 };
 
 bool present(const ArgInfos& in, size_t index) {
@@ -68,8 +70,9 @@ class LstmOp final : public Op {
     bool defaults = acts.empty() || acts.size() == static_cast<size_t>(3 * directions_);
     for (size_t i = 0; defaults && i < acts.size(); ++i) defaults = same_name(acts[i], i % 3 == 0 ? "Sigmoid" : "Tanh");
     if (!defaults)
-      throw UnsupportedError(fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
-                                fmt::join(acts, ", ")));
+      throw UnsupportedError(
+          fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
+                      fmt::join(acts, ", ")));
     if (node.attrs.has("clip")) {
       const double clip = node.attrs.get_float("clip", 0.0);
       if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));
@@ -112,10 +115,9 @@ class LstmOp final : public Op {
     return c;
   }
 
-  // The cell's state and scratch; batch-major inputs also gather each step's X rows.
-  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
-    const LstmGeometry g = geometry(in);
-    return 4 * (LstmCell(cell_config(g)).workspace_floats() + (g.batch_major ? g.batch * g.input_size : 0));
+  // The cell's state, scratch and GEMM packing scratch.
+  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
+    return 4 * LstmCell(cell_config(geometry(in))).workspace_floats(threads);
   }
 
   nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
@@ -138,21 +140,21 @@ class LstmOp final : public Op {
             {"cell_elementwise_flops", cell.elementwise_flops_per_unit() * g.hidden},
             {"state_bytes", 4 * cell.state_floats()},
             {"scratch_bytes", 4 * cell.scratch_floats()},
+            {"gemm_scratch_bytes_per_thread", 4 * cell.gemm_scratch_floats(1)},
+            {"gemm_kernel", kernels::best_gemm_kernel().name},
+            {"prepacked", g.weights_constant},
             {"cell_steps", cell.sub_steps()},
             {"cell_buffers", buffers}};
   }
 
   void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
     geo_ = geometry(in);
-    if (in[kW].constant && in[kR].constant) {
-      const int64_t rows = 4 * geo_.hidden;
-      for (int64_t d = 0; d < geo_.directions; ++d) {
-        packed_w_.push_back(
-            pack_gate_weights(in[kW].constant->data.data() + d * rows * geo_.input_size, rows, geo_.input_size));
-        packed_r_.push_back(
-            pack_gate_weights(in[kR].constant->data.data() + d * rows * geo_.hidden, rows, geo_.hidden));
-      }
-    }
+    if (!geo_.weights_constant) return;
+    const int64_t rows = 4 * geo_.hidden;
+    for (int64_t d = 0; d < geo_.directions; ++d)
+      packed_.push_back(GateWeights::packed(in[kW].constant->data.data() + d * rows * geo_.input_size,
+                                            in[kR].constant->data.data() + d * rows * geo_.hidden, geo_.input_size,
+                                            geo_.hidden, plan_ == LstmPlan::kMinimal));
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -166,10 +168,8 @@ class LstmOp final : public Op {
     float* y_h = output(kYh);
     float* y_c = output(kYc);
     const int64_t bh = g.batch * g.hidden;
-    float* ws = workspace.data();
-    float* cell_state = cell.cell_state(ws);
-    float* hidden_state = cell.hidden_state(ws);
-    float* x_rows = ws + cell.workspace_floats();  // batch-major: step t's rows, gathered
+    float* cell_state = cell.cell_state(workspace.data());
+    float* hidden_state = cell.hidden_state(workspace.data());
     // Where batch row b of direction d sits in a [dirs, batch, H] state tensor, or in a
     // [batch, dirs, H] one for layout 1; and Y's row for step t.
     auto state_row = [&](int64_t d, int64_t b) {
@@ -187,7 +187,9 @@ class LstmOp final : public Op {
 
     for (int64_t d = 0; d < g.directions; ++d) {
       const bool reverse = reverse_ || d == 1;  // bidirectional: direction 1 runs backwards
-      const LstmCellWeights weights = cell_weights(in, d);
+      GateWeights plain;
+      const LstmCellWeights weights = cell_weights(in, d, plain);
+      cell.project_inputs(ctx, weights, in[kX].data, workspace);
       if (g.has_initial_c)
         copy_state(in[kInitialC].data, d, cell_state);
       else
@@ -201,13 +203,7 @@ class LstmOp final : public Op {
       for (int64_t step = 0; step < g.seq; ++step) {
         const int64_t t = reverse ? g.seq - 1 - step : step;
         const ActiveRows active{lengths, t};
-        const float* x_t = in[kX].data + t * g.batch * g.input_size;
-        if (g.batch_major) {
-          for (int64_t b = 0; b < g.batch; ++b)
-            std::copy_n(in[kX].data + (b * g.seq + t) * g.input_size, g.input_size, x_rows + b * g.input_size);
-          x_t = x_rows;
-        }
-        cell.step(ctx, weights, x_t, active, ws);
+        cell.step(ctx, weights, in[kX].data, t, active, workspace);
         if (!y) continue;
         for (int64_t b = 0; b < g.batch; ++b) {
           float* row = y + y_row(t, d, b);
@@ -245,6 +241,7 @@ class LstmOp final : public Op {
     const int64_t dirs = g.directions, hidden = g.hidden;
     expect_shape(in, kW, "W", {dirs, 4 * hidden, g.input_size}, "[directions, 4*hidden, input]");
     expect_shape(in, kR, "R", {dirs, 4 * hidden, hidden}, "[directions, 4*hidden, hidden]");
+    g.weights_constant = in[kW].constant && in[kR].constant;
     g.has_bias = present(in, kB);
     if (g.has_bias) expect_shape(in, kB, "B", {dirs, 8 * hidden}, "[directions, 8*hidden]");
     g.has_lengths = present(in, kSequenceLens);
@@ -266,24 +263,30 @@ class LstmOp final : public Op {
   LstmCellConfig cell_config(const LstmGeometry& g) const {
     LstmCellConfig c;
     c.plan = plan_;
+    c.seq_length = g.seq;
     c.batch = g.batch;
     c.input_size = g.input_size;
     c.hidden_size = g.hidden;
+    c.batch_major = g.batch_major;
     c.has_bias = g.has_bias;
     c.has_peephole = g.has_peephole;
     c.input_forget = input_forget_;
+    c.weights_packed = g.weights_constant;
     c.clip = clip_;
     return c;
   }
 
-  LstmCellWeights cell_weights(std::span<const TensorView> in, int64_t d) const {
+  // Direction d's operands; `plain` holds W and R's views when they are graph inputs.
+  LstmCellWeights cell_weights(std::span<const TensorView> in, int64_t d, GateWeights& plain) const {
     const LstmGeometry& g = geo_;
     const int64_t rows = 4 * g.hidden;
     LstmCellWeights w;
-    if (!packed_w_.empty()) {
-      w.gates = {packed_w_[d].data(), packed_r_[d].data(), true};
+    if (g.weights_constant) {
+      w.gates = &packed_[d];
     } else {
-      w.gates = {in[kW].data + d * rows * g.input_size, in[kR].data + d * rows * g.hidden, false};
+      plain = GateWeights::plain(in[kW].data + d * rows * g.input_size, in[kR].data + d * rows * g.hidden, g.input_size,
+                                 g.hidden);
+      w.gates = &plain;
     }
     if (g.has_bias) w.bias = in[kB].data + d * 8 * g.hidden;
     if (g.has_peephole) w.peephole = in[kP].data + d * 3 * g.hidden;
@@ -297,7 +300,7 @@ class LstmOp final : public Op {
   std::optional<float> clip_;
   LstmPlan plan_ = LstmPlan::kMinimal;
   LstmGeometry geo_;
-  std::vector<std::vector<float>> packed_w_, packed_r_;  // per direction, when W and R are constants
+  std::vector<GateWeights> packed_;  // per direction, when W and R are constants
 };
 
 }  // namespace

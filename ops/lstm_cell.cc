@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "ops/kernels/vector_activations.h"
+
 namespace minfer {
 
 namespace {
@@ -11,19 +13,28 @@ namespace {
 // Row blocks of W, R and Wb/Rb, in ONNX's order; P holds i, o, f at the same indices.
 enum Gate : int { kInput = 0, kOutput = 1, kForget = 2, kCell = 3 };
 
-// Turns one gate's matmul result into the gate, over B rows `ld` apart: adds Wb + Rb
-// and, for i, o and f, the peephole P (.) C; clips; applies the gate's activation.
+// The vector kernels for the default activations (Sigmoid, Tanh); any other through
+// Activation::apply.
+void activate(const Activation& act, float* y, int64_t n) {
+  const kernels::VectorActivations& v = kernels::best_vector_activations();
+  if (act.kind == ActivationKind::kSigmoid)
+    v.sigmoid(y, n);
+  else if (act.kind == ActivationKind::kTanh)
+    v.tanh(y, n);
+  else
+    act.apply(y, n);
+}
+
+// Turns one gate's matmul result (Wb and Rb included, by the GEMM's epilogue) into the
+// gate, over B rows `ld` apart: adds, for i, o and f, the peephole P (.) C; clips;
+// applies the gate's activation.
 void finish_gate(const LstmCellConfig& c, const LstmCellWeights& w, int gate, const float* cell, float* pre,
                  int64_t ld) {
   const int64_t hidden = c.hidden_size;
-  const float* wb = w.bias ? w.bias + gate * hidden : nullptr;
-  const float* rb = w.bias ? w.bias + (4 + gate) * hidden : nullptr;
   const float* p = w.peephole && gate != kCell ? w.peephole + gate * hidden : nullptr;
   const Activation& act = gate == kCell ? c.g : c.f;
   for (int64_t b = 0; b < c.batch; ++b) {
     float* row = pre + b * ld;
-    if (wb)
-      for (int64_t j = 0; j < hidden; ++j) row[j] += wb[j] + rb[j];
     if (p) {
       const float* cb = cell + b * hidden;
       for (int64_t j = 0; j < hidden; ++j) row[j] += p[j] * cb[j];
@@ -32,7 +43,7 @@ void finish_gate(const LstmCellConfig& c, const LstmCellWeights& w, int gate, co
       const float bound = *c.clip;
       for (int64_t j = 0; j < hidden; ++j) row[j] = std::clamp(row[j], -bound, bound);
     }
-    act.apply(row, hidden);
+    activate(act, row, hidden);
   }
 }
 
@@ -61,15 +72,26 @@ void admit_to_state(const LstmCellConfig& c, ActiveRows active, const float* i, 
   }
 }
 
-// H = o (.) h(C) on the active rows.
+// H = o (.) h(C) on the active rows (h(C) computed in H, whose old value is no longer needed).
 void emit_hidden(const LstmCellConfig& c, ActiveRows active, const float* o, int64_t ldo, const float* cell,
                  float* hidden) {
   for (int64_t b = 0; b < c.batch; ++b) {
     if (!active(b)) continue;
-    const float* cb = cell + b * c.hidden_size;
     float* hb = hidden + b * c.hidden_size;
-    for (int64_t j = 0; j < c.hidden_size; ++j) hb[j] = o[b * ldo + j] * c.h.apply(cb[j]);
+    std::copy_n(cell + b * c.hidden_size, c.hidden_size, hb);
+    activate(c.h, hb, c.hidden_size);
+    const float* ob = o + b * ldo;
+    for (int64_t j = 0; j < c.hidden_size; ++j) hb[j] *= ob[j];
   }
+}
+
+// Where step t's rows start in a [seq, B, width] tensor (layout 0) or a [B, seq, width]
+// one (layout 1), and how far apart they are.
+int64_t step_offset(const LstmCellConfig& c, int64_t t, int64_t width) {
+  return c.batch_major ? t * width : t * c.batch * width;
+}
+int64_t step_stride(const LstmCellConfig& c, int64_t width) {
+  return c.batch_major ? c.seq_length * width : width;
 }
 
 }  // namespace
@@ -86,28 +108,49 @@ const char* lstm_plan_name(LstmPlan plan) {
 
 int64_t LstmCell::scratch_floats() const {
   const int64_t bh = c_.batch * c_.hidden_size;
-  return c_.plan == LstmPlan::kMinimal ? 2 * bh : 4 * bh;
+  return c_.plan == LstmPlan::kMinimal ? 2 * bh : c_.seq_length * 4 * bh;
 }
 
-void LstmCell::step(const RunContext& ctx, const LstmCellWeights& weights, const float* x, ActiveRows active,
-                    float* workspace) const {
+int64_t LstmCell::gemm_scratch_floats(int threads) const {
+  const int gate = c_.plan == LstmPlan::kMinimal ? static_cast<int>(kInput) : kAllGates;
+  const int64_t input_rows = c_.plan == LstmPlan::kMinimal ? c_.batch : c_.seq_length * c_.batch;
+  return gate_matmul_scratch_floats(c_.input_size, c_.hidden_size, gate, c_.weights_packed, input_rows, c_.batch,
+                                    threads);
+}
+
+void LstmCell::project_inputs(const RunContext& ctx, const LstmCellWeights& w, const float* x,
+                              std::span<float> workspace) const {
+  if (c_.plan != LstmPlan::kFused) return;
+  // X is [seq * B, D] rows in either layout; the gate inputs keep its row order.
+  float* gates = workspace.data() + state_floats();
+  input_matmul(ctx, *w.gates, kAllGates, x, c_.input_size, c_.seq_length * c_.batch, w.bias, gates, 4 * c_.hidden_size,
+               workspace.subspan(state_floats() + scratch_floats()));
+}
+
+void LstmCell::step(const RunContext& ctx, const LstmCellWeights& weights, const float* x, int64_t t, ActiveRows active,
+                    std::span<float> workspace) const {
   if (c_.plan == LstmPlan::kMinimal)
-    step_minimal(ctx, weights, x, active, workspace);
+    step_minimal(ctx, weights, x, t, active, workspace);
   else
-    step_fused(ctx, weights, x, active, workspace);
+    step_fused(ctx, weights, t, active, workspace);
 }
 
 // The seed's plan: besides C and H, scratch s0 holds i and later o, s1 holds f and
 // later c. Each numbered sub-step matches sub_steps() and buffers().
-void LstmCell::step_minimal(const RunContext& ctx, const LstmCellWeights& w, const float* x, ActiveRows active,
-                            float* workspace) const {
+void LstmCell::step_minimal(const RunContext& ctx, const LstmCellWeights& w, const float* x, int64_t t,
+                            ActiveRows active, std::span<float> workspace) const {
   const int64_t hidden = c_.hidden_size, bh = c_.batch * hidden;
-  float* cell = cell_state(workspace);
-  float* h = hidden_state(workspace);
-  float* s0 = workspace + 2 * bh;
-  float* s1 = workspace + 3 * bh;
+  float* cell = cell_state(workspace.data());
+  float* h = hidden_state(workspace.data());
+  float* s0 = workspace.data() + 2 * bh;
+  float* s1 = workspace.data() + 3 * bh;
+  const std::span<float> gemm_scratch = workspace.subspan(4 * bh);
+  const float* x_t = x + step_offset(c_, t, c_.input_size);
   auto gate = [&](int g, const float* peephole_state, float* dst) {
-    gate_matmul(ctx, w.gates, c_.input_size, hidden, x, h, c_.batch, g * hidden, hidden, dst, hidden);
+    const float* wb = w.bias ? w.bias + g * hidden : nullptr;
+    const float* rb = w.bias ? w.bias + (4 + g) * hidden : nullptr;
+    input_matmul(ctx, *w.gates, g, x_t, step_stride(c_, c_.input_size), c_.batch, wb, dst, hidden, gemm_scratch);
+    recurrent_matmul(ctx, *w.gates, g, h, c_.batch, rb, dst, hidden, gemm_scratch);
     finish_gate(c_, w, g, peephole_state, dst, hidden);
   };
   gate(kInput, cell, s0);  // 0
@@ -122,28 +165,29 @@ void LstmCell::step_minimal(const RunContext& ctx, const LstmCellWeights& w, con
   emit_hidden(c_, active, s0, hidden, cell, h);              // 6: Ht-1 was last read in 5
 }
 
-// One GEMM for the four gates into g [B, 4H] (row b: i, o, f, c).
-void LstmCell::step_fused(const RunContext& ctx, const LstmCellWeights& w, const float* x, ActiveRows active,
-                          float* workspace) const {
-  const int64_t hidden = c_.hidden_size, ld = 4 * hidden;
-  float* cell = cell_state(workspace);
-  float* h = hidden_state(workspace);
-  float* g = workspace + 2 * c_.batch * hidden;
+// Step t's rows of the gate inputs (row b: i, o, f, c), completed by one GEMM.
+void LstmCell::step_fused(const RunContext& ctx, const LstmCellWeights& w, int64_t t, ActiveRows active,
+                          std::span<float> workspace) const {
+  const int64_t hidden = c_.hidden_size, width = 4 * hidden, ld = step_stride(c_, width);
+  float* cell = cell_state(workspace.data());
+  float* h = hidden_state(workspace.data());
+  float* g = workspace.data() + state_floats() + step_offset(c_, t, width);
   float* gi = g + kInput * hidden;
   float* go = g + kOutput * hidden;
   float* gf = g + kForget * hidden;
   float* gc = g + kCell * hidden;
-  gate_matmul(ctx, w.gates, c_.input_size, hidden, x, h, c_.batch, 0, ld, g, ld);  // 0
-  finish_gate(c_, w, kInput, cell, gi, ld);                                        // 1
+  recurrent_matmul(ctx, *w.gates, kAllGates, h, c_.batch, w.bias ? w.bias + width : nullptr, g, ld,
+                   workspace.subspan(state_floats() + scratch_floats()));  // 1
+  finish_gate(c_, w, kInput, cell, gi, ld);                                // 2
   if (c_.input_forget)
     couple_forget_gate(c_, gi, ld, gf, ld);
   else
     finish_gate(c_, w, kForget, cell, gf, ld);
   finish_gate(c_, w, kCell, nullptr, gc, ld);
-  forget_state(c_, active, gf, ld, cell);  // 2
+  forget_state(c_, active, gf, ld, cell);  // 3
   admit_to_state(c_, active, gi, ld, gc, ld, cell);
-  finish_gate(c_, w, kOutput, cell, go, ld);  // 3: the peephole sees the new C
-  emit_hidden(c_, active, go, ld, cell, h);   // 4
+  finish_gate(c_, w, kOutput, cell, go, ld);  // 4: the peephole sees the new C
+  emit_hidden(c_, active, go, ld, cell, h);   // 5
 }
 
 int64_t LstmCell::gate_matmuls() const {
@@ -163,10 +207,11 @@ int64_t LstmCell::elementwise_flops_per_unit() const {
 }
 
 std::vector<std::string> LstmCell::sub_steps() const {
-  // A gate from its matmul result `pre`, with the terms this node has (ONNX notation).
-  auto gate = [&](char g, const std::string& pre, const char* peephole_state) {
+  // A gate from its matmul result `pre`, with the terms this node has (ONNX notation);
+  // `bias`: whether `pre` still needs Wb + Rb written out.
+  auto gate = [&](char g, const std::string& pre, const char* peephole_state, bool bias = true) {
     std::string s = pre;
-    if (c_.has_bias) s += fmt::format(" + Wb{0} + Rb{0}", g);
+    if (c_.has_bias && bias) s += fmt::format(" + Wb{0} + Rb{0}", g);
     if (c_.has_peephole && peephole_state) s += fmt::format(" + P{}(.){}", g, peephole_state);
     if (c_.clip) s = "clip(" + s + ")";
     return fmt::format("{} = {}({})", g, g == 'c' ? 'g' : 'f', s);
@@ -180,10 +225,15 @@ std::vector<std::string> LstmCell::sub_steps() const {
             "C = C + i(.)c",
             gate('o', matmul('o'), "Ct"),
             "H = o(.)h(Ct)"};
-  return {"[i o f c] = Xt*W^T + Ht-1*R^T (one GEMM)",
-          gate('i', "i", "Ct-1") + ", " + (c_.input_forget ? "f = 1 - i" : gate('f', "f", "Ct-1")) + ", " +
-              gate('c', "c", nullptr),
-          "C = f(.)Ct-1 + i(.)c", gate('o', "o", "Ct"), "H = o(.)h(Ct)"};
+  auto column = [](char g) { return fmt::format("Gt[{}]", g); };
+  return {std::string("G = X*W^T") + (c_.has_bias ? " + Wb" : "") + " for every step (one GEMM, before step 0)",
+          std::string("[i o f c] = Gt += Ht-1*R^T") + (c_.has_bias ? " + Rb" : "") + " (one GEMM)",
+          gate('i', column('i'), "Ct-1", false) + ", " +
+              (c_.input_forget ? "f = 1 - i" : gate('f', column('f'), "Ct-1", false)) + ", " +
+              gate('c', column('c'), nullptr, false),
+          "C = f(.)Ct-1 + i(.)c",
+          gate('o', column('o'), "Ct", false),
+          "H = o(.)h(Ct)"};
 }
 
 std::vector<CellBuffer> LstmCell::buffers() const {
@@ -192,7 +242,9 @@ std::vector<CellBuffer> LstmCell::buffers() const {
     return {{"cell_state", 0, bytes, 0, 6},         {"hidden_state", bytes, bytes, 0, 6},
             {"input_gate", 2 * bytes, bytes, 0, 4}, {"forget_gate", 3 * bytes, bytes, 1, 2},
             {"cell_gate", 3 * bytes, bytes, 3, 4},  {"output_gate", 2 * bytes, bytes, 5, 6}};
-  return {{"cell_state", 0, bytes, 0, 4}, {"hidden_state", bytes, bytes, 0, 4}, {"gates", 2 * bytes, 4 * bytes, 0, 4}};
+  return {{"cell_state", 0, bytes, 0, 5},
+          {"hidden_state", bytes, bytes, 0, 5},
+          {"gate_inputs", 2 * bytes, 4 * scratch_floats(), 0, 5}};
 }
 
 }  // namespace minfer

@@ -2,44 +2,75 @@
 
 #include <algorithm>
 
-#include "ops/reference/gemm.h"
-
 namespace minfer {
 
-std::vector<float> pack_gate_weights(const float* weights, int64_t gate_rows, int64_t k) {
-  std::vector<float> packed(static_cast<size_t>(gate_rows * k));
-  for (int64_t j = 0; j < gate_rows; ++j)
-    for (int64_t p = 0; p < k; ++p) packed[p * gate_rows + j] = weights[j * k + p];
-  return packed;
+GateWeights GateWeights::packed(const float* w, const float* r, int64_t input_size, int64_t hidden_size,
+                                bool per_gate) {
+  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+  GateWeights g;
+  g.input_size_ = input_size;
+  g.hidden_size_ = hidden_size;
+  // W's gate rows [cols, D] (R's [cols, H]) are op(B) = their transpose, K x cols.
+  const int64_t blocks = per_gate ? 4 : 1, cols = gate_columns(hidden_size, per_gate ? 0 : kAllGates);
+  for (int64_t b = 0; b < blocks; ++b) {
+    g.packed_w_.push_back(
+        kernels::PackedMatrix::pack_b(kernel, w + b * cols * input_size, input_size, true, input_size, cols));
+    g.packed_r_.push_back(
+        kernels::PackedMatrix::pack_b(kernel, r + b * cols * hidden_size, hidden_size, true, hidden_size, cols));
+  }
+  return g;
 }
 
-void gate_matmul(const RunContext& ctx, const GateWeights& weights, int64_t input_size, int64_t hidden_size,
-                 const float* x, const float* h, int64_t batch, int64_t col, int64_t cols, float* out, int64_t ldo) {
-  const int64_t gate_rows = 4 * hidden_size;
-  // Columns [c0, c0 + n) of the product; the second GEMM accumulates onto the first.
-  auto columns = [&](int64_t c0, int64_t n) {
-    float* y = out + (c0 - col);
-    if (weights.packed) {
-      reference::gemm(false, false, batch, n, input_size, 1.0f, x, input_size, weights.w + c0, gate_rows, 0.0f, y, ldo);
-      reference::gemm(false, false, batch, n, hidden_size, 1.0f, h, hidden_size, weights.r + c0, gate_rows, 1.0f, y,
-                      ldo);
-    } else {
-      reference::gemm(false, true, batch, n, input_size, 1.0f, x, input_size, weights.w + c0 * input_size, input_size,
-                      0.0f, y, ldo);
-      reference::gemm(false, true, batch, n, hidden_size, 1.0f, h, hidden_size, weights.r + c0 * hidden_size,
-                      hidden_size, 1.0f, y, ldo);
-    }
-  };
-  const int64_t parts = std::min<int64_t>(ctx.num_threads, cols);
-  if (parts <= 1) {
-    columns(col, cols);
-    return;
+GateWeights GateWeights::plain(const float* w, const float* r, int64_t input_size, int64_t hidden_size) {
+  GateWeights g;
+  g.w_ = w;
+  g.r_ = r;
+  g.input_size_ = input_size;
+  g.hidden_size_ = hidden_size;
+  return g;
+}
+
+kernels::GemmOperand GateWeights::operand(const float* plain, const std::vector<kernels::PackedMatrix>& packed,
+                                          int64_t k, int gate) const {
+  if (packed.empty()) return kernels::GemmOperand(plain + std::max(gate, 0) * hidden_size_ * k, k, /*trans=*/true);
+  return packed.size() == 1 ? packed[0] : packed[static_cast<size_t>(gate)];
+}
+
+namespace {
+
+kernels::GemmEpilogue bias_epilogue(const float* bias) {
+  kernels::GemmEpilogue e;
+  if (bias) {
+    e.bias_kind = kernels::GemmBias::kPerColumn;
+    e.bias = bias;
   }
-#pragma omp parallel for num_threads(parts) schedule(static)
-  for (int64_t p = 0; p < parts; ++p) {
-    const int64_t c0 = col + cols * p / parts, c1 = col + cols * (p + 1) / parts;
-    columns(c0, c1 - c0);
-  }
+  return e;
+}
+
+}  // namespace
+
+void input_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* x, int64_t ldx,
+                  int64_t rows, const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
+  kernels::gemm(rows, gate_columns(weights.hidden_size(), gate), weights.input_size(), 1.0f,
+                kernels::GemmOperand(x, ldx), weights.input(gate), 0.0f, out, ldo, bias_epilogue(bias), scratch,
+                ctx.num_threads);
+}
+
+void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* h, int64_t rows,
+                      const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
+  const int64_t hidden = weights.hidden_size();
+  kernels::gemm(rows, gate_columns(hidden, gate), hidden, 1.0f, kernels::GemmOperand(h, hidden),
+                weights.recurrent(gate), 1.0f, out, ldo, bias_epilogue(bias), scratch, ctx.num_threads);
+}
+
+int64_t gate_matmul_scratch_floats(int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,
+                                   int64_t input_rows, int64_t step_rows, int threads) {
+  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+  const kernels::GemmPacked packed = weights_packed ? kernels::GemmPacked::kB : kernels::GemmPacked::kNone;
+  const int64_t cols = gate_columns(hidden_size, gate);
+  return std::max(kernels::gemm_workspace_bytes(kernel, input_rows, cols, input_size, threads, packed),
+                  kernels::gemm_workspace_bytes(kernel, step_rows, cols, hidden_size, threads, packed)) /
+         4;
 }
 
 }  // namespace minfer

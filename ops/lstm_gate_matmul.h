@@ -1,29 +1,65 @@
-// The LSTM cell's matrix products, X_t * W^T + H_{t-1} * R^T over a range of gate
-// columns, behind one call: a faster GEMM replaces the reference one here and nowhere else.
+// The LSTM cell's matrix products on kernels::gemm: the gate inputs X*W^T + Wb and the
+// recurrent term H*R^T + Rb, over one gate block (the minimal plan) or all four (fused).
+// Weights that are initializers are packed once; weights fed as graph inputs are read in
+// ONNX's layout, transposed, and packed by the GEMM on every product.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
+#include "ops/kernels/gemm.h"
 #include "ops/op.h"
 
 namespace minfer {
 
-// One direction's W [4H, D] and R [4H, H] as the products read them. Packed weights are
-// K x N ([D, 4H] and [H, 4H]), so the GEMM streams along the gate columns; weights that
-// are graph inputs (unknown before run) are read in ONNX's layout, transposed.
-struct GateWeights {
-  const float* w = nullptr;
-  const float* r = nullptr;
-  bool packed = false;
+// The `gate` argument of a product over all four gate blocks.
+constexpr int kAllGates = -1;
+
+// One direction's W [4H, D] and R [4H, H] as the GEMM's B operands.
+class GateWeights {
+ public:
+  GateWeights() = default;
+  // Initializers: packed per gate block (`per_gate`: each product covers one gate) or
+  // over the whole 4H width.
+  static GateWeights packed(const float* w, const float* r, int64_t input_size, int64_t hidden_size, bool per_gate);
+  // Graph inputs, known only at run time: plain operands, no copy.
+  static GateWeights plain(const float* w, const float* r, int64_t input_size, int64_t hidden_size);
+
+  // The B operand (op(B) = the gate rows of W or R, transposed) of gate block `gate`
+  // (0..3, ONNX order i, o, f, c) or of kAllGates.
+  kernels::GemmOperand input(int gate) const { return operand(w_, packed_w_, input_size_, gate); }
+  kernels::GemmOperand recurrent(int gate) const { return operand(r_, packed_r_, hidden_size_, gate); }
+  int64_t input_size() const { return input_size_; }
+  int64_t hidden_size() const { return hidden_size_; }
+
+ private:
+  kernels::GemmOperand operand(const float* plain, const std::vector<kernels::PackedMatrix>& packed, int64_t k,
+                               int gate) const;
+
+  const float* w_ = nullptr;
+  const float* r_ = nullptr;
+  int64_t input_size_ = 0, hidden_size_ = 0;
+  std::vector<kernels::PackedMatrix> packed_w_, packed_r_;  // per gate block, or one; empty when plain
 };
 
-// [gate_rows, k] -> [k, gate_rows]: the packed form of W (k = D) or R (k = H).
-std::vector<float> pack_gate_weights(const float* weights, int64_t gate_rows, int64_t k);
+// Columns a product over `gate` covers: H for one gate block, 4H for kAllGates.
+inline int64_t gate_columns(int64_t hidden_size, int gate) {
+  return gate == kAllGates ? 4 * hidden_size : hidden_size;
+}
 
-// out[b, j] = sum_d x[b, d] * W[col + j, d] + sum_k h[b, k] * R[col + j, k] for b < batch
-// and j < cols, out's rows `ldo` apart. The columns are split over ctx.num_threads.
-void gate_matmul(const RunContext& ctx, const GateWeights& weights, int64_t input_size, int64_t hidden_size,
-                 const float* x, const float* h, int64_t batch, int64_t col, int64_t cols, float* out, int64_t ldo);
+// out[rows, cols] = x[rows, D] * W^T + bias, over the columns of `gate`; x's rows are
+// `ldx` apart, out's `ldo`; bias (cols floats, or nullptr) runs in the GEMM's epilogue.
+void input_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* x, int64_t ldx,
+                  int64_t rows, const float* bias, float* out, int64_t ldo, std::span<float> scratch);
+
+// out[rows, cols] += h[rows, H] * R^T + bias, over the columns of `gate`.
+void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* h, int64_t rows,
+                      const float* bias, float* out, int64_t ldo, std::span<float> scratch);
+
+// Scratch floats (the GEMM's packing of the plain operands) of an input and a recurrent
+// product over `gate` with `input_rows` and `step_rows` rows, on up to `threads` threads.
+int64_t gate_matmul_scratch_floats(int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,
+                                   int64_t input_rows, int64_t step_rows, int threads);
 
 }  // namespace minfer

@@ -132,13 +132,85 @@ void tile_of_rows(int rows, const GemmBlock& blk, int64_t i, int64_t j, int nr, 
   tiles[rows - 1](blk, i, j, nr);
 }
 
+// B panels side by side for a block of ROWS rows: enough accumulators (8 or more) for
+// the two FMA pipes to overlap their latency, where a single panel's tile has 2 x ROWS.
+template <int ROWS, int NV>
+constexpr int wide_panels() {
+  return (8 + ROWS * NV - 1) / (ROWS * NV);
+}
+
+// A [ROWS, PANELS x NR] tile of a block with few rows (a batch-1 LSTM step, a fully
+// connected layer at batch 1: a GEMV): the B panels at columns j, j + NR, ... are read
+// side by side, each element summed in the same k order and finished by the same
+// store_tile as in tile(), so the bits do not depend on which path computed them.
+template <class Arch, int MR, int NV, int ROWS, int PANELS>
+void wide_tile(const GemmBlock& blk, int64_t j) {
+  using V = Vec<Arch>;
+  constexpr int W = static_cast<int>(V::size), NR = NV * W;
+  const float* a = blk.a;
+  const float* b = blk.b + j * blk.k;
+  const int64_t panel_stride = NR * blk.k;
+  float* c = blk.c + j;
+#pragma GCC unroll 4
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 8
+    for (int q = 0; q < PANELS; ++q) __builtin_prefetch(c + r * blk.ldc + q * NR, 1, 3);
+  V acc[ROWS][PANELS * NV];
+#pragma GCC unroll 4
+  for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 16
+    for (int v = 0; v < PANELS * NV; ++v) acc[r][v] = V(0.0f);
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < blk.k; ++p, a += MR, b += NR) {
+#pragma GCC unroll 8
+    for (int q = 0; q < PANELS; ++q) {
+      V bv[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) bv[v] = V::load_aligned(b + q * panel_stride + v * W);
+#pragma GCC unroll 4
+      for (int r = 0; r < ROWS; ++r) {
+        const V ar(a[r]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) acc[r][q * NV + v] = multiply_add(ar, bv[v], acc[r][q * NV + v]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int q = 0; q < PANELS; ++q) {
+    V part[ROWS][NV];
+#pragma GCC unroll 4
+    for (int r = 0; r < ROWS; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) part[r][v] = acc[r][q * NV + v];
+    store_tile<Arch, ROWS, NV>(blk, part, 0, j + q * NR);
+  }
+}
+
+// A block of ROWS < MR rows: wide tiles over the full groups of panels, then the
+// remaining columns panel by panel as in run_block. Returns the first column left.
+template <class Arch, int MR, int NV, int ROWS>
+int64_t run_wide_tiles(const GemmBlock& blk) {
+  constexpr int NR = NV * static_cast<int>(Vec<Arch>::size), PANELS = wide_panels<ROWS, NV>();
+  int64_t j = 0;
+  for (; j + PANELS * NR <= blk.n; j += PANELS * NR) {
+    for (int q = 0; q < PANELS; ++q) pack_b_panel(blk, j + q * NR, NR, NR);
+    wide_tile<Arch, MR, NV, ROWS, PANELS>(blk, j);
+  }
+  return j;
+}
+
 // The macro-kernel: B's micro-panel [k, NR] stays in L1 while the A panels stream from L2.
 template <class Arch, int MR, int NV>
 void run_block(const GemmBlock& blk) {
   static_assert(NV == 2, "full and half-width edge tiles");
   constexpr int W = static_cast<int>(Vec<Arch>::size), NR = NV * W;
   constexpr auto all_rows = std::make_integer_sequence<int, MR>{};
-  for (int64_t j = 0; j < blk.n; j += NR) {
+  // 1..3 rows: one panel's tile would hold fewer than 8 accumulators.
+  int64_t j0 = 0;
+  if (blk.m == 1) j0 = run_wide_tiles<Arch, MR, NV, 1>(blk);
+  if (blk.m == 2) j0 = run_wide_tiles<Arch, MR, NV, 2>(blk);
+  if (blk.m == 3) j0 = run_wide_tiles<Arch, MR, NV, 3>(blk);
+  for (int64_t j = j0; j < blk.n; j += NR) {
     const int nr = blk.n - j < NR ? static_cast<int>(blk.n - j) : NR;
     pack_b_panel(blk, j, nr, NR);
     for (int64_t i = 0; i < blk.m; i += MR) {

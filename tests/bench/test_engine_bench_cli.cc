@@ -65,8 +65,9 @@ TEST(EngineBenchCli, LstmPlanFlagReachesTheReport) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto details = nlohmann::json::parse(r.out)["ops"][0]["details"];
     EXPECT_EQ(details["plan"], plan);
-    // H 256, batch 1: the minimal plan's two scratch buffers of B*H floats, the fused one's B*4H.
-    EXPECT_EQ(details["scratch_bytes"], std::string(plan) == "minimal" ? 2 * 4 * 256 : 4 * 4 * 256);
+    // H 256, batch 1: the minimal plan's two scratch buffers of B*H floats, the fused
+    // one's gate inputs of all 32 steps, 32 x B x 4H.
+    EXPECT_EQ(details["scratch_bytes"], std::string(plan) == "minimal" ? 2 * 4 * 256 : 32 * 4 * 4 * 256);
     EXPECT_EQ(details["state_bytes"], 2 * 4 * 256);
   }
   CommandResult text = run(model);

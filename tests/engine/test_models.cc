@@ -111,8 +111,10 @@ TEST(BundledModels, LstmMatchesTheSeed) {
   EXPECT_EQ(model->total_cost().macs, 10'485'760 + 2'560);
   // Weights 4*H*(D+H) plus the biases 8H; the head 2,570.
   EXPECT_EQ(model->total_cost().params, 327'680 + 2'048 + 2'570);
-  // The minimal plan's state and scratch: 4*B*H floats.
-  EXPECT_EQ(model->steps()[0].workspace_bytes, 4 * 4 * 256);
+  // The minimal plan's state and scratch: 4*B*H floats; then the GEMM's packing scratch.
+  const nlohmann::json& details = model->steps()[0].details;
+  EXPECT_EQ(details["state_bytes"].get<int64_t>() + details["scratch_bytes"].get<int64_t>(), 4 * 4 * 256);
+  EXPECT_EQ(model->steps()[0].workspace_bytes, 4 * 4 * 256 + details["gemm_scratch_bytes_per_thread"].get<int64_t>());
   EXPECT_EQ(model->steps()[0].outputs[0], -1);  // Y is omitted
 }
 

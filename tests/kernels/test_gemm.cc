@@ -224,12 +224,49 @@ TEST(GemmKernel, PackedOperandsGiveTheSameBits) {
         }
 }
 
+// Blocks of 1..3 rows (an LSTM step or a fully connected layer at small batch: GEMVs)
+// run wide tiles, several B panels side by side: 4 panels (64 columns with AVX2) for one
+// row, 2 for two or three. Sizes around those groups and the single-panel remainder,
+// one and two k-blocks, B plain and packed; each row must also have the same bits as
+// when computed inside a 12-row block by the regular tiles.
+TEST(GemmKernel, FewRowsMatchReferenceAndTallerBlocks) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (int64_t n : {1, 15, 16, 31, 32, 33, 48, 63, 64, 65, 96, 100, 128, 200, 1030})
+      for (int64_t k : {1, 7, 256, 300})
+        for (GemmPacked packed : {GemmPacked::kNone, GemmPacked::kB}) {
+          Case tall{12, n, k};
+          tall.tb = true;  // B stored [N, K], as the LSTM's and fully connected weights are
+          tall.beta = 1.0f;
+          tall.bias = GemmBias::kPerColumn;
+          tall.act = ActivationKind::kRelu;
+          tall.pad = 1;
+          const Operands o(tall);
+          const std::vector<float> tall_c = o.run(*kn, 1, packed);
+          const PackedMatrix pb = PackedMatrix::pack_b(*kn, o.b.data(), o.ldb, true, k, n);
+          for (int64_t m = 1; m <= 4; ++m) {
+            const std::string what = fmt::format("{} m={} n={} k={} packed={}", kn->name, m, n, k, int(packed));
+            // Rows [m, 2m) of the same operands, as their own GEMM.
+            std::vector<float> y(o.c0.begin() + m * o.ldc, o.c0.begin() + 2 * m * o.ldc);
+            std::vector<float> ws(kernels::gemm_workspace_bytes(*kn, m, n, k, 1, packed) / 4);
+            GemmEpilogue ep;
+            ep.bias_kind = GemmBias::kPerColumn;
+            ep.bias = o.bias.data();
+            ep.activation = activation_of(ActivationKind::kRelu);
+            const GemmOperand b = packed == GemmPacked::kB ? GemmOperand(pb) : GemmOperand(o.b.data(), o.ldb, true);
+            kernels::gemm(m, n, k, 1.0f, GemmOperand(o.a.data() + m * o.lda, o.lda), b, 1.0f, y.data(), o.ldc, ep, ws,
+                          1, *kn);
+            EXPECT_TRUE(std::equal(y.begin(), y.end(), tall_c.begin() + m * o.ldc)) << what;
+          }
+          expect_matches(o, tall_c, fmt::format("{} {}", kn->name, describe(tall)));
+        }
+}
+
 // Shapes big enough to be split (by rows, by columns, or beyond one block per thread):
 // two threads must reproduce one thread's bits exactly.
 TEST(GemmKernel, TwoThreadsGiveTheSameBitsAsOne) {
   for (const GemmKernel* kn : kernels_under_test())
-    for (const Case& shape :
-         {Case{64, 1000, 300}, Case{1000, 20, 300}, Case{129, 130, 131}, Case{300, 4500, 40}, Case{5, 3000, 600}}) {
+    for (const Case& shape : {Case{64, 1000, 300}, Case{1000, 20, 300}, Case{129, 130, 131}, Case{300, 4500, 40},
+                              Case{5, 3000, 600}, Case{1, 3000, 300}, Case{3, 1030, 257}}) {
       for (GemmPacked packed : {GemmPacked::kNone, GemmPacked::kA, GemmPacked::kB}) {
         Case c = shape;
         c.bias = GemmBias::kPerColumn;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ops/kernels/gemm.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -197,6 +198,17 @@ std::vector<PlanCase> plan_cases() {
       {9, 5, 17, 13, "forward", true, true, false, true},
       {6, 3, 7, 5, "reverse", true, false, true, false, 0.0, false, true, true},
       {5, 2, 6, 11, "bidirectional", false, true, true, true, 0.8, false, true},
+      // Around the GEMM's tiles (16 columns, wide tiles of 64 for batch 1, 32 for 2 and
+      // 3, 6 rows): 4H and H not multiples of them, batch 1..5, weights packed or fed.
+      {3, 1, 19, 17, "forward", true},
+      {3, 2, 21, 40, "reverse", true, true},
+      {4, 3, 9, 33, "forward", true, false, true, true},
+      {3, 4, 70, 35, "bidirectional", true, true},
+      {2, 5, 13, 65, "forward", true, true, true, false, 0.0, false, true},
+      {3, 1, 33, 50, "bidirectional", true, false, false, true, 0.0, false, true},
+      {2, 3, 5, 24, "forward", true, false, false, false, 0.0, true, true},
+      // Big enough for the GEMM to split its products between two threads.
+      {3, 4, 40, 256, "forward", true, true},
   };
   std::vector<PlanCase> cases;
   for (const LstmCase& c : base)
@@ -316,6 +328,22 @@ TEST(Lstm, RequiredOutputCannotBeOmitted) {
   }
 }
 
+// The GEMM computes every element on one thread in the same order, whatever the split:
+// the outputs do not depend on the thread count, bit for bit.
+TEST(Lstm, TwoThreadsGiveTheSameBitsAsOne) {
+  for (bool weights_as_inputs : {false, true}) {
+    LstmCase c{3, 4, 40, 256, "bidirectional", true, true};
+    c.weights_as_inputs = weights_as_inputs;
+    const LstmData d = make_data(c);
+    for (const char* plan : {"minimal", "fused"}) {
+      SCOPED_TRACE(fmt::format("{} weights_as_inputs={}", plan, weights_as_inputs));
+      const OpResult one = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3, 1);
+      const OpResult two = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3, 2);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(one.outputs[i], two.outputs[i]) << "output " << i;
+    }
+  }
+}
+
 TEST(Lstm, PlansGiveTheSameOutputs) {
   const LstmCase c{8, 3, 12, 10, "bidirectional", true, true, true, true};
   const LstmData d = make_data(c);
@@ -387,11 +415,23 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
     const Step& step = model->steps()[0];
     const nlohmann::json& det = step.details;
     const bool minimal = std::string(plan) == "minimal";
-    // The seed's 4*B*H floats for the minimal plan; the fused one adds 2*B*H.
-    EXPECT_EQ(step.workspace_bytes, (minimal ? 4 : 6) * bh_bytes);
+    // The seed's 4*B*H floats for the minimal plan; the fused one keeps the gate inputs
+    // of all 4 steps, 4 x B x 4H floats, besides C and H. Then the GEMM's scratch for
+    // packing the plain operand (X or H; the weights are packed) of its largest product:
+    // minimal [B, D] x [D, H] and [B, H] x [H, H], fused [4B, D] x [D, 4H] and [B, H] x [H, 4H].
+    const kernels::GemmKernel& kn = kernels::best_gemm_kernel();
+    const int64_t gemm = minimal ? std::max(kernels::gemm_workspace_bytes(kn, 3, 7, 5, 1, kernels::GemmPacked::kB),
+                                            kernels::gemm_workspace_bytes(kn, 3, 7, 7, 1, kernels::GemmPacked::kB))
+                                 : std::max(kernels::gemm_workspace_bytes(kn, 12, 28, 5, 1, kernels::GemmPacked::kB),
+                                            kernels::gemm_workspace_bytes(kn, 3, 28, 7, 1, kernels::GemmPacked::kB));
+    EXPECT_GT(gemm, 0);
+    const int64_t plan_bytes = (minimal ? 4 : 2 + 4 * 4) * bh_bytes;
+    EXPECT_EQ(step.workspace_bytes, plan_bytes + gemm);
     EXPECT_EQ(det["plan"], plan);
     EXPECT_EQ(det["state_bytes"], 2 * bh_bytes);
-    EXPECT_EQ(det["scratch_bytes"], (minimal ? 2 : 4) * bh_bytes);
+    EXPECT_EQ(det["scratch_bytes"], (minimal ? 2 : 16) * bh_bytes);
+    EXPECT_EQ(det["gemm_scratch_bytes_per_thread"], gemm);
+    EXPECT_EQ(det["prepacked"], true);
     EXPECT_EQ(det["cell_macs"], 4 * 7 * (5 + 7));
     EXPECT_EQ(det["hidden_size"], 7);
     EXPECT_EQ(det["directions"], 2);
@@ -399,10 +439,10 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
     // no two alive at the same sub-step overlapping.
     const auto& buffers = det["cell_buffers"];
     const int sub_steps = static_cast<int>(det["cell_steps"].size());
-    EXPECT_EQ(sub_steps, minimal ? 7 : 5);
+    EXPECT_EQ(sub_steps, minimal ? 7 : 6);
     std::set<int64_t> offsets;
     for (const auto& b : buffers) {
-      EXPECT_LE(b["offset"].get<int64_t>() + b["bytes"].get<int64_t>(), step.workspace_bytes) << b.dump();
+      EXPECT_LE(b["offset"].get<int64_t>() + b["bytes"].get<int64_t>(), plan_bytes) << b.dump();
       EXPECT_GE(b["first_step"].get<int>(), 0);
       EXPECT_LT(b["last_step"].get<int>(), sub_steps);
       offsets.insert(b["offset"].get<int64_t>());
@@ -432,16 +472,13 @@ TEST(Lstm, PlanOverrideReachesEveryLstm) {
   auto model = compile(single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, "minimal"), 3), options);
   EXPECT_EQ(model->steps()[0].details["plan"], "fused");
   EXPECT_EQ(model->steps()[0].kind, "fused");
-  EXPECT_EQ(model->steps()[0].workspace_bytes, 4 * 6 * 4);
+  EXPECT_EQ(model->steps()[0].details["scratch_bytes"], 4 * 2 * 4 * 4);  // gate inputs of 2 steps, B 1, 4H 16
 }
 
 TEST(Lstm, BatchMajorLayoutIsTheTransposedProblem) {
   // layout 1 puts batch first in X, Y, the initial states and Y_h/Y_c; everything else
-  // is the same computation as layout 0.
-  const LstmCase c{4, 3, 5, 6, "bidirectional", true, true, true};
-  const LstmData d = make_data(c);
-  const int64_t dirs = 2, h = c.hidden;
-  const OpResult seq_major = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, "minimal"), 3);
+  // is the same computation as layout 0. The GEMMs read its X rows and write the fused
+  // plan's gate inputs with strides instead of gathering them.
   // Transposes [a, b, inner] to [b, a, inner].
   auto swap01 = [](const std::vector<float>& v, int64_t a, int64_t b, int64_t inner) {
     std::vector<float> t(v.size());
@@ -450,20 +487,34 @@ TEST(Lstm, BatchMajorLayoutIsTheTransposedProblem) {
         std::copy_n(v.begin() + (i * b + j) * inner, inner, t.begin() + (j * a + i) * inner);
     return t;
   };
-  std::vector<TestTensor> in = lstm_inputs(c, d);
-  in[0] = input({c.batch, c.seq, c.input}, swap01(d.x, c.seq, c.batch, c.input));
-  in[5] = input({c.batch, dirs, h}, swap01(d.h0, dirs, c.batch, h));
-  in[6] = input({c.batch, dirs, h}, swap01(d.c0, dirs, c.batch, h));
-  Attributes attrs = lstm_attrs(c, "fused");
-  attrs.set("layout", int64_t{1});
-  const OpResult batch_major = run_op("LSTM", in, attrs, 3);
-  ASSERT_EQ(batch_major.shapes[0], (Shape{c.batch, c.seq, dirs, h}));
-  ASSERT_EQ(batch_major.shapes[1], (Shape{c.batch, dirs, h}));
-  // Y [seq, dirs, batch, H] viewed as [seq*dirs, batch, H] -> [batch, seq*dirs, H].
-  EXPECT_LT(max_rel_error(batch_major.outputs[0], swap01(seq_major.outputs[0], c.seq * dirs, c.batch, h)), 1e-6);
-  EXPECT_LT(max_rel_error(batch_major.outputs[1], swap01(seq_major.outputs[1], dirs, c.batch, h)), 1e-6);
-  EXPECT_LT(max_rel_error(batch_major.outputs[2], swap01(seq_major.outputs[2], dirs, c.batch, h)), 1e-6);
-  EXPECT_EQ(batch_major.cost, seq_major.cost);
+  for (LstmCase c : {LstmCase{4, 3, 5, 6, "bidirectional", true, true, true}, LstmCase{5, 2, 19, 20, "reverse", true}})
+    for (bool weights_as_inputs : {false, true})
+      for (const char* plan : {"minimal", "fused"}) {
+        c.weights_as_inputs = weights_as_inputs;
+        SCOPED_TRACE(::testing::PrintToString(c) + " " + plan);
+        const LstmData d = make_data(c);
+        const int64_t dirs = directions(c), h = c.hidden;
+        const OpResult seq_major = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3);
+        std::vector<TestTensor> in = lstm_inputs(c, d);
+        in[0] = input({c.batch, c.seq, c.input}, swap01(d.x, c.seq, c.batch, c.input));
+        if (c.initial_state) {
+          in[5] = input({c.batch, dirs, h}, swap01(d.h0, dirs, c.batch, h));
+          in[6] = input({c.batch, dirs, h}, swap01(d.c0, dirs, c.batch, h));
+        }
+        Attributes attrs = lstm_attrs(c, plan);
+        attrs.set("layout", int64_t{1});
+        const OpResult batch_major = run_op("LSTM", in, attrs, 3);
+        ASSERT_EQ(batch_major.shapes[0], (Shape{c.batch, c.seq, dirs, h}));
+        ASSERT_EQ(batch_major.shapes[1], (Shape{c.batch, dirs, h}));
+        // Y [seq, dirs, batch, H] viewed as [seq*dirs, batch, H] -> [batch, seq*dirs, H].
+        EXPECT_LT(max_rel_error(batch_major.outputs[0], swap01(seq_major.outputs[0], c.seq * dirs, c.batch, h)), 1e-6);
+        EXPECT_LT(max_rel_error(batch_major.outputs[1], swap01(seq_major.outputs[1], dirs, c.batch, h)), 1e-6);
+        EXPECT_LT(max_rel_error(batch_major.outputs[2], swap01(seq_major.outputs[2], dirs, c.batch, h)), 1e-6);
+        EXPECT_EQ(batch_major.cost, seq_major.cost);
+        // And against the step-by-step reference.
+        const LstmOutputs want = reference_lstm(c, d);
+        EXPECT_LT(max_rel_error(seq_major.outputs[0], want.y), 1e-5);
+      }
 }
 
 void expect_refused(const LstmCase& c, const LstmData& d, Attributes attrs, const std::string& message) {

@@ -1,0 +1,26 @@
+// Sigmoid and tanh over arrays with xsimd (the LSTM cell's gate activations), one
+// implementation per ISA chosen for the CPU at run time, like the GEMM's micro-kernels.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace minfer::kernels {
+
+struct VectorActivations {
+  const char* name;                      // vector_activations_<isa>
+  void (*sigmoid)(float* y, int64_t n);  // y = 1 / (1 + e^-y)
+  void (*tanh)(float* y, int64_t n);     // y = tanh(y)
+};
+
+// The best set this CPU runs (AVX-512, AVX2+FMA, else the portable one).
+const VectorActivations& best_vector_activations();
+// Every set this CPU can run, best first: for tests and benchmarks.
+std::vector<const VectorActivations*> runnable_vector_activations();
+
+// One per target, each in its own translation unit compiled with its ISA flags.
+extern const VectorActivations vector_activations_scalar;
+extern const VectorActivations vector_activations_avx2;
+extern const VectorActivations vector_activations_avx512;
+
+}  // namespace minfer::kernels

@@ -1,0 +1,41 @@
+// The SIMD sigmoid and tanh, written once over xsimd batches and instantiated per target
+// by vector_activations_<isa>.cc; internal linkage, so no target's code is shared with
+// another's.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <xsimd/xsimd.hpp>
+
+namespace minfer::kernels {
+namespace {
+
+// Full vectors through `f`, the tail (fewer than one vector) through a zero-padded copy,
+// so every element goes through the same SIMD formula.
+template <class Arch, class F>
+void map_vectors(float* y, int64_t n, F f) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int64_t W = V::size;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) f(V::load_unaligned(y + i)).store_unaligned(y + i);
+  if (i == n) return;
+  alignas(64) float tail[W] = {};
+  for (int64_t t = 0; t < n - i; ++t) tail[t] = y[i + t];
+  f(V::load_aligned(tail)).store_aligned(tail);
+  for (int64_t t = 0; t < n - i; ++t) y[i + t] = tail[t];
+}
+
+// 1 / (1 + e^-x): e^-x overflows to inf for x < -88, giving exactly 0.
+template <class Arch>
+void sigmoid(float* y, int64_t n) {
+  using V = xsimd::batch<float, Arch>;
+  map_vectors<Arch>(y, n, [](V x) { return V(1.0f) / (V(1.0f) + xsimd::exp(-x)); });
+}
+
+template <class Arch>
+void tanh(float* y, int64_t n) {
+  map_vectors<Arch>(y, n, [](xsimd::batch<float, Arch> x) { return xsimd::tanh(x); });
+}
+
+}  // namespace
+}  // namespace minfer::kernels

@@ -1,0 +1,89 @@
+// The vector sigmoid and tanh of every target this CPU runs against their definitions
+// in double precision, over ordinary and extreme arguments and lengths around the
+// vector width (the tail goes through a padded vector).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <xsimd/xsimd.hpp>
+
+#include "ops/kernels/vector_activations.h"
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+using kernels::VectorActivations;
+
+std::vector<float> arguments() {
+  std::vector<float> x = random_values(200, 7, -12.0f, 12.0f);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-4f, 0.624f, 0.625f, 0.626f, -0.625f, 5.0f, 20.0f, 40.0f, 87.0f,
+                  88.5f, 89.0f, 100.0f, 1e30f})
+    for (float sign : {1.0f, -1.0f}) x.push_back(sign * v);
+  return x;
+}
+
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+
+// Within 2 millionths of the value (a few float ulps) or 1e-37 absolute (subnormals).
+void expect_close(float got, double want, float x, const char* what) {
+  EXPECT_LE(std::fabs(got - want), std::max(2e-6 * std::fabs(want), 1e-37)) << what << "(" << x << ")";
+}
+
+TEST(VectorActivations, MatchDefinitions) {
+  const std::vector<float> x = arguments();
+  for (const VectorActivations* v : kernels::runnable_vector_activations()) {
+    SCOPED_TRACE(v->name);
+    std::vector<float> s = x, t = x;
+    v->sigmoid(s.data(), static_cast<int64_t>(s.size()));
+    v->tanh(t.data(), static_cast<int64_t>(t.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      expect_close(s[i], sigmoid(x[i]), x[i], "sigmoid");
+      expect_close(t[i], std::tanh(double(x[i])), x[i], "tanh");
+    }
+  }
+}
+
+TEST(VectorActivations, InfinitiesAndNaN) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const VectorActivations* v : kernels::runnable_vector_activations()) {
+    SCOPED_TRACE(v->name);
+    std::vector<float> s = {inf, -inf, nan}, t = s;
+    v->sigmoid(s.data(), 3);
+    v->tanh(t.data(), 3);
+    EXPECT_EQ(s[0], 1.0f);
+    EXPECT_EQ(s[1], 0.0f);
+    EXPECT_TRUE(std::isnan(s[2]));
+    EXPECT_EQ(t[0], 1.0f);
+    EXPECT_EQ(t[1], -1.0f);
+    EXPECT_TRUE(std::isnan(t[2]));
+  }
+}
+
+// An element's result does not depend on the array's length or its place in it, and
+// nothing past n is written.
+TEST(VectorActivations, TailsAreComputedLikeFullVectors) {
+  const std::vector<float> x = random_values(40, 3, -6.0f, 6.0f);
+  for (const VectorActivations* v : kernels::runnable_vector_activations()) {
+    std::vector<float> whole = x;
+    v->tanh(whole.data(), 40);
+    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 33}) {
+      std::vector<float> part = x;
+      v->tanh(part.data(), n);
+      for (int64_t i = 0; i < 40; ++i)
+        ASSERT_EQ(part[i], i < n ? whole[i] : x[i]) << v->name << " n=" << n << " i=" << i;
+    }
+  }
+}
+
+TEST(VectorActivations, BestIsTheHighestRunnableTarget) {
+  const auto runnable = kernels::runnable_vector_activations();
+  EXPECT_EQ(&kernels::best_vector_activations(), runnable.front());
+  const auto cpu = xsimd::available_architectures();
+  EXPECT_EQ(runnable.size(), 1u + bool(cpu.fma3_avx2) + bool(cpu.avx512f));
+}
+
+}  // namespace
+}  // namespace minfer::test
