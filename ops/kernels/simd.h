@@ -1,0 +1,84 @@
+// The vector vocabulary the direct convolution kernels are written in, once for every
+// target: xsimd batches for the SIMD targets and a one-lane ScalarVec for the portable
+// one. Included only by the per-target translation units (*_avx2.cc, *_avx512.cc,
+// *_scalar.cc); everything has internal linkage so no target's code can be merged into
+// another's by the linker.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <xsimd/xsimd.hpp>
+
+#include "ops/activation.h"
+
+namespace minfer::kernels {
+namespace {
+
+// The portable target: the same kernel templates over one float.
+struct ScalarVec {
+  static constexpr std::size_t size = 1;
+  float v = 0.0f;
+  ScalarVec() = default;
+  ScalarVec(float x) : v(x) {}  // NOLINT: broadcasts like xsimd::batch's constructor
+  static ScalarVec load_unaligned(const float* p) { return ScalarVec(*p); }
+  void store_unaligned(float* p) const { *p = v; }
+};
+
+inline ScalarVec multiply_add(ScalarVec a, ScalarVec b, ScalarVec c) {
+  return ScalarVec(a.v * b.v + c.v);
+}
+
+template <class Arch>
+inline xsimd::batch<float, Arch> multiply_add(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b,
+                                              xsimd::batch<float, Arch> c) {
+  return xsimd::fma(a, b, c);
+}
+#if XSIMD_WITH_AVX512F
+// xsimd 8.1 has no avx512f fma (its generic one is a multiply then an add).
+template <>
+inline xsimd::batch<float, xsimd::avx512f> multiply_add(xsimd::batch<float, xsimd::avx512f> a,
+                                                        xsimd::batch<float, xsimd::avx512f> b,
+                                                        xsimd::batch<float, xsimd::avx512f> c) {
+  return _mm512_fmadd_ps(a, b, c);
+}
+#endif
+
+// The activations cheap enough to apply on the registers before the store; the others
+// run through Activation::apply on the stored row, while it is still in L1.
+inline bool activation_in_registers(const Activation& act) {
+  return act.kind == ActivationKind::kNone || act.kind == ActivationKind::kRelu || act.kind == ActivationKind::kClip ||
+         act.kind == ActivationKind::kLeakyRelu;
+}
+
+template <class Arch>
+inline xsimd::batch<float, Arch> activate(xsimd::batch<float, Arch> x, const Activation& act) {
+  using V = xsimd::batch<float, Arch>;
+  switch (act.kind) {
+    case ActivationKind::kRelu: return xsimd::max(x, V(0.0f));
+    case ActivationKind::kClip: return xsimd::min(xsimd::max(x, V(act.alpha)), V(act.beta));
+    case ActivationKind::kLeakyRelu: return xsimd::select(x < V(0.0f), x * V(act.alpha), x);
+    default: return x;
+  }
+}
+
+inline ScalarVec activate(ScalarVec x, const Activation& act) {
+  switch (act.kind) {
+    case ActivationKind::kRelu: return ScalarVec(std::max(x.v, 0.0f));
+    case ActivationKind::kClip: return ScalarVec(std::min(std::max(x.v, act.alpha), act.beta));
+    case ActivationKind::kLeakyRelu: return ScalarVec(x.v < 0.0f ? act.alpha * x.v : x.v);
+    default: return x;
+  }
+}
+
+// Stores the first n (< V::size) lanes: the tail of a row.
+template <class V>
+inline void store_first(V x, float* p, int64_t n) {
+  float lanes[V::size];
+  x.store_unaligned(lanes);
+  std::memcpy(p, lanes, static_cast<size_t>(n) * sizeof(float));
+}
+
+}  // namespace
+}  // namespace minfer::kernels
