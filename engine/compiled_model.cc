@@ -103,7 +103,8 @@ void CompiledModel::build_steps() {
 
 void CompiledModel::plan_memory_layout() {
   // Lifetimes in steps: a tensor lives from the step that writes it (graph inputs:
-  // before step 0) to the last step that reads it (graph outputs: to the end).
+  // before step 0) to the last step that reads it (graph outputs, and graph inputs, which
+  // a session sets once for many runs: to the end).
   const int last = std::max<int>(0, static_cast<int>(steps_.size()) - 1);
   std::vector<int> first(values_.size(), 0), end(values_.size(), -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
@@ -112,7 +113,10 @@ void CompiledModel::plan_memory_layout() {
     for (int v : steps_[s].inputs)
       if (v >= 0) end[v] = std::max(end[v], static_cast<int>(s));
   }
-  for (int v : inputs_) first[v] = 0;
+  for (int v : inputs_) {
+    first[v] = 0;
+    end[v] = last;
+  }
   for (int v : outputs_) end[v] = last;
 
   // One buffer per tensor, except that an element-wise op may write its output over an

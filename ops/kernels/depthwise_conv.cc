@@ -53,7 +53,8 @@ void depthwise_conv2d(const DepthwiseKernel& k, const reference::Conv2dShape& s,
                       const Activation& act) {
   const int64_t planes = batch * s.cin, in_plane = s.h * s.w, out_plane = s.out_h * s.out_w;
   const int64_t scratch = scratch_floats(k, s);
-  const int team = std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch);
+  const int team = static_cast<int>(
+      std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
   assert(team >= 1);
   const DepthwisePlane plane{s.h, s.w, s.out_h, s.out_w, s.win.pad_top, s.win.pad_left};
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
