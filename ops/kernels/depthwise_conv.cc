@@ -51,17 +51,17 @@ int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const reference::Co
 void depthwise_conv2d(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,
                       const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                       const Activation& act) {
-  const int64_t planes = batch * s.cin, in_plane = s.h * s.w, out_plane = s.out_h * s.out_w;
+  const int64_t planes = batch * s.cin;
   const int64_t scratch = scratch_floats(k, s);
   const int team = static_cast<int>(
       std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
   assert(team >= 1);
-  const DepthwisePlane plane{s.h, s.w, s.out_h, s.out_w, s.win.pad_top, s.win.pad_left};
-#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-  for (int64_t i = 0; i < planes; ++i) {
-    const int64_t c = i % s.cin;
-    k.run_plane(plane, x + i * in_plane, weights + c * k.kernel_size * k.kernel_size, bias ? bias[c] : 0.0f, act,
-                y + i * out_plane, workspace.data() + omp_get_thread_num() * scratch);
+  const DepthwiseJob job{&s, x, weights, bias, &act, y};
+  // Each thread a contiguous run of planes, fixed by the team size alone.
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    const int t = omp_get_thread_num(), n = omp_get_num_threads();
+    k.run_planes(job, planes * t / n, planes * (t + 1) / n, workspace.data() + t * scratch);
   }
 }
 

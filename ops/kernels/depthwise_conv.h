@@ -19,19 +19,24 @@
 
 namespace minfer::kernels {
 
-// One input channel plane [h, w] to one output plane [out_h, out_w].
-struct DepthwisePlane {
-  int64_t h = 0, w = 0, out_h = 0, out_w = 0, pad_top = 0, pad_left = 0;
+// One depthwise_conv2d call: planes i = n * channels + c of x [batch, channels, h, w]
+// to y [batch, channels, out_h, out_w].
+struct DepthwiseJob {
+  const reference::Conv2dShape* shape;
+  const float* x;
+  const float* weights;  // [channels, 1, k, k]
+  const float* bias;     // [channels] or null
+  const Activation* activation;
+  float* y;
 };
 
 struct DepthwiseKernel {
   const char* name;  // depthwise_f32_<k>x<k>s<stride>_<isa>
   Isa isa;
   int kernel_size, stride, lanes;
-  // y = act(bias + kernel (*) x) for one plane; scratch holds the padded input plane
-  // (depthwise_scratch_floats).
-  void (*run_plane)(const DepthwisePlane& p, const float* x, const float* kernel, float bias, const Activation& act,
-                    float* y, float* scratch);
+  // y = act(bias + kernel (*) x) for planes [begin, end) of the job, one after the other;
+  // scratch holds one padded input plane.
+  void (*run_planes)(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch);
 };
 
 // The kernel for s on target isa, or nullptr when s is not a case the direct kernels

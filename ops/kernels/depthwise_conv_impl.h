@@ -3,6 +3,7 @@
 // this header; everything here has internal linkage.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/kernels/depthwise_conv.h"
@@ -27,32 +28,53 @@ inline V window_sum(const float* in, int64_t row_len, int64_t phase_len, int64_t
   return acc;
 }
 
+// The padded plane is zeroed once per call; each plane then only copies its rows into
+// the interior, so the padding costs nothing per plane (small late layers have many
+// planes of a few rows each).
 template <class V, int K, int S>
-void depthwise_plane(const DepthwisePlane& p, const float* x, const float* kernel, float bias,
-                     const Activation& activation, float* y, float* scratch) {
+void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
   constexpr int64_t W = V::size;
-  const Activation act = activation;  // a local copy: stores to y cannot alias it
-  const int64_t phase_len = padded_phase_len(p.out_w, W, K, 1, S);
+  const reference::Conv2dShape& s = *job.shape;
+  const int64_t pad_top = s.win.pad_top, pad_left = s.win.pad_left;
+  const Activation act = *job.activation;  // a local copy: stores to y cannot alias it
+  const int64_t phase_len = padded_phase_len(s.out_w, W, K, 1, S);
   const int64_t row_len = S * phase_len;
-  const int64_t rows = (p.out_h - 1) * S + K;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t iy = r - p.pad_top;
-    fill_padded_row(iy >= 0 && iy < p.h ? x + iy * p.w : nullptr, p.w, p.pad_left, S, phase_len, scratch + r * row_len);
-  }
-  V wk[K * K];
-  for (int t = 0; t < K * K; ++t) wk[t] = V(kernel[t]);
-  const V b(bias);
+  const int64_t rows = (s.out_h - 1) * S + K;
+  std::fill(scratch, scratch + rows * row_len, 0.0f);
+  PhaseColumns columns[S];
+  for (int p = 0; p < S; ++p) columns[p] = phase_columns(s.w, pad_left, S, p, phase_len);
+  const int64_t first_row = std::min(pad_top, rows), end_row = std::min(pad_top + s.h, rows);
   const bool in_registers = activation_in_registers(act);
-  const int64_t full = p.out_w / W * W;
-  for (int64_t oy = 0; oy < p.out_h; ++oy) {
-    const float* in = scratch + oy * S * row_len;
-    float* out = y + oy * p.out_w;
-    for (int64_t ox = 0; ox < full; ox += W)
-      activate(window_sum<V, K, S>(in, row_len, phase_len, ox, wk, b), act).store_unaligned(out + ox);
-    if (full < p.out_w)
-      store_first(activate(window_sum<V, K, S>(in, row_len, phase_len, full, wk, b), act), out + full, p.out_w - full);
-    if (!in_registers) act.apply(out, p.out_w);
-  }
+  const int64_t full = s.out_w / W * W, plane = s.out_h * s.out_w;
+  with_activation<V>(act, [&](auto activate) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t c = i % s.cin;
+      const float* x = job.x + i * s.h * s.w;
+      for (int64_t r = first_row; r < end_row; ++r)
+        for (int p = 0; p < S; ++p)
+          copy_phase(x + (r - pad_top) * s.w, pad_left, S, p, columns[p], scratch + r * row_len + p * phase_len);
+      V wk[K * K];
+      for (int t = 0; t < K * K; ++t) wk[t] = V(job.weights[c * K * K + t]);
+      const V b(job.bias ? job.bias[c] : 0.0f);
+      float* y = job.y + i * plane;
+      for (int64_t oy = 0; oy < s.out_h; ++oy) {
+        const float* in = scratch + oy * S * row_len;
+        float* out = y + oy * s.out_w;
+        for (int64_t ox = 0; ox < full; ox += W)
+          activate(window_sum<V, K, S>(in, row_len, phase_len, ox, wk, b)).store_unaligned(out + ox);
+        if (full < s.out_w) {
+          const V tail = activate(window_sum<V, K, S>(in, row_len, phase_len, full, wk, b));
+          // A whole vector when it stays in the plane: its extra lanes land on the next
+          // rows, which are computed (and overwritten) after this one.
+          if (oy * s.out_w + full + W <= plane)
+            tail.store_unaligned(out + full);
+          else
+            store_first(tail, out + full, s.out_w - full);
+        }
+        if (!in_registers) act.apply(out, s.out_w);
+      }
+    }
+  });
 }
 
 // The four kernels of one target, in the order find_depthwise_kernel expects.
@@ -60,10 +82,10 @@ template <class V>
 constexpr std::array<DepthwiseKernel, 4> depthwise_kernel_table(Isa isa, const char* k3s1, const char* k3s2,
                                                                 const char* k5s1, const char* k5s2) {
   constexpr int lanes = static_cast<int>(V::size);
-  return {{{k3s1, isa, 3, 1, lanes, &depthwise_plane<V, 3, 1>},
-           {k3s2, isa, 3, 2, lanes, &depthwise_plane<V, 3, 2>},
-           {k5s1, isa, 5, 1, lanes, &depthwise_plane<V, 5, 1>},
-           {k5s2, isa, 5, 2, lanes, &depthwise_plane<V, 5, 2>}}};
+  return {{{k3s1, isa, 3, 1, lanes, &depthwise_planes<V, 3, 1>},
+           {k3s2, isa, 3, 2, lanes, &depthwise_planes<V, 3, 2>},
+           {k5s1, isa, 5, 1, lanes, &depthwise_planes<V, 5, 1>},
+           {k5s2, isa, 5, 2, lanes, &depthwise_planes<V, 5, 2>}}};
 }
 
 }  // namespace

@@ -22,15 +22,14 @@ struct DirectConvTile {
   const float* weights;        // the tile's first output channel; channels ckk apart, taps kw per row
   int64_t ckk;
   const float* bias;  // the tile's first output channel, or null
-  const Activation* activation;
-  float* y;  // the tile's first output: channels `plane` apart
+  float* y;           // the tile's first output: channels `plane` apart
   int64_t plane;
   int64_t last_lanes;  // lanes stored of the tile's last vector
 };
 
 // An R output channels x NV vectors tile: every input vector loaded feeds R multiply-adds.
-template <class V, int R, int NV>
-void direct_conv_tile(const DirectConvTile& t) {
+template <class V, int R, int NV, class Activate>
+void direct_conv_tile(const DirectConvTile& t, Activate activate) {
   constexpr int64_t W = V::size;
   V acc[R][NV];
   for (int r = 0; r < R; ++r) {
@@ -53,25 +52,26 @@ void direct_conv_tile(const DirectConvTile& t) {
       }
     }
   }
-  const Activation& act = *t.activation;
   for (int r = 0; r < R; ++r) {
     float* y = t.y + r * t.plane;
-    for (int v = 0; v + 1 < NV; ++v) activate(acc[r][v], act).store_unaligned(y + v * W);
+    for (int v = 0; v + 1 < NV; ++v) activate(acc[r][v]).store_unaligned(y + v * W);
+    // The last vector's extra lanes would land on the next output row, which another
+    // thread may be writing.
     if (t.last_lanes == W)
-      activate(acc[r][NV - 1], act).store_unaligned(y + (NV - 1) * W);
+      activate(acc[r][NV - 1]).store_unaligned(y + (NV - 1) * W);
     else
-      store_first(activate(acc[r][NV - 1], act), y + (NV - 1) * W, t.last_lanes);
+      store_first(activate(acc[r][NV - 1]), y + (NV - 1) * W, t.last_lanes);
   }
 }
 
 // The tile for r <= R channels and nv <= NV vectors (the edges of the output).
-template <class V, int R, int NV>
-void direct_conv_edge_tile(int r, int nv, const DirectConvTile& t) {
+template <class V, int R, int NV, class Activate>
+void direct_conv_edge_tile(int r, int nv, const DirectConvTile& t, Activate activate) {
   if constexpr (R > 1)
-    if (r < R) return direct_conv_edge_tile<V, R - 1, NV>(r, nv, t);
+    if (r < R) return direct_conv_edge_tile<V, R - 1, NV>(r, nv, t, activate);
   if constexpr (NV > 1)
-    if (nv < NV) return direct_conv_edge_tile<V, R, NV - 1>(r, nv, t);
-  direct_conv_tile<V, R, NV>(t);
+    if (nv < NV) return direct_conv_edge_tile<V, R, NV - 1>(r, nv, t, activate);
+  direct_conv_tile<V, R, NV>(t, activate);
 }
 
 template <class V, int R, int NV>
@@ -94,24 +94,25 @@ void direct_conv_row(const DirectConvRow& a) {
     tap_offsets[kj] = (t % win.sw) * phase_len + t / win.sw;
   }
   const int64_t plane = s.out_h * s.out_w, ckk = s.cin * win.kh * win.kw;
-  DirectConvTile t{a.scratch, row_len, s.cin * win.kh, win.kw,  tap_offsets, nullptr,
-                   ckk,       nullptr, &act,           nullptr, plane,       W};
-  for (int64_t oc = 0; oc < s.cout; oc += R) {
-    const int rows = static_cast<int>(std::min<int64_t>(R, s.cout - oc));
-    t.weights = a.weights + oc * ckk;
-    t.bias = a.bias ? a.bias + oc : nullptr;
-    for (int64_t ox = 0; ox < s.out_w; ox += NV * W) {
-      const int64_t cols = std::min<int64_t>(NV * W, s.out_w - ox);
-      const int vectors = static_cast<int>((cols + W - 1) / W);
-      t.panel = a.scratch + ox;
-      t.y = a.y + oc * plane + a.oy * s.out_w + ox;
-      t.last_lanes = cols - (vectors - 1) * W;
-      if (rows == R && vectors == NV)
-        direct_conv_tile<V, R, NV>(t);
-      else
-        direct_conv_edge_tile<V, R, NV>(rows, vectors, t);
+  DirectConvTile t{a.scratch, row_len, s.cin * win.kh, win.kw, tap_offsets, nullptr, ckk, nullptr, nullptr, plane, W};
+  with_activation<V>(act, [&](auto activate) {
+    for (int64_t oc = 0; oc < s.cout; oc += R) {
+      const int rows = static_cast<int>(std::min<int64_t>(R, s.cout - oc));
+      t.weights = a.weights + oc * ckk;
+      t.bias = a.bias ? a.bias + oc : nullptr;
+      for (int64_t ox = 0; ox < s.out_w; ox += NV * W) {
+        const int64_t cols = std::min<int64_t>(NV * W, s.out_w - ox);
+        const int vectors = static_cast<int>((cols + W - 1) / W);
+        t.panel = a.scratch + ox;
+        t.y = a.y + oc * plane + a.oy * s.out_w + ox;
+        t.last_lanes = cols - (vectors - 1) * W;
+        if (rows == R && vectors == NV)
+          direct_conv_tile<V, R, NV>(t, activate);
+        else
+          direct_conv_edge_tile<V, R, NV>(rows, vectors, t, activate);
+      }
     }
-  }
+  });
   if (!activation_in_registers(act))
     for (int64_t oc = 0; oc < s.cout; ++oc) act.apply(a.y + oc * plane + a.oy * s.out_w, s.out_w);
 }

@@ -24,26 +24,37 @@ inline int64_t padded_phase_len(int64_t out_w, int64_t lanes, int64_t kw, int64_
   return (out_w + lanes - 1) / lanes * lanes + (kw - 1) * dw / sw;
 }
 
-// Writes one padded row, split into `stride` phases of phase_len floats, at dst; a null
-// src is a row of the vertical padding (all zeros).
+// The indices [lo, hi) of phase p (of `stride`) that hold input columns: those whose
+// column stride * i + p - pad_left lies in [0, w), clamped to the phase's length.
+struct PhaseColumns {
+  int64_t lo = 0, hi = 0;
+};
+inline PhaseColumns phase_columns(int64_t w, int64_t pad_left, int64_t stride, int64_t p, int64_t phase_len) {
+  PhaseColumns c;
+  c.lo = std::clamp<int64_t>(ceil_div_signed(pad_left - p, stride), 0, phase_len);
+  c.hi = std::clamp<int64_t>(ceil_div_signed(w + pad_left - p, stride), c.lo, phase_len);
+  return c;
+}
+
+// Copies input row src into the columns [c.lo, c.hi) of phase p of a padded row at dst.
+inline void copy_phase(const float* src, int64_t pad_left, int64_t stride, int64_t p, PhaseColumns c, float* dst) {
+  if (c.hi <= c.lo) return;
+  const float* s = src + (stride * c.lo + p - pad_left);
+  if (stride == 1)
+    std::copy(s, s + (c.hi - c.lo), dst + c.lo);
+  else
+    for (int64_t i = c.lo; i < c.hi; ++i) dst[i] = s[stride * (i - c.lo)];
+}
+
+// Writes one whole padded row, split into `stride` phases of phase_len floats, at dst; a
+// null src is a row of the vertical padding (all zeros).
 inline void fill_padded_row(const float* src, int64_t w, int64_t pad_left, int64_t stride, int64_t phase_len,
                             float* dst) {
   for (int64_t p = 0; p < stride; ++p, dst += phase_len) {
-    // Indices i whose column stride * i + p - pad_left lies in [0, w).
-    int64_t lo = 0, hi = 0;
-    if (src) {
-      lo = std::clamp<int64_t>(ceil_div_signed(pad_left - p, stride), 0, phase_len);
-      hi = std::clamp<int64_t>(ceil_div_signed(w + pad_left - p, stride), lo, phase_len);
-    }
-    std::fill(dst, dst + lo, 0.0f);
-    if (hi > lo) {
-      const float* s = src + (stride * lo + p - pad_left);
-      if (stride == 1)
-        std::copy(s, s + (hi - lo), dst + lo);
-      else
-        for (int64_t i = lo; i < hi; ++i) dst[i] = s[stride * (i - lo)];
-    }
-    std::fill(dst + hi, dst + phase_len, 0.0f);
+    const PhaseColumns c = src ? phase_columns(w, pad_left, stride, p, phase_len) : PhaseColumns{};
+    std::fill(dst, dst + c.lo, 0.0f);
+    if (src) copy_phase(src, pad_left, stride, p, c, dst);
+    std::fill(dst + c.hi, dst + phase_len, 0.0f);
   }
 }
 

@@ -52,23 +52,38 @@ inline bool activation_in_registers(const Activation& act) {
          act.kind == ActivationKind::kLeakyRelu;
 }
 
+inline ScalarVec max(ScalarVec a, ScalarVec b) {
+  return ScalarVec(std::max(a.v, b.v));
+}
+inline ScalarVec min(ScalarVec a, ScalarVec b) {
+  return ScalarVec(std::min(a.v, b.v));
+}
+inline ScalarVec leaky(ScalarVec x, ScalarVec alpha) {
+  return ScalarVec(x.v < 0.0f ? alpha.v * x.v : x.v);
+}
 template <class Arch>
-inline xsimd::batch<float, Arch> activate(xsimd::batch<float, Arch> x, const Activation& act) {
-  using V = xsimd::batch<float, Arch>;
-  switch (act.kind) {
-    case ActivationKind::kRelu: return xsimd::max(x, V(0.0f));
-    case ActivationKind::kClip: return xsimd::min(xsimd::max(x, V(act.alpha)), V(act.beta));
-    case ActivationKind::kLeakyRelu: return xsimd::select(x < V(0.0f), x * V(act.alpha), x);
-    default: return x;
-  }
+inline xsimd::batch<float, Arch> leaky(xsimd::batch<float, Arch> x, xsimd::batch<float, Arch> alpha) {
+  return xsimd::select(x < xsimd::batch<float, Arch>(0.0f), x * alpha, x);
 }
 
-inline ScalarVec activate(ScalarVec x, const Activation& act) {
+// Calls body(activate), where activate(V) -> V applies act on the registers (the
+// identity for the kinds that are not activation_in_registers). The switch runs once, so
+// the loops inside body are compiled once per kind with no branch on it.
+template <class V, class Body>
+inline void with_activation(const Activation& act, Body&& body) {
   switch (act.kind) {
-    case ActivationKind::kRelu: return ScalarVec(std::max(x.v, 0.0f));
-    case ActivationKind::kClip: return ScalarVec(std::min(std::max(x.v, act.alpha), act.beta));
-    case ActivationKind::kLeakyRelu: return ScalarVec(x.v < 0.0f ? act.alpha * x.v : x.v);
-    default: return x;
+    case ActivationKind::kRelu: body([](V x) { return max(x, V(0.0f)); }); return;
+    case ActivationKind::kClip: {
+      const V lo(act.alpha), hi(act.beta);
+      body([lo, hi](V x) { return min(max(x, lo), hi); });
+      return;
+    }
+    case ActivationKind::kLeakyRelu: {
+      const V alpha(act.alpha);
+      body([alpha](V x) { return leaky(x, alpha); });
+      return;
+    }
+    default: body([](V x) { return x; });
   }
 }
 
