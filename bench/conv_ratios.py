@@ -3,12 +3,13 @@
 Markdown tables of docs/performance.md: median GFLOP/s per method and the speed-up
 ratios, all from the one run.
 
-    build/bench/minfer_benchmarks --benchmark_filter='^(depthwise|first_layer|small_cin)/' \
+    OMP_WAIT_POLICY=passive build/bench/minfer_benchmarks --benchmark_filter='^(depthwise|first_layer|small_cin)/' \
         --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
         --benchmark_report_aggregates_only=true --benchmark_out=conv.json
     /usr/bin/python3 bench/conv_ratios.py conv.json
 """
 import json
+import re
 import sys
 from collections import defaultdict
 
@@ -30,6 +31,11 @@ def medians(path):
     return table
 
 
+def natural(name):
+    """Sort key: numbers inside names compare as numbers (dw2 before dw12)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
+
+
 def isa_of(method):
     return method.rsplit("_", 1)[-1]
 
@@ -42,14 +48,6 @@ def ratio(a, b):
     return "-" if a is None or b is None or b == 0 else f"{a / b:.1f}x"
 
 
-def kernel_columns(layers, prefix):
-    """The kernel methods present, scalar last, and the two-thread ones."""
-    names = sorted({m for methods in layers.values() for m in methods if m.startswith(prefix)})
-    single = [m for m in names if " x" not in m]
-    single.sort(key=lambda m: (isa_of(m) == "scalar", m))
-    return single, [m for m in names if " x" in m]
-
-
 def by_isa(methods, isa, two_threads=False):
     for m, v in methods.items():
         if m.startswith(("depthwise_f32", "direct_conv_f32")) and isa_of(m.split(" ")[0]) == isa and (" x" in m) == two_threads:
@@ -60,7 +58,7 @@ def by_isa(methods, isa, two_threads=False):
 def depthwise_table(layers):
     print("| layer | reference | scalar | avx2 | avx2, 2 threads | avx2 / reference | avx2 / scalar |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for layer, m in layers.items():
+    for layer, m in sorted(layers.items(), key=lambda item: natural(item[0])):
         ref, sc, av, av2 = m.get("reference"), by_isa(m, "scalar"), by_isa(m, "avx2"), by_isa(m, "avx2", True)
         print(f"| {layer} | {fmt(ref)} | {fmt(sc)} | {fmt(av)} | {fmt(av2)} | {ratio(av, ref)} | {ratio(av, sc)} |")
 
@@ -71,7 +69,7 @@ def regular_table(layers, with_reference):
     head += (" avx2 / reference |" if with_reference else "") + " avx2 / OpenBLAS |"
     print(head)
     print("|---|" + "---:|" * (head.count("|") - 2))
-    for layer, m in layers.items():
+    for layer, m in sorted(layers.items(), key=lambda item: natural(item[0])):
         ref, blas = m.get("reference_im2col"), m.get("im2col_openblas")
         sc, av, av2 = by_isa(m, "scalar"), by_isa(m, "avx2"), by_isa(m, "avx2", True)
         row = f"| {layer} |" + (f" {fmt(ref)} |" if with_reference else "")

@@ -28,11 +28,35 @@ inline V window_sum(const float* in, int64_t row_len, int64_t phase_len, int64_t
   return acc;
 }
 
+// Copies input row x into both phases of a stride-2 padded row at dst: pairs of input
+// columns that both phases take go a vector at a time through a register deinterleave
+// (a plain strided loop is what dominated the small stride-2 layers), the ends one by one.
+template <class V>
+inline void copy_row_stride2(const float* x, int64_t pad_left, const PhaseColumns (&columns)[2], int64_t phase_len,
+                             float* dst) {
+  constexpr int64_t W = V::size;
+  // Phase pa holds x's even columns (x[2j] at index j + ia), phase pb the odd ones.
+  const int pa = static_cast<int>(pad_left % 2), pb = 1 - pa;
+  const int64_t ia = (pad_left - pa) / 2, ib = (pad_left + 1 - pb) / 2;
+  float* even = dst + pa * phase_len + ia;
+  float* odd = dst + pb * phase_len + ib;
+  const int64_t a_lo = columns[pa].lo - ia, a_hi = columns[pa].hi - ia;
+  const int64_t b_lo = columns[pb].lo - ib, b_hi = columns[pb].hi - ib;
+  const int64_t lo = std::max(a_lo, b_lo), hi = std::max(lo, std::min(a_hi, b_hi));
+  int64_t j = lo;
+  for (; j + W <= hi; j += W) deinterleave_vector<V>(x + 2 * j, even + j, odd + j);
+  for (int64_t k = a_lo; k < std::min(lo, a_hi); ++k) even[k] = x[2 * k];
+  for (int64_t k = std::max(j, a_lo); k < a_hi; ++k) even[k] = x[2 * k];
+  for (int64_t k = b_lo; k < std::min(lo, b_hi); ++k) odd[k] = x[2 * k + 1];
+  for (int64_t k = std::max(j, b_lo); k < b_hi; ++k) odd[k] = x[2 * k + 1];
+}
+
 // The padded plane is zeroed once per call; each plane then only copies its rows into
 // the interior, so the padding costs nothing per plane (small late layers have many
 // planes of a few rows each).
 template <class V, int K, int S>
 void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
+  static_assert(S == 1 || S == 2);
   constexpr int64_t W = V::size;
   const reference::Conv2dShape& s = *job.shape;
   const int64_t pad_top = s.win.pad_top, pad_left = s.win.pad_left;
@@ -50,9 +74,12 @@ void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float
     for (int64_t i = begin; i < end; ++i) {
       const int64_t c = i % s.cin;
       const float* x = job.x + i * s.h * s.w;
-      for (int64_t r = first_row; r < end_row; ++r)
-        for (int p = 0; p < S; ++p)
-          copy_phase(x + (r - pad_top) * s.w, pad_left, S, p, columns[p], scratch + r * row_len + p * phase_len);
+      for (int64_t r = first_row; r < end_row; ++r) {
+        if constexpr (S == 2)
+          copy_row_stride2<V>(x + (r - pad_top) * s.w, pad_left, columns, phase_len, scratch + r * row_len);
+        else
+          copy_phase(x + (r - pad_top) * s.w, pad_left, S, 0, columns[0], scratch + r * row_len);
+      }
       V wk[K * K];
       for (int t = 0; t < K * K; ++t) wk[t] = V(job.weights[c * K * K + t]);
       const V b(job.bias ? job.bias[c] : 0.0f);

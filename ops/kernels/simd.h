@@ -87,6 +87,44 @@ inline void with_activation(const Activation& act, Body&& body) {
   }
 }
 
+// Splits the 2 * size floats at src into their even- and odd-indexed elements.
+inline void deinterleave(const float* src, float* even, float* odd) {
+  *even = src[0];
+  *odd = src[1];
+}
+#if XSIMD_WITH_AVX512F
+inline void deinterleave_avx512(const float* src, float* even, float* odd) {
+  const __m512 a = _mm512_loadu_ps(src), b = _mm512_loadu_ps(src + 16);
+  const __m512i even_index = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_index = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  _mm512_storeu_ps(even, _mm512_permutex2var_ps(a, even_index, b));
+  _mm512_storeu_ps(odd, _mm512_permutex2var_ps(a, odd_index, b));
+}
+#endif
+#if XSIMD_WITH_AVX2
+inline void deinterleave_avx2(const float* src, float* even, float* odd) {
+  const __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  // Within 128-bit lanes: [a0 a2 b0 b2 | a4 a6 b4 b6]; then swap the middle 64-bit pairs.
+  const __m256 e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xdd);
+  _mm256_storeu_ps(even, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8)));
+  _mm256_storeu_ps(odd, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8)));
+}
+#endif
+template <class V>
+inline void deinterleave_vector(const float* src, float* even, float* odd) {
+  if constexpr (V::size == 1) deinterleave(src, even, odd);
+#if XSIMD_WITH_AVX512F
+  else if constexpr (V::size == 16)
+    deinterleave_avx512(src, even, odd);
+#endif
+#if XSIMD_WITH_AVX2
+  else if constexpr (V::size == 8)
+    deinterleave_avx2(src, even, odd);
+#endif
+  else
+    static_assert(V::size == 1, "no deinterleave for this vector width");
+}
+
 // Stores the first n (< V::size) lanes: the tail of a row.
 template <class V>
 inline void store_first(V x, float* p, int64_t n) {
