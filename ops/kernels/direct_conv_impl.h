@@ -86,7 +86,11 @@ void direct_conv_row(const DirectConvRow& a) {
     for (int64_t ki = 0; ki < win.kh; ++ki) {
       const int64_t iy = a.oy * win.sh - win.pad_top + ki * win.dh;
       const float* src = iy >= 0 && iy < s.h ? a.x + (ci * s.h + iy) * s.w : nullptr;
-      fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, a.scratch + (ci * win.kh + ki) * row_len);
+      float* dst = a.scratch + (ci * win.kh + ki) * row_len;
+      if (win.sw == 2)
+        fill_padded_row_stride2<V>(src, s.w, win.pad_left, phase_len, dst);
+      else
+        fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, dst);
     }
   int64_t tap_offsets[kDirectConvMaxKernelWidth];
   for (int64_t kj = 0; kj < win.kw; ++kj) {

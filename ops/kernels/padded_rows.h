@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "ops/kernels/simd.h"
+
 namespace minfer::kernels {
 namespace {
 
@@ -56,6 +58,46 @@ inline void fill_padded_row(const float* src, int64_t w, int64_t pad_left, int64
     if (src) copy_phase(src, pad_left, stride, p, c, dst);
     std::fill(dst + c.hi, dst + phase_len, 0.0f);
   }
+}
+
+// Copies input row x into both phases of a stride-2 padded row at dst: pairs of input
+// columns that both phases take go a vector at a time through a register deinterleave
+// (a plain strided loop is what dominated stride-2 layers), the ends one by one.
+template <class V>
+inline void copy_row_stride2(const float* x, int64_t pad_left, const PhaseColumns (&columns)[2], int64_t phase_len,
+                             float* dst) {
+  constexpr int64_t W = V::size;
+  // Phase pa holds x's even columns (x[2j] at index j + ia), phase pb the odd ones.
+  const int pa = static_cast<int>(pad_left % 2), pb = 1 - pa;
+  const int64_t ia = (pad_left - pa) / 2, ib = (pad_left + 1 - pb) / 2;
+  float* even = dst + pa * phase_len + ia;
+  float* odd = dst + pb * phase_len + ib;
+  const int64_t a_lo = columns[pa].lo - ia, a_hi = columns[pa].hi - ia;
+  const int64_t b_lo = columns[pb].lo - ib, b_hi = columns[pb].hi - ib;
+  const int64_t lo = std::max(a_lo, b_lo), hi = std::max(lo, std::min(a_hi, b_hi));
+  int64_t j = lo;
+  for (; j + W <= hi; j += W) deinterleave_vector<V>(x + 2 * j, even + j, odd + j);
+  for (int64_t k = a_lo; k < std::min(lo, a_hi); ++k) even[k] = x[2 * k];
+  for (int64_t k = std::max(j, a_lo); k < a_hi; ++k) even[k] = x[2 * k];
+  for (int64_t k = b_lo; k < std::min(lo, b_hi); ++k) odd[k] = x[2 * k + 1];
+  for (int64_t k = std::max(j, b_lo); k < b_hi; ++k) odd[k] = x[2 * k + 1];
+}
+
+// fill_padded_row for stride 2, with the copy of copy_row_stride2.
+template <class V>
+inline void fill_padded_row_stride2(const float* src, int64_t w, int64_t pad_left, int64_t phase_len, float* dst) {
+  if (!src) {
+    std::fill(dst, dst + 2 * phase_len, 0.0f);
+    return;
+  }
+  const PhaseColumns columns[2] = {phase_columns(w, pad_left, 2, 0, phase_len),
+                                   phase_columns(w, pad_left, 2, 1, phase_len)};
+  for (int p = 0; p < 2; ++p) {
+    float* phase = dst + p * phase_len;
+    std::fill(phase, phase + columns[p].lo, 0.0f);
+    std::fill(phase + columns[p].hi, phase + phase_len, 0.0f);
+  }
+  copy_row_stride2<V>(src, pad_left, columns, phase_len, dst);
 }
 
 }  // namespace
