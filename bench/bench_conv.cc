@@ -8,13 +8,12 @@
 // rates wall time. bench/conv_ratios.py turns the JSON output into the tables of
 // docs/performance.md.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
@@ -45,7 +44,9 @@ Conv2dShape shape_of(const Layer& l) {
   return s;
 }
 
-int64_t flops(const Conv2dShape& s) { return 2 * s.win.kh * s.win.kw * s.cin_per_group() * s.out_h * s.out_w * s.cout; }
+int64_t flops(const Conv2dShape& s) {
+  return 2 * s.win.kh * s.win.kw * s.cin_per_group() * s.out_h * s.out_w * s.cout;
+}
 
 std::vector<float> random_floats(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -67,21 +68,21 @@ struct Tensors {
 };
 
 // Registers one benchmark running `method` on the layer, with its GFLOP/s counter.
-void add(const std::string& group, const Layer& layer, const std::string& method, int threads,
-         int64_t workspace_floats, std::function<void(const Conv2dShape&, Tensors&)> run) {
+void add(const std::string& group, const Layer& layer, const std::string& method, int threads, int64_t workspace_floats,
+         std::function<void(const Conv2dShape&, Tensors&)> run) {
   const Conv2dShape s = shape_of(layer);
-  auto* b = benchmark::RegisterBenchmark(
-      fmt::format("{}/{}/{}/threads:{}", group, layer.name, method, threads).c_str(),
-      [s, workspace_floats, run](benchmark::State& state) {
-        Tensors t(s, workspace_floats);
-        for (auto _ : state) {
-          run(s, t);
-          benchmark::DoNotOptimize(t.y.data());
-          benchmark::ClobberMemory();
-        }
-        state.counters["GFLOP/s"] =
-            benchmark::Counter(static_cast<double>(flops(s)) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
-      });
+  auto* b = benchmark::RegisterBenchmark(fmt::format("{}/{}/{}/threads:{}", group, layer.name, method, threads).c_str(),
+                                         [s, workspace_floats, run](benchmark::State& state) {
+                                           Tensors t(s, workspace_floats);
+                                           for (auto _ : state) {
+                                             run(s, t);
+                                             benchmark::DoNotOptimize(t.y.data());
+                                             benchmark::ClobberMemory();
+                                           }
+                                           state.counters["GFLOP/s"] =
+                                               benchmark::Counter(static_cast<double>(flops(s)) * 1e-9,
+                                                                  benchmark::Counter::kIsIterationInvariantRate);
+                                         });
   b->Unit(benchmark::kMicrosecond);
   if (threads > 1) b->UseRealTime();
 }
@@ -134,16 +135,16 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path) 
 
 void register_all() {
   const std::vector<Layer> depthwise = {
-      {"v1_dw1_32x112_s1", 32, 112, 32, 3, 1, 32},       {"v1_dw2_64x112_s2", 64, 112, 64, 3, 2, 64},
-      {"v1_dw3_128x56_s1", 128, 56, 128, 3, 1, 128},     {"v1_dw4_128x56_s2", 128, 56, 128, 3, 2, 128},
-      {"v1_dw5_256x28_s1", 256, 28, 256, 3, 1, 256},     {"v1_dw6_256x28_s2", 256, 28, 256, 3, 2, 256},
-      {"v1_dw7_512x14_s1", 512, 14, 512, 3, 1, 512},     {"v1_dw12_512x14_s2", 512, 14, 512, 3, 2, 512},
-      {"v1_dw13_1024x7_s1", 1024, 7, 1024, 3, 1, 1024},  {"v2_96x112_s2", 96, 112, 96, 3, 2, 96},
-      {"v2_144x56_s1", 144, 56, 144, 3, 1, 144},         {"v2_144x56_s2", 144, 56, 144, 3, 2, 144},
-      {"v2_192x28_s1", 192, 28, 192, 3, 1, 192},         {"v2_384x14_s1", 384, 14, 384, 3, 1, 384},
-      {"v2_576x14_s2", 576, 14, 576, 3, 2, 576},         {"v2_960x7_s1", 960, 7, 960, 3, 1, 960},
-      {"v3_5x5_72x56_s2", 72, 56, 72, 5, 2, 72},         {"v3_5x5_120x28_s1", 120, 28, 120, 5, 1, 120},
-      {"v3_5x5_672x14_s2", 672, 14, 672, 5, 2, 672},     {"v3_5x5_960x7_s1", 960, 7, 960, 5, 1, 960},
+      {"v1_dw1_32x112_s1", 32, 112, 32, 3, 1, 32},      {"v1_dw2_64x112_s2", 64, 112, 64, 3, 2, 64},
+      {"v1_dw3_128x56_s1", 128, 56, 128, 3, 1, 128},    {"v1_dw4_128x56_s2", 128, 56, 128, 3, 2, 128},
+      {"v1_dw5_256x28_s1", 256, 28, 256, 3, 1, 256},    {"v1_dw6_256x28_s2", 256, 28, 256, 3, 2, 256},
+      {"v1_dw7_512x14_s1", 512, 14, 512, 3, 1, 512},    {"v1_dw12_512x14_s2", 512, 14, 512, 3, 2, 512},
+      {"v1_dw13_1024x7_s1", 1024, 7, 1024, 3, 1, 1024}, {"v2_96x112_s2", 96, 112, 96, 3, 2, 96},
+      {"v2_144x56_s1", 144, 56, 144, 3, 1, 144},        {"v2_144x56_s2", 144, 56, 144, 3, 2, 144},
+      {"v2_192x28_s1", 192, 28, 192, 3, 1, 192},        {"v2_384x14_s1", 384, 14, 384, 3, 1, 384},
+      {"v2_576x14_s2", 576, 14, 576, 3, 2, 576},        {"v2_960x7_s1", 960, 7, 960, 3, 1, 960},
+      {"v3_5x5_72x56_s2", 72, 56, 72, 5, 2, 72},        {"v3_5x5_120x28_s1", 120, 28, 120, 5, 1, 120},
+      {"v3_5x5_672x14_s2", 672, 14, 672, 5, 2, 672},    {"v3_5x5_960x7_s1", 960, 7, 960, 5, 1, 960},
   };
   for (const Layer& l : depthwise) add_depthwise(l);
   add_regular("first_layer", {"v1_conv1_3x224_3x3s2", 3, 224, 32, 3, 2, 1}, true);
