@@ -1,16 +1,53 @@
 #include "bench/cli_common.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <random>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "graph/errors.h"
 
 namespace minfer::cli {
+
+namespace {
+
+// A 0|1 flag (CLI11 would otherwise read any number as a bool).
+void add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description) {
+  app.add_option_function<int>(
+         name, [&value](const int& v) { value = v != 0; }, description + " (0|1, default " + (value ? "1" : "0") + ")")
+      ->check(CLI::IsMember({0, 1}));
+}
+
+// A run-wide choice that sets one attribute on every node of an op type.
+void add_override(CLI::App& app, const std::string& name, CompileOptions& options, const std::string& op_type,
+                  const std::string& attribute, std::initializer_list<std::string> choices,
+                  const std::string& description) {
+  app.add_option_function<std::string>(
+         name,
+         [&options, op_type, attribute](const std::string& v) {
+           options.attribute_overrides.push_back({op_type, attribute, v});
+         },
+         description)
+      ->check(CLI::IsMember(std::vector<std::string>(choices)));
+}
+
+}  // namespace
+
+void add_compile_flags(CLI::App& app, CompileOptions& options) {
+  app.add_option("--num_threads", options.num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
+  add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
+  add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
+  add_override(app, "--deconv_method", options, "ConvTranspose", "method", {"col2im", "conv"},
+               "ConvTranspose method for every node (overrides the model's)");
+  add_override(app, "--lstm_plan", options, "LSTM", "plan", {"minimal", "fused"},
+               "Memory plan of every LSTM cell (default: each node's 'plan')");
+}
 
 void fill_inputs_deterministic(Session& session, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -18,6 +55,28 @@ void fill_inputs_deterministic(Session& session, uint64_t seed) {
     for (float& x : session.input(session.model().values()[v].name))
       x = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-53);
   }
+}
+
+std::vector<float> parse_float_list(const std::string& flag, const std::string& text, bool positive) {
+  std::vector<float> values;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    size_t used = 0;
+    float v = 0;
+    try {
+      v = std::stof(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || !std::isfinite(v))
+      throw UsageError(fmt::format("{} '{}': '{}' is not a number", flag, text, item));
+    if (positive && !(v > 0)) throw UsageError(fmt::format("{} '{}': {} must be positive", flag, text, item));
+    values.push_back(v);
+    pos = end + 1;
+  }
+  return values;
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
@@ -38,12 +97,6 @@ void write_file_atomically(const std::string& path, const std::string& contents)
     std::filesystem::remove(tmp);
     throw UsageError(fmt::format("{}: {}", path, ec.message()));
   }
-}
-
-void add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description) {
-  app.add_option_function<int>(
-         name, [&value](const int& v) { value = v != 0; }, description + " (0|1, default " + (value ? "1" : "0") + ")")
-      ->check(CLI::IsMember({0, 1}));
 }
 
 int run_tool(const char* tool, const std::function<int()>& body) {

@@ -1,24 +1,33 @@
-// Pieces the command-line tools share: deterministic inputs, safe output files and
-// the one way they report an error and exit.
+// Pieces the command-line tools share: the run-wide compile flags, deterministic
+// inputs, safe output files and the one way they report an error and exit.
 #pragma once
 
 #include <functional>
 #include <string>
-
-#include <CLI/CLI.hpp>
+#include <vector>
 
 #include "engine/session.h"
 
+namespace CLI {
+class App;
+}
+
 namespace minfer::cli {
+
+// The run-wide flags that change how a model compiles or runs (--num_threads, and
+// options such as --deconv_method that become CompileOptions attribute overrides).
+// Every tool that compiles a model registers them here, so a flag added once reaches
+// engine_bench and engine_check alike.
+void add_compile_flags(CLI::App& app, CompileOptions& options);
 
 // Fills every graph input with reproducible pseudo-random values in [0, 1).
 void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
 
+// "0.485,0.456,0.406" -> {0.485, 0.456, 0.406}; throws UsageError naming the flag.
+std::vector<float> parse_float_list(const std::string& flag, const std::string& text, bool positive = false);
+
 // Writes via a temporary file and a rename, so a failed run leaves no partial file.
 void write_file_atomically(const std::string& path, const std::string& contents);
-
-// A 0|1 flag (CLI11 would otherwise read any number as a bool).
-void add_switch(CLI::App& app, const std::string& name, bool& value, const std::string& description);
 
 // Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
 int run_tool(const char* tool, const std::function<int()>& body);

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Turns minfer_benchmarks' JSON output (conv benchmarks, with repetitions) into the
+"""Turns conv_bench's JSON output (conv benchmarks, with repetitions) into the
 Markdown tables of docs/performance.md: median GFLOP/s per method and the speed-up
 ratios, all from the one run.
 
-    OMP_WAIT_POLICY=passive build/bench/minfer_benchmarks --benchmark_filter='^(depthwise|first_layer|small_cin)/' \
+    OMP_WAIT_POLICY=passive build/bench/conv_bench --benchmark_filter='^(depthwise|first_layer|small_cin)/' \
         --benchmark_repetitions=5 --benchmark_enable_random_interleaving=true \
         --benchmark_report_aggregates_only=true --benchmark_out=conv.json
     /usr/bin/python3 bench/conv_ratios.py conv.json

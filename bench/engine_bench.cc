@@ -1,56 +1,92 @@
 // engine_bench: load a model, run it, print the profile (cost joined with time), in
 // the manner of TensorFlow's benchmark_model.
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "bench/cli_common.h"
 #include "engine/engine.h"
+#include "profiler/progress.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
-  std::string model_path, input_shape, format = "text", output_path, lstm_plan, deconv_method;
-  int num_runs = 20, warmup_runs = 2, num_threads = 1;
+  std::string model_path, input_shape, format = "text", output_path;
+  int num_runs = 20, warmup_runs = 2;
   bool memory_plan = false;
-  minfer::PassOptions passes;
-  app.add_option("--model", model_path, "Model file (net.json)")->required();
+  minfer::CompileOptions options;
+  app.add_option("--model", model_path, "Model file (.json: net.json, .onnx: ONNX)")->required();
   app.add_option("--num_runs", num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
   app.add_option("--warmup_runs", warmup_runs, "Unprofiled runs first")->check(CLI::Range(0, 1000000));
-  app.add_option("--num_threads", num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
+  minfer::cli::add_compile_flags(app, options);
   app.add_option("--input_shape", input_shape, "Override input shapes: name:1,3,224,224[;name2:...]");
-  minfer::cli::add_switch(app, "--fold_bn", passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
-  minfer::cli::add_switch(app, "--clean", passes.clean, "Remove Identity/Dropout and dead nodes");
   app.add_flag("--memory_plan", memory_plan, "Also print the memory plan: buffers, offsets, lifetimes");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
-  app.add_option("--lstm_plan", lstm_plan, "Memory plan of every LSTM cell (default: each node's 'plan')")
-      ->check(CLI::IsMember({"minimal", "fused"}));
-  app.add_option("--deconv_method", deconv_method, "ConvTranspose method for every node (overrides the model's)")
-      ->check(CLI::IsMember({"col2im", "conv"}));
+
+  std::string image, mean, std_dev, trace_path, html_path;
+  int top_k = 5;
+  app.add_option("--image", image, "Image (PNG, JPEG, BMP) for the first input; prints the top classes");
+  app.add_option("--mean", mean,
+                 "Per-channel mean after scaling pixels to [0,1], e.g. 0.485,0.456,0.406 "
+                 "(default: the model's \"preprocess\", else 0)");
+  app.add_option("--std", std_dev, "Per-channel std, e.g. 0.229,0.224,0.225 (default: the model's, else 1)");
+  app.add_option("--top_k", top_k, "Classes shown with --image")->check(CLI::Range(1, 1000000));
+  app.add_option("--trace", trace_path, "Write a Chrome/Perfetto trace (JSON) of every profiled run to FILE");
+  app.add_option("--html", html_path, "Write the report as one self-contained HTML page to FILE");
+
+  minfer::MachineOptions machine;
+  machine.cache_file = minfer::default_machine_cache_file();
+  app.add_option("--peak_gflops", machine.peak_gflops, "Peak fp32 GFLOP/s for the roofline (default: measured)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--bandwidth_gbs", machine.bandwidth_gbs, "Memory GB/s for the roofline (default: measured)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--fma_units", machine.fma_units, "FMA units per core in the theoretical peak")
+      ->check(CLI::Range(1, 16));
+  app.add_flag("--probe", machine.reprobe, "Measure the machine again instead of using the cached figures");
+  app.add_option("--machine_cache", machine.cache_file, "File of measured machine figures")
+      ->default_str(machine.cache_file);
   CLI11_PARSE(app, argc, argv);
 
   return minfer::cli::run_tool("engine_bench", [&] {
-    minfer::Graph graph = minfer::load_model(model_path);
-    if (!input_shape.empty()) minfer::override_input_shapes(graph, minfer::parse_input_shapes(input_shape));
-    minfer::CompileOptions options;
-    options.num_threads = num_threads;
-    options.passes = passes;
-    if (!lstm_plan.empty()) options.attribute_overrides.push_back({"LSTM", "plan", lstm_plan});
-    if (!deconv_method.empty()) options.attribute_overrides.push_back({"ConvTranspose", "method", deconv_method});
+    minfer::LoadOptions load;
+    if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
+    minfer::Graph graph = minfer::load_model(model_path, load);
+    minfer::Preprocess preprocess = graph.preprocess;
+    if (!mean.empty()) preprocess.mean = minfer::cli::parse_float_list("--mean", mean);
+    if (!std_dev.empty()) preprocess.std = minfer::cli::parse_float_list("--std", std_dev, /*positive=*/true);
     minfer::Session session(minfer::compile(std::move(graph), options));
     minfer::cli::fill_inputs_deterministic(session);
+    if (!image.empty()) minfer::set_image_input(session, image, preprocess);
 
-    session.set_profiling(false);
-    for (int i = 0; i < warmup_runs; ++i) session.run();
-    session.set_profiling(true);
-    for (int i = 0; i < num_runs; ++i) session.run();
+    machine.threads = options.num_threads;
+    machine.progress = minfer::Progress::enabled();
+    const minfer::MachineModel machine_model = minfer::machine_model(machine);
 
-    const nlohmann::json report = minfer::profile_report(session, warmup_runs);
+    {
+      minfer::Progress progress("running", warmup_runs + num_runs);
+      session.set_profiling(false);
+      for (int i = 1; i <= warmup_runs; ++i) {
+        session.run();
+        progress.update(i);
+      }
+      session.set_profiling(true);
+      for (int i = 1; i <= num_runs; ++i) {
+        session.run();
+        progress.update(warmup_runs + i);
+      }
+    }
+
+    nlohmann::json report = minfer::profile_report(session, warmup_runs, machine_model);
+    if (!image.empty()) report["classification"] = minfer::classification_report(session, image, top_k);
     std::string text;
     if (format == "json") text = report.dump(2) + "\n";
     else if (format == "csv") text = minfer::format_csv(report);
     else text = minfer::format_text(report);
     if (memory_plan) text += "\n" + minfer::format_memory_plan(report);
+    if (!trace_path.empty())
+      minfer::cli::write_file_atomically(trace_path, minfer::format_trace(report, session.profile()));
+    if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_html(report));
     if (output_path.empty()) std::cout << text;
     else minfer::cli::write_file_atomically(output_path, text);
     return 0;

@@ -102,9 +102,9 @@ void CompiledModel::build_steps() {
 }
 
 void CompiledModel::plan_memory_layout() {
-  // Lifetimes in steps: a tensor lives from the step that writes it (graph inputs:
-  // before step 0) to the last step that reads it (graph outputs, and graph inputs, which
-  // a session sets once for many runs: to the end).
+  // Lifetimes in steps: a tensor lives from the step that writes it to the last step
+  // that reads it. Graph inputs and outputs live through the whole run: a caller sets
+  // the inputs once and runs many times, and reads the outputs afterwards.
   const int last = std::max<int>(0, static_cast<int>(steps_.size()) - 1);
   std::vector<int> first(values_.size(), 0), end(values_.size(), -1);
   for (size_t s = 0; s < steps_.size(); ++s) {

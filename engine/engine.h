@@ -9,8 +9,12 @@
 #pragma once
 
 #include "engine/compiled_model.h"
+#include "engine/image_input.h"
 #include "engine/model_loader.h"
 #include "engine/profile_report.h"
 #include "engine/session.h"
 #include "graph/errors.h"
+#include "profiler/machine_model.h"
 #include "profiler/report.h"
+#include "profiler/report_html.h"
+#include "profiler/trace_writer.h"

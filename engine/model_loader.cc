@@ -7,13 +7,49 @@
 
 #include "graph/errors.h"
 #include "graph/netjson_loader.h"
+#include "graph/onnx_loader.h"
 
 namespace minfer {
 
-Graph load_model(const std::string& path) {
+namespace {
+
+std::string model_format(const std::string& path) {
   const std::string ext = std::filesystem::path(path).extension().string();
-  if (ext == ".json") return load_netjson(path);
-  throw ModelError(fmt::format("{}: unknown model format '{}' (expected .json)", path, ext));
+  if (ext != ".json" && ext != ".onnx")
+    throw ModelError(fmt::format("{}: unknown model format '{}' (expected .json or .onnx)", path, ext));
+  return ext;
+}
+
+// net.json inputs given values become initializers.
+void bind_input_values(Graph& graph, const std::map<std::string, TypedTensor>& values) {
+  for (const auto& [name, value] : values) {
+    auto it =
+        std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
+    if (it == graph.inputs.end()) throw UsageError(fmt::format("{}: '{}' is not a graph input", graph.source, name));
+    try {
+      graph.initializers[name] = to_float32(value, fmt::format("input '{}'", name));
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedModelError(fmt::format("{}: {}", graph.source, e.what()));
+    }
+    graph.inputs.erase(it);
+  }
+}
+
+}  // namespace
+
+Graph load_model(const std::string& path, const LoadOptions& options) {
+  if (model_format(path) == ".onnx") return load_onnx(path, options.input_shapes, options.input_values);
+  Graph graph = load_netjson(path);
+  override_input_shapes(graph, options.input_shapes);
+  bind_input_values(graph, options.input_values);
+  return graph;
+}
+
+std::vector<InputSignature> model_inputs(const std::string& path) {
+  if (model_format(path) == ".onnx") return onnx_inputs(path);
+  std::vector<InputSignature> inputs;
+  for (const GraphInput& in : load_netjson(path).inputs) inputs.push_back({in.name, true, DataType::kFloat});
+  return inputs;
 }
 
 void override_input_shapes(Graph& graph, const std::map<std::string, Shape>& shapes) {

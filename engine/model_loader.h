@@ -3,13 +3,30 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "graph/graph.h"
+#include "graph/onnx_loader.h"
+#include "graph/typed_tensor.h"
 
 namespace minfer {
 
-// Chooses the loader by extension (.json: net.json). Throws ModelError.
-Graph load_model(const std::string& path);
+// What a caller fixes when loading. input_shapes replace the declared ones before any
+// shape is inferred (ONNX inputs with dynamic dimensions need them); input_values turn
+// inputs into constants (engine_check binds integer inputs such as Reshape's shape).
+struct LoadOptions {
+  std::map<std::string, Shape> input_shapes;
+  std::map<std::string, TypedTensor> input_values;
+};
+
+// Chooses the loader by extension (.json: net.json, .onnx: ONNX). Throws ModelError
+// (UnsupportedModelError for what the engine lacks) or UsageError for options naming
+// no graph input.
+Graph load_model(const std::string& path, const LoadOptions& options = {});
+
+// The graph inputs a caller feeds, in the file's order, as declared (net.json: float32
+// tensors), without loading the model.
+std::vector<InputSignature> model_inputs(const std::string& path);
 
 // Replaces graph input shapes (engine_bench --input_shape); throws UsageError for an
 // unknown input or a non-positive dimension.

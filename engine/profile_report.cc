@@ -8,7 +8,7 @@
 
 namespace minfer {
 
-nlohmann::json profile_report(const Session& session, int warmup_runs) {
+nlohmann::json profile_report(const Session& session, int warmup_runs, const std::optional<MachineModel>& machine) {
   const CompiledModel& m = session.model();
   const std::vector<ValueSlot>& values = m.values();
   ReportInput in;
@@ -22,6 +22,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs) {
   in.naive_activation_bytes = m.naive_activation_bytes();
   in.lower_bound_bytes = m.lower_bound_bytes();
   in.latency_ms = session.profile().total_ms();
+  in.machine = machine;
   std::set<int> weights;  // an initializer read by several nodes counts once in the total
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step& s = m.steps()[i];

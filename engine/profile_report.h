@@ -1,12 +1,17 @@
 // Gathers what a Session measured and what its model costs into the profiler's report.
 #pragma once
 
+#include <optional>
+
 #include <nlohmann/json.hpp>
 
 #include "engine/session.h"
+#include "profiler/machine_model.h"
 
 namespace minfer {
 
-nlohmann::json profile_report(const Session& session, int warmup_runs);
+// With a machine model the report also places every op on the roofline.
+nlohmann::json profile_report(const Session& session, int warmup_runs,
+                              const std::optional<MachineModel>& machine = std::nullopt);
 
 }  // namespace minfer

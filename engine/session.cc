@@ -69,16 +69,16 @@ void Session::run() {
     for (size_t i = 0; i < steps.size(); ++i) run_step(i, ctx);
     return;
   }
-  std::vector<double>& times = profile_.begin_run(steps.size());
-  const Clock::time_point run_start = Clock::now();
-  Clock::time_point t0 = run_start;
+  RunTimes& times = profile_.begin_run(steps.size());
+  Clock::time_point t0 = times.start;
   for (size_t i = 0; i < steps.size(); ++i) {
+    times.step_start_ms[i] = elapsed_ms(times.start, t0);
     run_step(i, ctx);
     const Clock::time_point t1 = Clock::now();
-    times[i] = elapsed_ms(t0, t1);
+    times.step_ms[i] = elapsed_ms(t0, t1);
     t0 = t1;
   }
-  profile_.end_run(elapsed_ms(run_start, t0));
+  profile_.end_run(elapsed_ms(times.start, t0));
 }
 
 }  // namespace minfer

@@ -64,7 +64,7 @@ void Attributes::check_known(std::initializer_list<const char*> known) const {
   for (const auto& entry : values_) {
     const std::string& name = entry.first;
     bool ok = std::any_of(known.begin(), known.end(), [&](const char* k) { return name == k; });
-    if (!ok) throw OpError("unsupported attribute '" + name + "'");
+    if (!ok) throw UnsupportedError("unsupported attribute '" + name + "'");
   }
 }
 

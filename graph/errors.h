@@ -18,6 +18,18 @@ struct ModelError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Something valid that the engine does not implement: an op type, a data type, an
+// attribute or an attribute value. Ops throw it where they refuse a feature, so tools
+// can tell "not supported" (engine_check: SKIP) from "broken" (FAIL).
+struct UnsupportedError : OpError {
+  using OpError::OpError;
+};
+
+// An UnsupportedError with its file and node context.
+struct UnsupportedModelError : ModelError {
+  using ModelError::ModelError;
+};
+
 // A caller mistake at run time: unknown input name, wrong input size.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

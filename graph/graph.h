@@ -29,6 +29,12 @@ struct Node {
   Attributes attrs;
 };
 
+// How an image becomes the model's first input (net.json "preprocess"): pixels scaled to
+// [0, 1], then (x - mean[c]) / std[c]; a single value applies to every channel.
+struct Preprocess {
+  std::vector<float> mean{0.0f}, std{1.0f};
+};
+
 struct Graph {
   std::string name;
   std::string source;  // the file it was loaded from; prefixes every error message
@@ -36,6 +42,9 @@ struct Graph {
   std::vector<std::string> outputs;
   std::map<std::string, Tensor> initializers;
   std::vector<Node> nodes;
+  Preprocess preprocess;
+  std::string labels_file;          // as the model names it; empty if none
+  std::vector<std::string> labels;  // its lines: the name of each output class
 
   const Node* find_node(const std::string& name) const;
 };

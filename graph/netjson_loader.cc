@@ -26,7 +26,8 @@ class Parser {
     json doc = read_json();
     if (!doc.is_object()) fail("the top level must be a JSON object");
     check_keys(doc, "the top level",
-               {"format", "version", "name", "doc", "inputs", "outputs", "weights_file", "initializers", "nodes"});
+               {"format", "version", "name", "doc", "inputs", "outputs", "weights_file", "initializers", "nodes",
+                "preprocess", "labels"});
     if (doc.contains("format") && doc["format"] != "net.json") fail("'format' must be \"net.json\"");
     if (doc.contains("version") && doc["version"] != 1) fail(fmt::format("unsupported 'version' {}", doc["version"].dump()));
 
@@ -43,6 +44,11 @@ class Parser {
     }
     if (doc.contains("initializers")) parse_initializers(doc["initializers"], g);
     for (const json& n : require_array(doc, "nodes", "the top level")) g.nodes.push_back(parse_node(n));
+    if (doc.contains("preprocess")) g.preprocess = parse_preprocess(doc["preprocess"]);
+    if (doc.contains("labels")) {
+      g.labels_file = get_string(doc["labels"], "labels");
+      g.labels = read_labels(g.labels_file);
+    }
     return g;
   }
 
@@ -154,6 +160,41 @@ class Parser {
       }
       g.initializers.emplace(item.key(), std::move(t));
     }
+  }
+
+  Preprocess parse_preprocess(const json& p) const {
+    if (!p.is_object()) fail("'preprocess' must be an object with 'mean' and/or 'std'");
+    check_keys(p, "preprocess", {"mean", "std"});
+    Preprocess out;
+    for (const char* key : {"mean", "std"}) {
+      if (!p.contains(key)) continue;
+      const json& v = p[key];
+      if (!v.is_array() || v.empty())
+        fail(fmt::format("preprocess: '{}' must be a non-empty array of numbers, got {}", key, v.dump()));
+      std::vector<float>& values = std::string(key) == "mean" ? out.mean : out.std;
+      values.clear();
+      for (const json& x : v) {
+        if (!x.is_number()) fail(fmt::format("preprocess: '{}' must hold numbers, got {}", key, x.dump()));
+        values.push_back(x.get<float>());
+      }
+    }
+    for (float s : out.std)
+      if (!(s > 0)) fail(fmt::format("preprocess: 'std' values must be positive, got {}", s));
+    return out;
+  }
+
+  // One label per line, in output order.
+  std::vector<std::string> read_labels(const std::string& name) const {
+    const std::filesystem::path p = std::filesystem::path(path_).parent_path() / name;
+    std::ifstream in(p);
+    if (!in) fail(fmt::format("labels file '{}' cannot be opened (looked for {})", name, p.string()));
+    std::vector<std::string> labels;
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      labels.push_back(line);
+    }
+    if (labels.empty()) fail(fmt::format("labels file '{}' is empty", name));
+    return labels;
   }
 
   std::vector<float> read_weights(const json& offset_json, int64_t n, const std::string& where) {

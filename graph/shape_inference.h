@@ -15,6 +15,10 @@ using ShapeMap = std::map<std::string, Shape>;
 
 ShapeMap infer_shapes(const Graph& graph, const Topology& topology);
 
+// One node: infers its output shapes from `shapes` (its inputs must be there) and adds
+// them. Loaders that need shapes while they build the graph (ONNX) call it node by node.
+void infer_node_shapes(const Graph& graph, const Node& node, ShapeMap& shapes);
+
 // What a node's op sees of its inputs: shapes from `shapes`, data of initializers.
 ArgInfos arg_infos(const Graph& graph, const Node& node, const ShapeMap& shapes);
 
@@ -24,6 +28,8 @@ template <typename Fn>
 auto with_node_context(const Graph& graph, const Node& node, Fn&& fn) -> decltype(fn()) {
   try {
     return fn();
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedModelError(node_context(graph, node) + ": " + e.what());
   } catch (const OpError& e) {
     throw ModelError(node_context(graph, node) + ": " + e.what());
   } catch (const std::overflow_error& e) {

@@ -19,6 +19,8 @@ class NetBuilder:
         self.nodes = []
         self.weights = bytearray()
         self.rng = random.Random(name)
+        self.preprocess = None  # {"mean": [...], "std": [...]}: how an image becomes the input
+        self.labels = None      # name of a file beside the model with one class label per line
 
     def input(self, name, shape):
         self.inputs.append({"name": name, "shape": list(shape)})
@@ -84,6 +86,10 @@ class NetBuilder:
         if self.doc:
             doc["doc"] = self.doc
         doc.update({"inputs": self.inputs, "outputs": self.outputs})
+        if self.preprocess:
+            doc["preprocess"] = self.preprocess
+        if self.labels:
+            doc["labels"] = self.labels
         if self.weights:
             doc["weights_file"] = weights_name
             with open(os.path.join(os.path.dirname(json_path), weights_name), "wb") as f:

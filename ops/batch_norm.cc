@@ -15,9 +15,10 @@ class BatchNormOp final : public Op {
   explicit BatchNormOp(const Node& node) {
     node.attrs.check_known({"epsilon", "momentum", "training_mode", "spatial"});
     epsilon_ = static_cast<float>(node.attrs.get_float("epsilon", 1e-5));
-    if (node.attrs.get_int("training_mode", 0) != 0) throw OpError("training_mode=1 is not supported (inference only)");
-    if (node.attrs.get_int("spatial", 1) != 1) throw OpError("spatial=0 is not supported");
-    if (node.outputs.size() > 1) throw OpError("running mean/var outputs (training mode) are not supported");
+    if (node.attrs.get_int("training_mode", 0) != 0)
+      throw UnsupportedError("training_mode=1 is not supported (inference only)");
+    if (node.attrs.get_int("spatial", 1) != 1) throw UnsupportedError("spatial=0 is not supported");
+    if (node.outputs.size() > 1) throw UnsupportedError("running mean/var outputs (training mode) are not supported");
   }
 
   std::vector<Shape> infer_shapes(const ArgInfos& in) const override {

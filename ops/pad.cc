@@ -19,17 +19,19 @@ class PadOp final : public Op {
     if (mode == "constant") mode_ = PadMode::kConstant;
     else if (mode == "reflect") mode_ = PadMode::kReflect;
     else if (mode == "edge") mode_ = PadMode::kEdge;
-    else throw OpError("attribute 'mode' has unsupported value '" + mode + "'");
+    else throw UnsupportedError("attribute 'mode' has unsupported value '" + mode + "'");
     pads_attr_ = node.attrs.get_ints("pads");
     value_attr_ = static_cast<float>(node.attrs.get_float("value", 0.0));
   }
 
   std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
     check_input_count(in, 1, 4);
-    if (in.size() > 3 && in[3].present) throw OpError("the axes input is not supported");
+    if (in.size() > 3 && in[3].present) throw UnsupportedError("the axes input is not supported");
     const Shape& x = in[0].shape;
-    if (x.size() > kMaxRank) throw OpError(fmt::format("rank {} is above the supported {}", x.size(), kMaxRank));
+    if (x.size() > kMaxRank) throw UnsupportedError(fmt::format("rank {} is above the supported {}", x.size(), kMaxRank));
     std::vector<int64_t> p = pads(in);
+    if (in.size() > 2 && in[2].present && num_elements(in[2].shape) != 1)
+      throw OpError(fmt::format("constant_value must be a scalar, got {}", shape_str(in[2].shape)));
     Shape y(x.size());
     for (size_t i = 0; i < x.size(); ++i) {
       y[i] = x[i] + p[i] + p[i + x.size()];
@@ -37,7 +39,7 @@ class PadOp final : public Op {
       if (mode_ == PadMode::kReflect && (p[i] >= x[i] || p[i + x.size()] >= x[i]))
         throw OpError(fmt::format("reflect pads on axis {} must be smaller than its size {}", i, x[i]));
       if (mode_ != PadMode::kConstant && (p[i] < 0 || p[i + x.size()] < 0))
-        throw OpError("negative pads are only supported in constant mode");
+        throw UnsupportedError("negative pads are only supported in constant mode");
     }
     return {y};
   }
@@ -50,11 +52,6 @@ class PadOp final : public Op {
   void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
     begin_ = pads(in);
     begin_.resize(in[0].shape.size());
-    value_ = value_attr_;
-    if (in.size() > 2 && in[2].present) {
-      if (!in[2].constant || in[2].constant->data.size() != 1) throw OpError("constant_value must be a constant scalar");
-      value_ = in[2].constant->data[0];
-    }
   }
 
   void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -62,6 +59,8 @@ class PadOp final : public Op {
     const Shape& xs = in[0].shape;
     const Shape& ys = out[0].shape;
     const size_t rank = ys.size();
+    // constant_value (opset 11+) is an input like any other: it may be computed at run time.
+    const float value = in.size() > 2 && in[2].data ? in[2].data[0] : value_attr_;
     std::array<int64_t, kMaxRank> idx{};
     const int64_t total = out[0].size();
     for (int64_t i = 0; i < total; ++i) {
@@ -79,7 +78,7 @@ class PadOp final : public Op {
         }
         src = src * xs[d] + c;
       }
-      out[0].data[i] = inside ? in[0].data[src] : value_;
+      out[0].data[i] = inside ? in[0].data[src] : value;
       for (size_t d = rank; d-- > 0;) {
         if (++idx[d] < ys[d]) break;
         idx[d] = 0;
@@ -102,7 +101,6 @@ class PadOp final : public Op {
   std::vector<int64_t> pads_attr_;
   float value_attr_ = 0.0f;
   std::vector<int64_t> begin_;
-  float value_ = 0.0f;
 };
 
 }  // namespace

@@ -18,7 +18,7 @@ class PoolOp final : public Op {
   PoolOp(const Node& node, PoolKind kind) : kind_(kind) {
     if (kind == PoolKind::kMax) {
       node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order"});
-      if (node.attrs.get_int("storage_order", 0) != 0) throw OpError("storage_order=1 is not supported");
+      if (node.attrs.get_int("storage_order", 0) != 0) throw UnsupportedError("storage_order=1 is not supported");
     } else {
       node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode",
                               "count_include_pad"});
@@ -26,7 +26,7 @@ class PoolOp final : public Op {
     }
     attrs_ = parse_window_attrs(node.attrs);
     if (attrs_.kernel_shape.empty()) throw OpError("attribute 'kernel_shape' is required");
-    if (node.outputs.size() > 1) throw OpError("the Indices output is not supported");
+    if (node.outputs.size() > 1) throw UnsupportedError("the Indices output is not supported");
   }
 
   std::vector<Shape> infer_shapes(const ArgInfos& in) const override {

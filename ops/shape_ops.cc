@@ -159,7 +159,7 @@ class IdentityOp final : public SameDataOp {
   explicit IdentityOp(const Node& node) {
     if (node.op_type == "Dropout") {
       node.attrs.check_known({"seed", "ratio", "is_test"});
-      if (node.outputs.size() > 1) throw OpError("the mask output is not supported (inference only)");
+      if (node.outputs.size() > 1) throw UnsupportedError("the mask output is not supported (inference only)");
       dropout_ = true;
     } else {
       node.attrs.check_known({});
@@ -171,7 +171,7 @@ class IdentityOp final : public SameDataOp {
     if (in.size() == 3 && in[2].present) {
       if (!in[2].constant) throw OpError("training_mode must be a constant");
       if (!in[2].constant->data.empty() && in[2].constant->data[0] != 0.0f)
-        throw OpError("training_mode=true is not supported (inference only)");
+        throw UnsupportedError("training_mode=true is not supported (inference only)");
     }
     return {in[0].shape};
   }
@@ -275,7 +275,7 @@ class TransposeOp final : public Op {
       std::iota(p.rbegin(), p.rend(), 0);
     }
     if (p.size() != rank) throw OpError(fmt::format("perm has {} entries for rank {}", p.size(), rank));
-    if (rank > kMaxRank) throw OpError(fmt::format("rank {} is above the supported {}", rank, kMaxRank));
+    if (rank > kMaxRank) throw UnsupportedError(fmt::format("rank {} is above the supported {}", rank, kMaxRank));
     std::vector<bool> seen(rank, false);
     for (int64_t v : p) {
       if (v < 0 || v >= static_cast<int64_t>(rank) || seen[v]) throw OpError("perm is not a permutation");

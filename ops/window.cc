@@ -28,6 +28,8 @@ void spatial_dims_2d(const Shape& x, int64_t& h, int64_t& w) {
   } else if (x.size() == 4) {
     h = x[2];
     w = x[3];
+  } else if (x.size() > 4) {
+    throw UnsupportedError(fmt::format("{}-D windows are not supported (input {})", x.size() - 2, shape_str(x)));
   } else {
     throw OpError(fmt::format("input must be 3-D [N,C,L] or 4-D [N,C,H,W], got {}", shape_str(x)));
   }
@@ -62,6 +64,7 @@ void check_positive(const std::vector<int64_t>& v, const char* name) {
 
 Window2d resolve_window(const WindowAttrs& a, const Shape& spatial_in, const std::vector<int64_t>& kernel) {
   const size_t rank = spatial_in.size();
+  if (rank > 2) throw UnsupportedError(fmt::format("only 1-D and 2-D windows are supported, got {}-D", rank));
   if (rank != 1 && rank != 2) throw OpError(fmt::format("only 1-D and 2-D windows are supported, got {}-D", rank));
   auto sized = [&](const std::vector<int64_t>& v, size_t n, const char* name, int64_t fill) {
     if (v.empty()) return std::vector<int64_t>(n, fill);

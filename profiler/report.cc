@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "profiler/roofline.h"
 #include "profiler/stats.h"
 
 namespace minfer {
@@ -20,6 +21,21 @@ json cost_json(const Cost& c) {
           {"params", c.params},
           {"bytes_read", c.bytes_read},
           {"bytes_written", c.bytes_written}};
+}
+
+void add_attained(json& j, const Cost& cost, double ms) {
+  const Throughput t = throughput(cost, ms);
+  j["arithmetic_intensity"] = t.intensity;
+  j["gflops_per_s"] = t.gflops_per_s;
+  j["gbytes_per_s"] = t.gbytes_per_s;
+}
+
+void add_roofline(json& j, const Cost& cost, double ms, const MachineModel& machine) {
+  const RooflineBound r = roofline_bound(cost, ms, machine);
+  j["roofline_gflops_per_s"] = r.gflops_per_s;
+  j["roofline_ms"] = r.ms;
+  j["roofline_fraction"] = r.fraction;
+  j["bound"] = r.compute_bound ? "compute" : "memory";
 }
 
 json shapes_json(const std::vector<NamedShape>& shapes) {
@@ -61,8 +77,9 @@ json build_report(const ReportInput& in) {
                    {"start_ms", start},
                    {"percent", percent},
                    {"cdf_percent", cdf},
-                   {"gflops_per_s", t.mean > 0 ? static_cast<double>(op.cost.flops) / (t.mean * 1e6) : 0.0},
                    {"details", op.details.is_null() ? json::object() : op.details}});
+    add_attained(ops.back(), op.cost, t.mean);
+    if (in.machine) add_roofline(ops.back(), op.cost, t.mean, *in.machine);
     start += t.mean;
   }
 
@@ -95,30 +112,54 @@ json build_report(const ReportInput& in) {
                      {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / separable : 0.0}});
   }
 
-  return {{"model", {{"name", in.model_name}, {"file", in.model_file}, {"inputs", shapes_json(in.inputs)},
-                     {"outputs", shapes_json(in.outputs)}, {"nodes", in.ops.size()}}},
-          {"threads", in.threads},
-          {"runs", latency.count},
-          {"warmup_runs", in.warmup_runs},
-          {"totals",
-           {{"macs", total.macs},
-            {"flops", total.flops},
-            {"params", in.params},
-            {"weight_bytes", 4 * in.params},
-            {"peak_activation_bytes", in.peak_activation_bytes},
-            {"naive_activation_bytes", in.naive_activation_bytes},
-            {"bytes_read", total.bytes_read},
-            {"bytes_written", total.bytes_written},
-            {"flops_per_s", latency.mean > 0 ? static_cast<double>(total.flops) / (latency.mean * 1e-3) : 0.0}}},
-          {"latency_ms", stats_json(latency)},
-          {"ops", ops},
-          {"passes", {{"actions", passes}, {"cost_before", cost_json(in.cost_before_passes)}, {"cost_after", cost_json(total)}}},
-          {"memory_plan",
-           {{"arena_bytes", in.peak_activation_bytes},
-            {"naive_bytes", in.naive_activation_bytes},
-            {"lower_bound_bytes", in.lower_bound_bytes},
-            {"buffers", buffers}}},
-          {"separable_pairs", pairs}};
+  json totals = {{"macs", total.macs},
+                 {"flops", total.flops},
+                 {"params", in.params},
+                 {"weight_bytes", 4 * in.params},
+                 {"peak_activation_bytes", in.peak_activation_bytes},
+                 {"naive_activation_bytes", in.naive_activation_bytes},
+                 {"bytes_read", total.bytes_read},
+                 {"bytes_written", total.bytes_written}};
+  add_attained(totals, total, latency.mean);
+  totals["flops_per_s"] = totals["gflops_per_s"].get<double>() * 1e9;
+  if (in.machine) {
+    // The model's least time is the sum of its ops' (each bound by its own limit), not
+    // what the totals' one average intensity would allow.
+    double roofline_ms = 0;
+    for (const json& o : ops) roofline_ms += o["roofline_ms"].get<double>();
+    totals["roofline_ms"] = roofline_ms;
+    totals["roofline_fraction"] = latency.mean > 0 ? roofline_ms / latency.mean : 0.0;
+  }
+
+  json report = {
+      {"model",
+       {{"name", in.model_name},
+        {"file", in.model_file},
+        {"inputs", shapes_json(in.inputs)},
+        {"outputs", shapes_json(in.outputs)},
+        {"nodes", in.ops.size()}}},
+      {"threads", in.threads},
+      {"runs", latency.count},
+      {"warmup_runs", in.warmup_runs},
+      {"totals", totals},
+      {"latency_ms", stats_json(latency)},
+      {"ops", ops},
+      {"passes",
+       {{"actions", passes}, {"cost_before", cost_json(in.cost_before_passes)}, {"cost_after", cost_json(total)}}},
+      {"memory_plan",
+       {{"arena_bytes", in.peak_activation_bytes},
+        {"naive_bytes", in.naive_activation_bytes},
+        {"lower_bound_bytes", in.lower_bound_bytes},
+        {"buffers", buffers}}},
+      {"separable_pairs", pairs}};
+  if (in.machine) report["machine"] = to_json(*in.machine);
+  return report;
+}
+
+std::string op_label(const json& op) {
+  const std::string& type = op["type"].get_ref<const std::string&>();
+  const std::string& kind = op["kind"].get_ref<const std::string&>();
+  return kind.empty() ? type : type + "/" + kind;
 }
 
 std::string shape_text(const json& shape) {

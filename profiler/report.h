@@ -3,6 +3,7 @@
 // a user sees in any format comes from the same place.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 
 #include "graph/shape.h"
 #include "profiler/cost.h"
+#include "profiler/machine_model.h"
 
 namespace minfer {
 
@@ -68,6 +70,9 @@ struct ReportInput {
   std::vector<PassRecord> passes;
   Cost cost_before_passes;
   std::vector<SeparablePairRecord> separable_pairs;
+  // The machine the roofline is drawn for; without it the report has attained
+  // throughput but no roofline figures.
+  std::optional<MachineModel> machine;
 };
 
 nlohmann::json build_report(const ReportInput& input);
@@ -76,6 +81,8 @@ std::string format_text(const nlohmann::json& report);
 std::string format_csv(const nlohmann::json& report);
 std::string format_memory_plan(const nlohmann::json& report);
 
+// An op's type with its kind: "Conv/depthwise", or "Relu" when it has none.
+std::string op_label(const nlohmann::json& op);
 // A report's shape array as "1x3x224x224".
 std::string shape_text(const nlohmann::json& shape);
 // 568740352 -> "568,740,352"

@@ -17,25 +17,29 @@ std::string banner(const std::string& title) {
   return fmt::format("============================== {} ==============================\n", title);
 }
 
-std::string type_label(const json& op) {
-  const std::string kind = op["kind"];
-  return kind.empty() ? op["type"].get<std::string>() : op["type"].get<std::string>() + "/" + kind;
+// "-" for roofline figures of a report built without a machine model.
+std::string roofline_percent(const json& o) {
+  return o.contains("roofline_fraction") ? fmt::format("{:.1f}%", 100.0 * o["roofline_fraction"].get<double>()) : "-";
 }
 
 void op_table(std::string& out, const std::vector<const json*>& rows) {
-  out += fmt::format("{:>24} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9}  {:<16} {}\n",
-                     "[node type]", "[start]", "[first]", "[avg ms]", "[%]", "[cdf%]", "[mem KB]", "[MACs]",
-                     "[FLOPs]", "[params]", "[bytes KB]", "[GFLOP/s]", "[output shape]", "[Name]");
+  out += fmt::format(
+      "{:>24} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9} {:>8} {:>8} "
+      "{:>8} {:>7}  {:<16} {}\n",
+      "[node type]", "[start]", "[first]", "[avg ms]", "[%]", "[cdf%]", "[mem KB]", "[MACs]", "[FLOPs]", "[params]",
+      "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]", "[output shape]", "[Name]");
   for (const json* op : rows) {
     const json& o = *op;
     const double bytes_kb = (o["bytes_read"].get<double>() + o["bytes_written"].get<double>()) / 1024.0;
-    out += fmt::format("{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
-                       "{:>9.2f}  {:<16} {}\n",
-                       type_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
-                       o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), o["cdf_percent"].get<double>(),
-                       o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
-                       with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(),
-                       shape_text(o["output_shape"]), o["name"].get<std::string>());
+    out += fmt::format(
+        "{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
+        "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7}  {:<16} {}\n",
+        op_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
+        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), o["cdf_percent"].get<double>(),
+        o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
+        with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(),
+        o["gbytes_per_s"].get<double>(), roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]),
+        o["name"].get<std::string>());
   }
 }
 
@@ -55,7 +59,7 @@ void type_summary(std::string& out, const json& ops) {
   };
   std::map<std::string, Row> by_type;
   for (const json& o : ops) {
-    Row& r = by_type[type_label(o)];
+    Row& r = by_type[op_label(o)];
     r.count++;
     r.ms += o["time_ms"]["mean"].get<double>();
     r.percent += o["percent"].get<double>();
@@ -128,7 +132,7 @@ void details_section(std::string& out, const json& ops) {
   for (const json& o : ops) {
     const json& details = o["details"];
     if (!details.is_object() || details.empty()) continue;
-    out += fmt::format("{} ({})\n", o["name"].get<std::string>(), type_label(o));
+    out += fmt::format("{} ({})\n", o["name"].get<std::string>(), op_label(o));
     for (const auto& item : details.items()) {
       const json& v = item.value();
       if (v.is_array() && !v.empty() && (v[0].is_object() || v[0].is_string())) {
@@ -157,6 +161,44 @@ void separable_pairs(std::string& out, const json& pairs) {
   }
 }
 
+void machine_section(std::string& out, const json& m) {
+  const json& t = m["theoretical"];
+  out += fmt::format("CPU:               {} ({}, {}-bit vectors), {} thread(s)\n", m["cpu"].get<std::string>(),
+                     m["isa"].get<std::string>(), t["vector_bits"].get<int>(), m["threads"].get<int>());
+  const double theoretical = t["peak_gflops"].get<double>();
+  out += fmt::format("Peak fp32:         {:.1f} GFLOP/s measured ({}), {} theoretical\n",
+                     m["peak_gflops"].get<double>(), m["peak_source"].get<std::string>(),
+                     theoretical > 0 ? fmt::format("{:.1f} GFLOP/s", theoretical) : std::string("unknown (no clock)"));
+  out += fmt::format(
+      "                   theoretical = {} cores x {:.2f} GHz x {} FLOPs/cycle ({} FMA units x 2 x {} "
+      "bits / 32);\n                   clock from {}; the measured peak implies {:.2f} GHz\n",
+      t["cores"].get<int>(), t["clock_ghz"].get<double>(), t["flops_per_cycle"].get<int>(), t["fma_units"].get<int>(),
+      t["vector_bits"].get<int>(), t["clock_source"].get<std::string>(), t["implied_clock_ghz"].get<double>());
+  out += fmt::format("Memory bandwidth:  {:.1f} GB/s measured ({})\n", m["bandwidth_gbs"].get<double>(),
+                     m["bandwidth_source"].get<std::string>());
+  out += fmt::format("Ridge point:       {:.2f} FLOPs/byte (ops above it are compute-bound)\n",
+                     m["ridge_intensity"].get<double>());
+}
+
+// Time and roofline figures of compute-bound against memory-bound ops.
+void bound_summary(std::string& out, const json& ops) {
+  out += fmt::format("{:>10} {:>7} {:>10} {:>8} {:>14} {:>10}\n", "[bound]", "[count]", "[avg ms]", "[%]",
+                     "[roofline ms]", "[%roof]");
+  for (const char* bound : {"compute", "memory"}) {
+    int count = 0;
+    double ms = 0, percent = 0, roofline_ms = 0;
+    for (const json& o : ops) {
+      if (o["bound"] != bound) continue;
+      ++count;
+      ms += o["time_ms"]["mean"].get<double>();
+      percent += o["percent"].get<double>();
+      roofline_ms += o["roofline_ms"].get<double>();
+    }
+    out += fmt::format("{:>10} {:>7} {:>10.3f} {:>7.2f}% {:>14.3f} {:>9.1f}%\n", bound, count, ms, percent, roofline_ms,
+                       ms > 0 ? 100.0 * roofline_ms / ms : 0.0);
+  }
+}
+
 std::string named_shapes(const json& list) {
   std::string s;
   for (const json& x : list) s += (s.empty() ? "" : ", ") + x["name"].get<std::string>() + " " + shape_text(x["shape"]);
@@ -177,6 +219,24 @@ std::string format_text(const json& r) {
   out += fmt::format("Nodes:    {}\n", m["nodes"].get<int64_t>());
   out += fmt::format("Threads:  {}\n", r["threads"].get<int>());
   out += fmt::format("Runs:     {} (after {} warmup)\n\n", r["runs"].get<int64_t>(), r["warmup_runs"].get<int>());
+  if (r.contains("classification")) {
+    const json& c = r["classification"];
+    out += banner("Classification");
+    out += fmt::format("Image {} -> output '{}':\n", c["image"].get<std::string>(), c["output"].get<std::string>());
+    int rank = 1;
+    for (const json& k : c["top"]) {
+      const std::string& label = k["label"].get_ref<const std::string&>();
+      const std::string cls = fmt::format("class {}", k["index"].get<int64_t>());
+      out += fmt::format("  {}. {:<20} {:>10.6f}{}\n", rank++, label.empty() ? cls : label, k["score"].get<double>(),
+                         label.empty() ? "" : "  (" + cls + ")");
+    }
+    out += "\n";
+  }
+  if (r.contains("machine")) {
+    out += banner("Machine");
+    machine_section(out, r["machine"]);
+    out += "\n";
+  }
   out += fmt::format("Timings (ms): count={} first={:.3f} min={:.3f} median={:.3f} mean={:.3f} max={:.3f} std={:.3f}\n\n",
                      r["runs"].get<int64_t>(), lat["first"].get<double>(), lat["min"].get<double>(),
                      lat["median"].get<double>(), lat["mean"].get<double>(), lat["max"].get<double>(),
@@ -201,6 +261,10 @@ std::string format_text(const json& r) {
     out += "\n" + banner("Depthwise-separable pairs (MACs)");
     separable_pairs(out, r["separable_pairs"]);
   }
+  if (r.contains("machine")) {
+    out += "\n" + banner("Roofline");
+    bound_summary(out, ops);
+  }
   out += "\n" + banner("Totals");
   const int64_t macs = t["macs"], flops = t["flops"], params = t["params"];
   out += fmt::format("MACs:                   {} ({})\n", with_commas(macs), si_units(static_cast<double>(macs)));
@@ -215,6 +279,11 @@ std::string format_text(const json& r) {
   out += fmt::format("Bytes read / written:   {}B / {}B\n", si_units(t["bytes_read"].get<double>()),
                      si_units(t["bytes_written"].get<double>()));
   out += fmt::format("FLOPs/second:           {}\n", si_units(t["flops_per_s"].get<double>()));
+  out += fmt::format("Arithmetic intensity:   {:.2f} FLOPs/byte; {:.2f} GB/s moved\n",
+                     t["arithmetic_intensity"].get<double>(), t["gbytes_per_s"].get<double>());
+  if (t.contains("roofline_ms"))
+    out += fmt::format("Roofline:               {:.3f} ms at best (sum over ops); the mean run reached {:.1f}% of it\n",
+                       t["roofline_ms"].get<double>(), 100.0 * t["roofline_fraction"].get<double>());
   return out;
 }
 

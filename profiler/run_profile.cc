@@ -4,8 +4,8 @@ namespace minfer {
 
 std::vector<double> RunProfile::step_samples(size_t step) const {
   std::vector<double> s;
-  s.reserve(step_ms_.size());
-  for (const auto& row : step_ms_) s.push_back(row[step]);
+  s.reserve(runs_.size());
+  for (const RunTimes& run : runs_) s.push_back(run.step_ms[step]);
   return s;
 }
 

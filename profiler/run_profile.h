@@ -1,5 +1,5 @@
 // Measured times of every step of every profiled run. Recording is two clock reads
-// and one store per op, cheap enough to leave on by default.
+// and two stores per op, cheap enough to leave on by default.
 #pragma once
 
 #include <chrono>
@@ -14,27 +14,37 @@ inline double elapsed_ms(Clock::time_point start, Clock::time_point end) {
   return std::chrono::duration<double, std::milli>(end - start).count();
 }
 
+// One profiled run on the profile's time line.
+struct RunTimes {
+  Clock::time_point start;
+  std::vector<double> step_start_ms;  // each step's start, from the run's start
+  std::vector<double> step_ms;        // each step's duration
+};
+
 class RunProfile {
  public:
-  // A row of step times for a new run; sized before timing starts so that recording
-  // a step allocates nothing.
-  std::vector<double>& begin_run(size_t steps) {
-    step_ms_.emplace_back(steps, 0.0);
-    return step_ms_.back();
+  // A record for a new run, sized before its start time is taken, so that recording a
+  // step allocates nothing and the allocation is not timed.
+  RunTimes& begin_run(size_t steps) {
+    runs_.push_back({{}, std::vector<double>(steps, 0.0), std::vector<double>(steps, 0.0)});
+    runs_.back().start = Clock::now();
+    return runs_.back();
   }
   void end_run(double total_ms) { total_ms_.push_back(total_ms); }
   void clear() {
-    step_ms_.clear();
+    runs_.clear();
     total_ms_.clear();
   }
 
   size_t runs() const { return total_ms_.size(); }
   const std::vector<double>& total_ms() const { return total_ms_; }
+  // Every run's time line, for traces.
+  const std::vector<RunTimes>& timeline() const { return runs_; }
   // Times of one step across all runs.
   std::vector<double> step_samples(size_t step) const;
 
  private:
-  std::vector<std::vector<double>> step_ms_;  // [run][step]
+  std::vector<RunTimes> runs_;
   std::vector<double> total_ms_;
 };
 

@@ -1,19 +1,28 @@
 // engine_bench as a user runs it: reports in each format, and clean failures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
 
-#include "tests/bench/engine_bench_runner.h"
+#include "tests/cli_test_util.h"
+#include "tests/onnx_test_util.h"
 
+namespace minfer::test {
 namespace {
 
-using minfer::test::CommandResult;
-const std::string& kSource = minfer::test::kSourceDir;
-auto* const run = &minfer::test::run_engine_bench;
+const std::string kBench = MINFER_ENGINE_BENCH;
+const std::string kSource = MINFER_SOURCE_DIR;
+
+// Machine figures given as flags, so that no test but the probe's own measures the machine.
+const std::string kMachine = " --peak_gflops 100 --bandwidth_gbs 10";
+
+CommandResult run(const std::string& args) { return run_command(kBench + " " + args + (args.empty() ? "" : kMachine)); }
 
 TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 3 --format json");
@@ -110,4 +119,83 @@ TEST(EngineBenchCli, BadFlagsAreRefused) {
   EXPECT_EQ(r.err, "engine_bench: " + missing + ": cannot open the file\n");
 }
 
+TEST(EngineBenchCli, RunsOnnxModelsAsNetJson) {
+  OnnxBuilder b;
+  b.input("x", {-1, 3, 8, 8}).output("y");
+  b.initializer("W", {4, 3, 3, 3}, std::vector<float>(108, 0.01f));
+  b.node("Conv", {"x", "W"}, {"c"}, "conv");
+  b.node("Relu", {"c"}, {"y"});
+  const std::string path = b.save("model.onnx");
+  CommandResult r = run("--model " + path + " --num_runs 2 --format json --input_shape x:2,3,8,8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["ops"].size(), 2u);
+  EXPECT_EQ(j["ops"][0]["name"], "conv");
+  EXPECT_EQ(j["totals"]["macs"], 2 * 3 * 3 * 3 * 4 * 6 * 6);  // by hand: N*Kh*Kw*Cin*Cout*Hout*Wout
+  CommandResult dynamic = run("--model " + path);
+  EXPECT_EQ(dynamic.exit_code, 1);
+  EXPECT_EQ(dynamic.err, "engine_bench: " + path +
+                             ": input 'x' has dynamic dimension 0 ('N'); give a static shape with --input_shape "
+                             "x:d1,d2,...\n");
+}
+
+const std::string kDigits = kSource + "/models/digits_cnn.json";
+
+TEST(EngineBenchCli, ImageIsClassifiedAndProfiled) {
+  CommandResult r = run("--model " + kDigits + " --image " + kSource + "/models/samples/digit_7.png --num_runs 2");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Classification"), std::string::npos);
+  EXPECT_NE(r.out.find("  1. 7 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Run Order"), std::string::npos);
+  EXPECT_NE(r.out.find("Roofline"), std::string::npos);
+  EXPECT_TRUE(r.err.empty()) << "stderr is not a terminal, so no progress: " << r.err;
+  CommandResult j = run("--model " + kDigits + " --image " + kSource +
+                        "/models/samples/digit_4.png --num_runs 1 --format json --top_k 2");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto report = nlohmann::json::parse(j.out);
+  EXPECT_EQ(report["classification"]["top"].size(), 2u);
+  EXPECT_EQ(report["classification"]["top"][0]["label"], "4");
+  EXPECT_EQ(report["machine"]["peak_source"], "flag");
+  EXPECT_EQ(report["ops"][0]["bound"], "memory");  // conv1: 1 input channel, 18 FLOPs per output
+}
+
+TEST(EngineBenchCli, MeanAndStdFlagsOverrideTheModel) {
+  // A mean of 100 drives every input far negative: the prediction changes.
+  CommandResult r = run("--model " + kDigits + " --image " + kSource +
+                        "/models/samples/digit_7.png --num_runs 1 --format json --mean 100 --std 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(nlohmann::json::parse(r.out)["classification"]["top"][0]["label"], "7");
+  EXPECT_NE(run("--model " + kDigits + " --image x.png --mean 0.1,abc").exit_code, 0);
+  CommandResult bad_std = run("--model " + kDigits + " --image x.png --std 0");
+  EXPECT_EQ(bad_std.exit_code, 1);
+  EXPECT_EQ(bad_std.err, "engine_bench: --std '0': 0 must be positive\n");
+}
+
+TEST(EngineBenchCli, UnreadableImageIsOneLineAndNonZero) {
+  const std::string bad = kSource + "/models/digits_cnn.json";  // not an image
+  CommandResult r = run("--model " + kDigits + " --image " + bad);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("engine_bench: " + bad + ": cannot read the image (", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST(EngineBenchCli, WritesTraceAndHtml) {
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string trace = dir / ("engine_bench_trace_" + std::to_string(getpid()) + ".json");
+  const std::string html = dir / ("engine_bench_report_" + std::to_string(getpid()) + ".html");
+  CommandResult r =
+      run("--model " + kSource + "/models/small_cnn.json --num_runs 4 --trace " + trace + " --html " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream t(trace);
+  const auto events = nlohmann::json::parse(t)["traceEvents"];
+  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const auto& e) { return e["ph"] == "X"; }), 4 * 9);
+  std::ifstream h(html);
+  const std::string page((std::istreambuf_iterator<char>(h)), {});
+  EXPECT_NE(page.find("<svg id=\"roofline-chart\""), std::string::npos);
+  std::filesystem::remove(trace);
+  std::filesystem::remove(html);
+}
+
 }  // namespace
+}  // namespace minfer::test

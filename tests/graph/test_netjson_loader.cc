@@ -15,6 +15,19 @@ namespace {
 const std::string kModels = std::string(MINFER_SOURCE_DIR) + "/models/";
 const std::string kBad = std::string(MINFER_SOURCE_DIR) + "/tests/data/bad_models/";
 
+TEST(NetJsonLoader, ReadsPreprocessAndLabels) {
+  Graph g = load_netjson(kModels + "digits_cnn.json");
+  ASSERT_EQ(g.preprocess.mean.size(), 1u);
+  EXPECT_FLOAT_EQ(g.preprocess.mean[0], 0.305225f);
+  EXPECT_FLOAT_EQ(g.preprocess.std[0], 0.318849f);
+  EXPECT_EQ(g.labels_file, "digits_labels.txt");
+  EXPECT_EQ(g.labels, (std::vector<std::string>{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}));
+  Graph plain = load_netjson(kModels + "small_cnn.json");  // neither: identity and no labels
+  EXPECT_EQ(plain.preprocess.mean, std::vector<float>{0.0f});
+  EXPECT_EQ(plain.preprocess.std, std::vector<float>{1.0f});
+  EXPECT_TRUE(plain.labels.empty());
+}
+
 TEST(NetJsonLoader, ReadsAllThreeInitializerForms) {
   Graph g = load_netjson(kModels + "small_cnn.json");
   EXPECT_EQ(g.name, "small_cnn");

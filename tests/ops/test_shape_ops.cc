@@ -97,6 +97,16 @@ TEST(Pad, ConstantReflectEdge) {
   EXPECT_EQ(crop.outputs[0], (std::vector<float>{1, 2, 4, 5}));
 }
 
+// ONNX's test_constant_pad: constant_value is a graph input, known only at run time.
+TEST(Pad, ConstantValueMayBeARunTimeInput) {
+  auto x = iota_values(2 * 3);
+  OpResult c = run_op("Pad", {input({2, 3}, x), weight({4}, {1, 0, 0, 1}), input({}, {-2.5f})});
+  ASSERT_EQ(c.shapes[0], (Shape{3, 4}));
+  EXPECT_EQ(c.outputs[0], (std::vector<float>{-2.5f, -2.5f, -2.5f, -2.5f, 0, 1, 2, -2.5f, 3, 4, 5, -2.5f}));
+  EXPECT_THROW(compile(single_op_graph("Pad", {input({2, 3}, x), weight({4}, {1, 0, 0, 1}), input({2}, {1, 2})})),
+               ModelError);  // not a scalar
+}
+
 TEST(IdentityAndDropout, PassThrough) {
   auto x = random_values(7, 32);
   EXPECT_EQ(run_op("Identity", {input({7}, x)}).outputs[0], x);

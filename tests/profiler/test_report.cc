@@ -1,7 +1,9 @@
 // The report joins costs and times correctly, and every format renders the same numbers.
 #include <gtest/gtest.h>
 
+#include "engine/engine.h"
 #include "profiler/report.h"
+#include "tests/op_test_util.h"
 
 namespace minfer {
 namespace {
@@ -105,6 +107,126 @@ TEST(Report, NumberFormatting) {
   EXPECT_EQ(with_commas(12), "12");
   EXPECT_EQ(si_units(568740352), "568.74 M");
   EXPECT_EQ(si_units(999), "999");
+}
+
+// A machine with a ridge at 10 FLOPs/byte: 100 GFLOP/s, 10 GB/s.
+MachineModel test_machine() {
+  MachineModel m;
+  m.cpu = "Test CPU";
+  m.isa = "fma3+avx2";
+  m.peak_gflops = 100;
+  m.bandwidth_gbs = 10;
+  m.theoretical = {2, 2.5, "test", 256, 2};
+  return m;
+}
+
+// A 512x512x512 GEMM and a ReLU over 16 Mi floats, with their costs by the spec's formulas.
+ReportInput gemm_and_relu() {
+  ReportInput in;
+  in.model_name = "roof";
+  in.model_file = "roof.json";
+  in.latency_ms = {30.0};
+  const int64_t n = 512, elements = int64_t{16} << 20;
+  Cost gemm{n * n * n, 2 * n * n * n, n * n, 4 * 2 * n * n, 4 * n * n};  // 2 MiB read, 1 MiB written
+  Cost relu{0, elements, 0, 4 * elements, 4 * elements};
+  in.ops.push_back({"gemm", "Gemm", "", {n, n}, gemm, {5.3687091}});  // half the 100 GFLOP/s peak
+  in.ops.push_back({"relu", "Relu", "", {elements}, relu, {20.0}});
+  in.machine = test_machine();
+  return in;
+}
+
+TEST(Report, LargeGemmIsComputeBoundLargeReluMemoryBound) {
+  const nlohmann::json r = build_report(gemm_and_relu());
+  const auto& gemm = r["ops"][0];
+  // 268,435,456 FLOPs over 3 MiB: 85.33 FLOPs/byte, above the ridge at 10.
+  EXPECT_DOUBLE_EQ(gemm["arithmetic_intensity"].get<double>(), 268435456.0 / 3145728.0);
+  EXPECT_EQ(gemm["bound"], "compute");
+  EXPECT_DOUBLE_EQ(gemm["roofline_gflops_per_s"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(gemm["roofline_ms"].get<double>(), 268435456.0 / 100e6);  // 2.684 ms
+  EXPECT_NEAR(gemm["gflops_per_s"].get<double>(), 50.0, 1e-6);
+  EXPECT_NEAR(gemm["roofline_fraction"].get<double>(), 0.5, 1e-8);
+  EXPECT_NEAR(gemm["gbytes_per_s"].get<double>(), 3145728.0 / 5.3687091e6, 1e-9);
+
+  const auto& relu = r["ops"][1];
+  // 1 FLOP per 8 bytes: 0.125, far below the ridge; 128 MiB at 10 GB/s is 13.42 ms.
+  EXPECT_DOUBLE_EQ(relu["arithmetic_intensity"].get<double>(), 0.125);
+  EXPECT_EQ(relu["bound"], "memory");
+  EXPECT_DOUBLE_EQ(relu["roofline_gflops_per_s"].get<double>(), 1.25);
+  EXPECT_DOUBLE_EQ(relu["roofline_ms"].get<double>(), 134217728.0 / 10e6);
+  EXPECT_DOUBLE_EQ(relu["roofline_fraction"].get<double>(), 13.4217728 / 20.0);
+  EXPECT_DOUBLE_EQ(relu["gbytes_per_s"].get<double>(), 134217728.0 / 20e6);
+
+  const auto& t = r["totals"];
+  EXPECT_DOUBLE_EQ(t["roofline_ms"].get<double>(), 2.68435456 + 13.4217728);
+  EXPECT_DOUBLE_EQ(t["roofline_fraction"].get<double>(), (2.68435456 + 13.4217728) / 30.0);
+  EXPECT_DOUBLE_EQ(t["arithmetic_intensity"].get<double>(), (268435456.0 + 16777216.0) / (3145728.0 + 134217728.0));
+  EXPECT_EQ(r["machine"]["peak_gflops"], 100.0);
+  EXPECT_EQ(r["machine"]["ridge_intensity"], 10.0);
+  EXPECT_EQ(r["machine"]["theoretical"]["flops_per_cycle"], 32);        // 2 x 2 x 256 / 32
+  EXPECT_EQ(r["machine"]["theoretical"]["peak_gflops"], 2 * 2.5 * 32);  // 160
+}
+
+TEST(Report, WithoutAMachineThereAreNoRooflineFigures) {
+  ReportInput in = gemm_and_relu();
+  in.machine.reset();
+  const nlohmann::json r = build_report(in);
+  EXPECT_FALSE(r.contains("machine"));
+  for (const auto& op : r["ops"]) {
+    EXPECT_TRUE(op.contains("arithmetic_intensity"));
+    EXPECT_TRUE(op.contains("gbytes_per_s"));
+    for (const char* key : {"bound", "roofline_ms", "roofline_fraction", "roofline_gflops_per_s"})
+      EXPECT_FALSE(op.contains(key)) << key;
+  }
+  EXPECT_FALSE(r["totals"].contains("roofline_ms"));
+  const std::string text = format_text(r);
+  EXPECT_EQ(text.find("Machine"), std::string::npos);
+  EXPECT_NE(text.find("[%roof]"), std::string::npos);
+  EXPECT_NE(format_csv(r).find("relu,Relu,,16777216,"), std::string::npos);
+}
+
+TEST(Report, TextAndCsvShowTheRoofline) {
+  const nlohmann::json r = build_report(gemm_and_relu());
+  const std::string text = format_text(r);
+  for (const char* s :
+       {"Machine", "Test CPU (fma3+avx2, 256-bit vectors)", "100.0 GFLOP/s measured (flag)",
+        "160.0 GFLOP/s theoretical", "2 cores x 2.50 GHz x 32 FLOPs/cycle", "10.0 GB/s measured",
+        "Ridge point:       10.00", "[FLOP/B]", "[%roof]", "[bound]", "Roofline", "Arithmetic intensity"})
+    EXPECT_NE(text.find(s), std::string::npos) << s;
+  // The gemm row: 85.33 FLOPs/byte, 0.59 GB/s, 50.0% of its roof, compute-bound.
+  EXPECT_NE(text.find("85.33     0.59    50.0% compute"), std::string::npos) << text;
+  const std::string csv = format_csv(r);
+  EXPECT_NE(csv.find(",arithmetic_intensity,gbytes_per_s,roofline_gflops_per_s,roofline_fraction,bound\n"),
+            std::string::npos);
+  EXPECT_NE(csv.find(",0.1250,6.7109,1.2500,0.6711,memory\n"), std::string::npos) << csv;
+}
+
+// The same classification from ops the engine compiled, costed and timed itself.
+TEST(Report, RealGemmIsComputeBoundRealReluMemoryBound) {
+  using test::input;
+  using test::weight;
+  const int64_t n = 256, elements = int64_t{1} << 22;
+  const std::vector<Graph> graphs = {
+      test::single_op_graph(
+          "Gemm", {input({n, n}, test::random_values(n * n, 1)), weight({n, n}, test::random_values(n * n, 2))}),
+      test::single_op_graph("Relu", {input({elements}, test::random_values(elements, 3))})};
+  const char* expected_bound[] = {"compute", "memory"};
+  // Gemm: 2 x 256^3 FLOPs over 3 x 256^2 floats; Relu: 1 FLOP per 8 bytes.
+  const double expected_intensity[] = {2.0 * n * n * n / (12.0 * n * n), 0.125};
+  for (size_t g = 0; g < graphs.size(); ++g) {
+    SCOPED_TRACE(graphs[g].nodes[0].op_type);
+    Session s(compile(graphs[g]));
+    s.run();
+    s.run();
+    const nlohmann::json r = profile_report(s, 0, test_machine());
+    const auto& op = r["ops"][0];
+    EXPECT_EQ(op["bound"], expected_bound[g]);
+    EXPECT_DOUBLE_EQ(op["arithmetic_intensity"].get<double>(), expected_intensity[g]);
+    EXPECT_DOUBLE_EQ(op["roofline_gflops_per_s"].get<double>(), std::min(100.0, expected_intensity[g] * 10.0));
+    const double mean_ms = op["time_ms"]["mean"].get<double>();
+    ASSERT_GT(mean_ms, 0);
+    EXPECT_DOUBLE_EQ(op["gflops_per_s"].get<double>(), op["flops"].get<double>() / (mean_ms * 1e6));
+    EXPECT_DOUBLE_EQ(op["roofline_fraction"].get<double>(), op["roofline_ms"].get<double>() / mean_ms);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+// engine_convert: converts a model between ONNX and net.json (in either direction, or
+// .onnx to .onnx with shape subgraphs folded). net.json goes with a weights file beside
+// it, named after it (<stem>.bin).
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+
+#include "bench/cli_common.h"
+#include "engine/model_loader.h"
+#include "graph/errors.h"
+#include "graph/netjson_writer.h"
+#include "graph/onnx_writer.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Convert a model: model.onnx <-> net.json (+ its .bin weights file)."};
+  std::string in_path, out_path, input_shape;
+  app.add_option("input", in_path, "Model to read (.onnx or .json)")->required();
+  app.add_option("output", out_path, "Model to write (.json: net.json and <stem>.bin beside it; .onnx)")->required();
+  app.add_option("--input_shape", input_shape, "Fix input shapes first: name:1,3,224,224[;name2:...]");
+  CLI11_PARSE(app, argc, argv);
+
+  return minfer::cli::run_tool("engine_convert", [&] {
+    namespace fs = std::filesystem;
+    const std::string ext = fs::path(out_path).extension().string();
+    if (ext != ".json" && ext != ".onnx")
+      throw minfer::UsageError(fmt::format("{}: unknown output format '{}' (expected .json or .onnx)", out_path, ext));
+    minfer::LoadOptions load;
+    if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
+    const minfer::Graph graph = minfer::load_model(in_path, load);
+    if (ext == ".onnx") {
+      minfer::cli::write_file_atomically(out_path, minfer::to_onnx(graph));
+      return 0;
+    }
+    const fs::path weights = fs::path(out_path).replace_extension(".bin");
+    const minfer::NetJsonFiles files = minfer::to_netjson(graph, weights.filename().string());
+    if (!files.weights.empty()) minfer::cli::write_file_atomically(weights.string(), files.weights);
+    minfer::cli::write_file_atomically(out_path, files.json);
+    return 0;
+  });
+}

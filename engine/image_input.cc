@@ -1,0 +1,96 @@
+#include "engine/image_input.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+#include <fmt/format.h>
+#include <stb/stb_image.h>
+
+#include "engine/image_resize.h"
+#include "graph/errors.h"
+
+namespace minfer {
+
+namespace {
+
+struct StbiFree {
+  void operator()(unsigned char* p) const { stbi_image_free(p); }
+};
+
+// mean or std for channel c: one value for all channels, or one per channel.
+float per_channel(const std::vector<float>& values, int64_t c) {
+  return values.size() == 1 ? values[0] : values[c];
+}
+
+}  // namespace
+
+std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& p) {
+  if (shape.size() != 4 || (shape[1] != 1 && shape[1] != 3))
+    throw UsageError(
+        fmt::format("{}: the model input has shape {}; an image fills [N, 1 or 3, H, W]", path, shape_str(shape)));
+  const int64_t n = shape[0], channels = shape[1], height = shape[2], width = shape[3];
+  for (const auto& [name, values] : {std::pair{"mean", &p.mean}, std::pair{"std", &p.std}})
+    if (values->size() != 1 && static_cast<int64_t>(values->size()) != channels)
+      throw UsageError(fmt::format("{}: preprocess '{}' has {} values, the input has {} channels", path, name,
+                                   values->size(), channels));
+
+  int w = 0, h = 0, file_channels = 0;
+  // stb converts to the requested channel count: luma for 1, alpha dropped for 3.
+  std::unique_ptr<unsigned char, StbiFree> pixels(
+      stbi_load(path.c_str(), &w, &h, &file_channels, static_cast<int>(channels)));
+  if (!pixels) throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
+
+  const size_t src_size = static_cast<size_t>(w) * h * channels;
+  std::vector<float> src(src_size);
+  for (size_t i = 0; i < src_size; ++i) src[i] = pixels.get()[i] / 255.0f;
+  const std::vector<float> resized =
+      resize_image(src, w, h, static_cast<int>(channels), static_cast<int>(width), static_cast<int>(height));
+
+  // Interleaved HWC to planar CHW, normalised, repeated for every batch row.
+  const int64_t plane = height * width;
+  std::vector<float> out(static_cast<size_t>(n * channels * plane));
+  for (int64_t c = 0; c < channels; ++c) {
+    const float mean = per_channel(p.mean, c), inv_std = 1.0f / per_channel(p.std, c);
+    for (int64_t i = 0; i < plane; ++i) out[c * plane + i] = (resized[i * channels + c] - mean) * inv_std;
+  }
+  for (int64_t b = 1; b < n; ++b) std::copy_n(out.begin(), channels * plane, out.begin() + b * channels * plane);
+  return out;
+}
+
+void set_image_input(Session& session, const std::string& path, const Preprocess& preprocess) {
+  const CompiledModel& m = session.model();
+  if (m.input_values().empty())
+    throw UsageError(fmt::format("{}: the model has no input for an image", m.graph().source));
+  const std::string& input = m.values()[m.input_values()[0]].name;
+  session.set_input(input, image_to_tensor(path, session.shape(input), preprocess));
+}
+
+std::vector<ClassScore> top_classes(std::span<const float> scores, int k, const Graph& graph) {
+  if (!graph.labels.empty() && graph.labels.size() != scores.size())
+    throw ModelError(fmt::format("{}: labels file '{}' names {} classes, the output has {} values", graph.source,
+                                 graph.labels_file, graph.labels.size(), scores.size()));
+  std::vector<int64_t> order(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  const size_t top = std::min(order.size(), static_cast<size_t>(std::max(k, 0)));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                    [&](int64_t a, int64_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+  std::vector<ClassScore> out;
+  for (size_t i = 0; i < top; ++i)
+    out.push_back({order[i], scores[order[i]], graph.labels.empty() ? "" : graph.labels[order[i]]});
+  return out;
+}
+
+nlohmann::json classification_report(const Session& session, const std::string& image, int k) {
+  const CompiledModel& m = session.model();
+  const std::string& output = m.values()[m.output_values().at(0)].name;
+  const Shape& shape = session.shape(output);
+  std::span<const float> scores = session.output(output);
+  scores = scores.first(scores.size() / static_cast<size_t>(shape.empty() ? 1 : shape[0]));  // batch row 0
+  nlohmann::json top = nlohmann::json::array();
+  for (const ClassScore& c : top_classes(scores, k, m.graph()))
+    top.push_back({{"index", c.index}, {"label", c.label}, {"score", c.score}});
+  return {{"image", image}, {"output", output}, {"top", top}};
+}
+
+}  // namespace minfer

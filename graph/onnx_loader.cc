@@ -1,0 +1,358 @@
+#include "graph/onnx_loader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "graph/constant_folding.h"
+#include "graph/errors.h"
+#include "graph/onnx_opset_upgrade.h"
+#include "graph/onnx_tensor.h"
+#include "graph/shape_inference.h"
+#include "ops/op.h"
+
+namespace minfer {
+namespace {
+
+onnx::ModelProto read_model(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError(path + ": cannot open the file");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes.str()))
+    throw ModelError(path + ": not an ONNX model (the protobuf does not parse: truncated or corrupt file?)");
+  if (!model.has_graph()) throw ModelError(path + ": the model has no graph");
+  return model;
+}
+
+struct NodeAttributes {
+  Attributes attrs;
+  std::map<std::string, TypedTensor> tensors;  // TENSOR attributes, which Attributes cannot hold
+};
+
+onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a) {
+  if (a.type() != onnx::AttributeProto::UNDEFINED) return a.type();
+  // IR version 1 models may leave the type out; the field that is set tells it.
+  if (a.has_f()) return onnx::AttributeProto::FLOAT;
+  if (a.has_i()) return onnx::AttributeProto::INT;
+  if (a.has_s()) return onnx::AttributeProto::STRING;
+  if (a.has_t()) return onnx::AttributeProto::TENSOR;
+  if (a.floats_size()) return onnx::AttributeProto::FLOATS;
+  if (a.ints_size()) return onnx::AttributeProto::INTS;
+  if (a.strings_size()) return onnx::AttributeProto::STRINGS;
+  return onnx::AttributeProto::UNDEFINED;
+}
+
+NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::string& dir) {
+  NodeAttributes out;
+  for (const onnx::AttributeProto& a : proto.attribute()) {
+    const std::string& name = a.name();
+    if (!a.ref_attr_name().empty())
+      throw UnsupportedError(
+          fmt::format("attribute '{}' refers to a function attribute, which is not supported", name));
+    const auto type = attribute_type(a);
+    switch (type) {
+      case onnx::AttributeProto::FLOAT: out.attrs.set(name, static_cast<double>(a.f())); break;
+      case onnx::AttributeProto::INT: out.attrs.set(name, static_cast<int64_t>(a.i())); break;
+      case onnx::AttributeProto::STRING: out.attrs.set(name, a.s()); break;
+      case onnx::AttributeProto::FLOATS:
+        out.attrs.set(name, std::vector<double>(a.floats().begin(), a.floats().end()));
+        break;
+      case onnx::AttributeProto::INTS:
+        out.attrs.set(name, std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+        break;
+      case onnx::AttributeProto::STRINGS:
+        out.attrs.set(name, std::vector<std::string>(a.strings().begin(), a.strings().end()));
+        break;
+      case onnx::AttributeProto::TENSOR: try { out.tensors[name] = tensor_from_proto(a.t(), dir);
+        } catch (const UnsupportedError& e) {
+          throw UnsupportedError(fmt::format("attribute '{}': {}", name, e.what()));
+        } catch (const OpError& e) {
+          throw OpError(fmt::format("attribute '{}': {}", name, e.what()));
+        }
+        break;
+      default:
+        throw UnsupportedError(fmt::format("attribute '{}' has type {}, which is not supported", name,
+                                           onnx::AttributeProto::AttributeType_Name(type)));
+    }
+  }
+  return out;
+}
+
+class OnnxImporter {
+ public:
+  OnnxImporter(std::string path, const std::map<std::string, Shape>& input_shapes,
+               const std::map<std::string, TypedTensor>& input_values)
+      : path_(std::move(path)),
+        dir_(std::filesystem::path(path_).parent_path().string()),
+        input_shapes_(input_shapes),
+        input_values_(input_values) {}
+
+  Graph run() {
+    model_ = read_model(path_);
+    const onnx::GraphProto& g = model_.graph();
+    graph_.source = path_;
+    graph_.name = g.name().empty() ? std::filesystem::path(path_).stem().string() : g.name();
+    opset_ = default_opset();
+    if (g.sparse_initializer_size() > 0) unsupported("sparse initializers are not supported");
+    for (const onnx::TensorProto& t : g.initializer()) {
+      if (shapes_.count(t.name())) fail(fmt::format("initializer '{}' is defined twice", t.name()));
+      Shape shape(t.dims().begin(), t.dims().end());
+      for (int64_t d : shape)
+        if (d < 0) fail(fmt::format("initializer '{}' has negative dimension {}", t.name(), d));
+      shapes_[t.name()] = shape;
+      undecoded_[t.name()] = &t;
+    }
+    import_inputs();
+    for (int i = 0; i < g.node_size(); ++i) import_node(i, g.node(i));
+    import_outputs();
+    return std::move(graph_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& cause) const { throw ModelError(path_ + ": " + cause); }
+  [[noreturn]] void unsupported(const std::string& cause) const { throw UnsupportedModelError(path_ + ": " + cause); }
+
+  // -1 when the model imports none (it may use other domains only).
+  int default_opset() const {
+    for (const onnx::OperatorSetIdProto& o : model_.opset_import())
+      if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
+    return -1;
+  }
+
+  // The declared element type of a graph input or output; throws for non-tensors.
+  int32_t tensor_type(const onnx::ValueInfoProto& v, const char* what) const {
+    if (v.has_type() && !v.type().has_tensor_type())
+      unsupported(
+          fmt::format("{} '{}' is not a tensor (sequences, maps and optionals are not supported)", what, v.name()));
+    return v.type().tensor_type().elem_type();
+  }
+
+  void import_inputs() {
+    std::set<std::string> inputs;
+    for (const onnx::ValueInfoProto& v : model_.graph().input()) inputs.insert(v.name());
+    for (const auto& [name, shape] : input_shapes_)
+      if (!inputs.count(name) || (undecoded_.count(name) && !input_values_.count(name)))
+        throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
+    for (const auto& [name, value] : input_values_)
+      if (!inputs.count(name)) throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
+    for (const onnx::ValueInfoProto& v : model_.graph().input()) {
+      const std::string& name = v.name();
+      const auto type = static_cast<DataType>(tensor_type(v, "input"));
+      if (auto value = input_values_.find(name); value != input_values_.end()) {
+        if (type != DataType::kUndefined && type != value->second.type)
+          throw UsageError(fmt::format("{}: input '{}' has type {}, the value given for it {}", path_, name,
+                                       data_type_name(type), data_type_name(value->second.type)));
+        undecoded_.erase(name);
+        constants_[name] = value->second;
+        shapes_[name] = value->second.shape;
+        continue;
+      }
+      if (undecoded_.count(name)) continue;  // older exporters list initializers as inputs too
+      if (type != DataType::kFloat && type != DataType::kUndefined)
+        unsupported(fmt::format("input '{}' has type {}; the engine's inputs are float32{}", name, data_type_name(type),
+                                is_integer_type(type) ? " (integer inputs can be fixed to values at load time)" : ""));
+      graph_.inputs.push_back({name, input_shape(v)});
+      shapes_[name] = graph_.inputs.back().shape;
+    }
+  }
+
+  Shape input_shape(const onnx::ValueInfoProto& v) const {
+    const std::string& name = v.name();
+    if (auto it = input_shapes_.find(name); it != input_shapes_.end()) {
+      for (int64_t d : it->second)
+        if (d <= 0) throw UsageError(fmt::format("input '{}': dimension {} must be positive", name, d));
+      return it->second;
+    }
+    const auto& type = v.type().tensor_type();
+    if (!type.has_shape())
+      fail(fmt::format("input '{}' has no declared shape; give one with --input_shape {}:d1,d2,...", name, name));
+    Shape shape;
+    for (int i = 0; i < type.shape().dim_size(); ++i) {
+      const auto& dim = type.shape().dim(i);
+      if (!dim.has_dim_value() || dim.dim_value() < 0)
+        fail(fmt::format(
+            "input '{}' has dynamic dimension {} ('{}'); give a static shape with --input_shape {}:d1,d2,...", name, i,
+            dim.dim_param(), name));
+      if (dim.dim_value() == 0)
+        unsupported(fmt::format("input '{}' has an empty dimension; empty tensors are not supported", name));
+      shape.push_back(dim.dim_value());
+    }
+    return shape;
+  }
+
+  // The value of a tensor known at load time, or null when it is computed at run time.
+  const TypedTensor* constant(const std::string& name) {
+    if (auto it = constants_.find(name); it != constants_.end()) return &it->second;
+    auto pending = undecoded_.find(name);
+    if (pending == undecoded_.end()) return nullptr;
+    try {
+      constants_[name] = tensor_from_proto(*pending->second, dir_);
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(fmt::format("initializer '{}': {}", name, e.what()));
+    } catch (const std::exception& e) {
+      throw OpError(fmt::format("initializer '{}': {}", name, e.what()));
+    }
+    undecoded_.erase(pending);
+    return &constants_[name];
+  }
+
+  // Gives a constant the engine reads a float32 initializer.
+  void materialize(const std::string& name) {
+    if (graph_.initializers.count(name)) return;
+    if (const TypedTensor* c = constant(name))
+      graph_.initializers[name] = to_float32(*c, fmt::format("tensor '{}'", name));
+  }
+
+  std::string unique_node_name(std::string name, int index) {
+    if (node_names_.count(name)) name += fmt::format("_{}", index);
+    while (node_names_.count(name)) name += "_";
+    node_names_.insert(name);
+    return name;
+  }
+
+  void import_node(int index, const onnx::NodeProto& proto) {
+    Node node;
+    node.op_type = proto.op_type();
+    node.name =
+        unique_node_name(proto.name().empty() ? fmt::format("{}_{}", node.op_type, index) : proto.name(), index);
+    node.inputs.assign(proto.input().begin(), proto.input().end());
+    node.outputs.assign(proto.output().begin(), proto.output().end());
+    while (!node.outputs.empty() && node.outputs.back().empty()) node.outputs.pop_back();  // omitted optional outputs
+    with_node_context(graph_, node, [&] {
+      if (!proto.domain().empty() && proto.domain() != "ai.onnx")
+        throw UnsupportedError(fmt::format("domain '{}' is not supported", proto.domain()));
+      if (!is_known_op(node.op_type) && !is_foldable_op(node.op_type))
+        throw UnsupportedError(fmt::format("op type '{}' is not supported", node.op_type));
+      if (opset_ < 0) throw OpError("the model imports no opset of the default ONNX domain");
+      for (const std::string& in : node.inputs)
+        if (!in.empty() && !shapes_.count(in))
+          throw OpError(fmt::format(
+              "input '{}' is not a graph input, an initializer or the output of an earlier node (ONNX lists nodes in "
+              "topological order)",
+              in));
+      NodeAttributes attributes = convert_attributes(proto, dir_);
+      node.attrs = std::move(attributes.attrs);
+      UpgradedNode up = upgrade_to_opset13(node, opset_, [&](const std::string& name) { return shapes_.at(name); });
+      for (auto& [name, value] : up.constants) define_constant(name, std::move(value));
+      for (Node& n : up.nodes) {
+        const bool original = n.name == node.name;  // the node that carries the tensor attributes
+        emit(std::move(n), original ? attributes.tensors : no_tensors_);
+      }
+    });
+  }
+
+  void define_constant(const std::string& name, TypedTensor value) {
+    if (shapes_.count(name)) throw OpError(fmt::format("tensor '{}' is defined twice", name));
+    shapes_[name] = value.shape;
+    constants_[name] = std::move(value);
+  }
+
+  // Folds the node when its inputs are known, or adds it to the graph as an engine op.
+  void emit(Node node, const std::map<std::string, TypedTensor>& tensor_attrs) {
+    with_node_context(graph_, node, [&] {
+      for (const std::string& out : node.outputs)
+        if (!out.empty() && shapes_.count(out)) throw OpError(fmt::format("output '{}' is already defined", out));
+      if (is_foldable_op(node.op_type)) {
+        std::vector<FoldInput> in;
+        for (const std::string& name : node.inputs) {
+          if (name.empty())
+            in.push_back({nullptr, {}, false});
+          else
+            in.push_back({constant(name), shapes_.at(name), true});
+        }
+        const FoldNode fold_node{node.op_type, opset_, node.attrs, tensor_attrs};
+        if (can_fold(fold_node, in)) {
+          std::vector<TypedTensor> values = fold(fold_node, in);
+          if (node.outputs.size() > values.size())
+            throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), values.size()));
+          for (size_t i = 0; i < node.outputs.size(); ++i)
+            if (!node.outputs[i].empty()) define_constant(node.outputs[i], std::move(values[i]));
+          return;
+        }
+        if (!is_known_op(node.op_type)) make_engine_op(node, in);
+      }
+      if (!tensor_attrs.empty())
+        throw UnsupportedError(fmt::format("attribute '{}' (a tensor) is not supported", tensor_attrs.begin()->first));
+      for (const std::string& name : node.inputs)
+        if (!name.empty()) materialize(name);
+      infer_node_shapes(graph_, node, shapes_);
+      graph_.nodes.push_back(std::move(node));
+    });
+  }
+
+  // A folder-only op whose input is computed at run time: a Cast to float32 of float32
+  // data is the identity; anything else the engine cannot run.
+  void make_engine_op(Node& node, const std::vector<FoldInput>& in) {
+    if (node.op_type == "Cast" && node.attrs.get_int("to", 0) == onnx::TensorProto::FLOAT) {
+      node.op_type = "Identity";
+      node.attrs = {};
+      return;
+    }
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i].present && !in[i].value)
+        throw UnsupportedError(fmt::format(
+            "op type '{}' runs only at load time, on constant inputs, and input '{}' is computed at run time",
+            node.op_type, node.inputs[i]));
+  }
+
+  // Outputs the engine computes are float32; an output folded at load time may have
+  // any numeric type, held as float32 when its values fit exactly.
+  void import_outputs() {
+    for (const onnx::ValueInfoProto& v : model_.graph().output()) {
+      const std::string& name = v.name();
+      const auto type = static_cast<DataType>(tensor_type(v, "output"));
+      if (!shapes_.count(name)) fail(fmt::format("graph output '{}' is not produced by any node", name));
+      try {
+        if (constant(name))
+          materialize(name);
+        else if (type != DataType::kFloat && type != DataType::kUndefined)
+          unsupported(fmt::format("output '{}' has type {}; the engine computes float32", name, data_type_name(type)));
+      } catch (const UnsupportedError& e) {
+        unsupported(fmt::format("output '{}': {}", name, e.what()));
+      } catch (const OpError& e) {
+        fail(fmt::format("output '{}': {}", name, e.what()));
+      }
+      graph_.outputs.push_back(name);
+    }
+  }
+
+  std::string path_, dir_;
+  const std::map<std::string, Shape>& input_shapes_;
+  const std::map<std::string, TypedTensor>& input_values_;
+  onnx::ModelProto model_;
+  int opset_ = 0;
+  Graph graph_;
+  ShapeMap shapes_;  // every tensor defined so far: inputs, constants, engine op outputs
+  std::map<std::string, TypedTensor> constants_;
+  std::map<std::string, const onnx::TensorProto*> undecoded_;  // initializers decoded on first use
+  std::set<std::string> node_names_;
+  const std::map<std::string, TypedTensor> no_tensors_;
+};
+
+}  // namespace
+
+Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes,
+                const std::map<std::string, TypedTensor>& input_values) {
+  return OnnxImporter(path, input_shapes, input_values).run();
+}
+
+std::vector<InputSignature> onnx_inputs(const std::string& path) {
+  const onnx::ModelProto model = read_model(path);
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<InputSignature> inputs;
+  for (const onnx::ValueInfoProto& v : model.graph().input()) {
+    if (initializers.count(v.name())) continue;
+    const bool tensor = !v.has_type() || v.type().has_tensor_type();
+    inputs.push_back({v.name(), tensor, static_cast<DataType>(tensor ? v.type().tensor_type().elem_type() : 0)});
+  }
+  return inputs;
+}
+
+}  // namespace minfer

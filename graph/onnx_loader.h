@@ -1,0 +1,34 @@
+// Loads an ONNX model (.onnx, read with Debian's libonnx protobuf classes) into the
+// graph IR that net.json also produces: shape subgraphs are folded at load time, older
+// opsets are upgraded to opset 13's semantics, unnamed nodes get stable names
+// ("<op>_<index>"). Errors name the file, the node, its op type and the cause.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "graph/typed_tensor.h"
+
+namespace minfer {
+
+// `input_shapes` replaces graph input shapes (required for dynamic dimensions) before
+// anything is inferred; `input_values` fixes inputs at load time (they become
+// constants, so shape computations that read them fold). Throws ModelError,
+// UnsupportedModelError (an op, type or attribute the engine lacks) or UsageError (an
+// option naming no graph input).
+Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes = {},
+                const std::map<std::string, TypedTensor>& input_values = {});
+
+// A graph input as the file declares it.
+struct InputSignature {
+  std::string name;
+  bool is_tensor = true;                 // false for sequences, maps, optionals
+  DataType type = DataType::kUndefined;  // the element type, when declared
+};
+
+// The graph inputs a caller feeds, in order (inputs that are also initializers excluded).
+std::vector<InputSignature> onnx_inputs(const std::string& path);
+
+}  // namespace minfer

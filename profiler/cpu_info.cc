@@ -1,0 +1,74 @@
+#include "profiler/cpu_info.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+namespace minfer {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t b = s.find_first_not_of(" \t");
+  const size_t e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+CpuInfo parse_cpu_info(const std::string& text, long max_khz) {
+  CpuInfo info;
+  std::set<std::pair<std::string, std::string>> cores;  // (physical id, core id)
+  int processors = 0;
+  std::string physical_id;
+  double mhz = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
+    if (key == "processor") {
+      ++processors;
+    } else if (key == "model name" && info.model == "unknown CPU") {
+      info.model = value;
+    } else if (key == "cpu MHz" && mhz == 0) {
+      mhz = std::atof(value.c_str());
+    } else if (key == "physical id") {
+      physical_id = value;
+    } else if (key == "core id") {
+      cores.emplace(physical_id, value);
+    }
+  }
+  // SMT siblings share one core's FMA units, so the formula counts physical cores.
+  info.physical_cores = !cores.empty() ? static_cast<int>(cores.size()) : std::max(processors, 1);
+  if (max_khz > 0) {
+    info.clock_ghz = static_cast<double>(max_khz) / 1e6;
+    info.clock_source = "cpufreq cpuinfo_max_freq";
+  } else if (mhz > 0) {
+    info.clock_ghz = mhz / 1e3;
+    info.clock_source = "/proc/cpuinfo cpu MHz";
+  }
+  return info;
+}
+
+const CpuInfo& cpu_info() {
+  static const CpuInfo info = [] {
+    const std::string max_freq = read_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+    const std::string text = read_file("/proc/cpuinfo");
+    CpuInfo i = parse_cpu_info(text, std::atol(max_freq.c_str()));
+    if (text.empty()) i.physical_cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    return i;
+  }();
+  return info;
+}
+
+}  // namespace minfer

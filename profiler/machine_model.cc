@@ -1,0 +1,115 @@
+#include "profiler/machine_model.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "profiler/cpu_info.h"
+#include "profiler/machine_probe.h"
+
+namespace minfer {
+
+using nlohmann::json;
+
+namespace {
+
+json read_cache(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return json::object();
+  // A damaged cache is not an error: it is probed again and rewritten.
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() ? j : json::object();
+}
+
+// parent[key], made an object if it is anything else (a hand-edited or damaged cache).
+json& object_at(json& parent, const std::string& key) {
+  json& child = parent[key];
+  if (!child.is_object()) child = json::object();
+  return child;
+}
+
+void write_cache(const std::string& path, const json& cache) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << cache.dump(2) << "\n";
+    if (!out) return;  // a cache that cannot be written costs a probe next time, nothing else
+  }
+  std::filesystem::rename(tmp, path, ec);
+}
+
+}  // namespace
+
+json to_json(const MachineModel& m) {
+  const TheoreticalPeak& t = m.theoretical;
+  return {{"cpu", m.cpu},
+          {"isa", m.isa},
+          {"threads", m.threads},
+          {"peak_gflops", m.peak_gflops},
+          {"peak_source", m.peak_source},
+          {"bandwidth_gbs", m.bandwidth_gbs},
+          {"bandwidth_source", m.bandwidth_source},
+          {"ridge_intensity", m.ridge_intensity()},
+          {"theoretical",
+           {{"cores", t.cores},
+            {"clock_ghz", t.clock_ghz},
+            {"clock_source", t.clock_source},
+            {"vector_bits", t.vector_bits},
+            {"fma_units", t.fma_units},
+            {"flops_per_cycle", t.flops_per_cycle()},
+            {"peak_gflops", t.gflops()},
+            // The clock at which the formula gives the measured peak: above clock_ghz when
+            // the cores boost past the clock the OS reports (typical in virtual machines).
+            {"implied_clock_ghz", m.peak_gflops / (t.cores * t.flops_per_cycle())}}}};
+}
+
+MachineModel machine_model(const MachineOptions& o) {
+  const CpuInfo& cpu = cpu_info();
+  const ProbeIsa isa = probe_isa();
+  MachineModel m;
+  m.cpu = cpu.model;
+  m.isa = isa.name;
+  m.threads = o.threads;
+  m.theoretical = {std::min(o.threads, cpu.physical_cores), cpu.clock_ghz, cpu.clock_source, isa.vector_bits,
+                   o.fma_units};
+
+  const std::string machine_key = cpu.model + " / " + isa.name;
+  const std::string threads_key = std::to_string(o.threads);
+  json cache = o.cache_file.empty() ? json::object() : read_cache(o.cache_file);
+  json& entry = object_at(object_at(object_at(cache, "machines"), machine_key), threads_key);
+  auto resolve = [&](const std::optional<double>& flag, const char* key, double (*probe)(int), const char* what,
+                     double& value, std::string& source) {
+    if (flag) {
+      value = *flag;
+      source = "flag";
+    } else if (!o.reprobe && entry.contains(key) && entry[key].is_number() && entry[key].get<double>() > 0) {
+      value = entry[key];
+      source = "cache";
+    } else {
+      if (o.progress) std::cerr << "probing " << what << " on " << o.threads << " thread(s)...\n";
+      value = probe(o.threads);
+      source = "probe";
+      entry[key] = value;
+    }
+  };
+  resolve(o.peak_gflops, "peak_gflops", probe_peak_gflops, "peak FLOP/s", m.peak_gflops, m.peak_source);
+  resolve(o.bandwidth_gbs, "bandwidth_gbs", probe_bandwidth_gbs, "memory bandwidth", m.bandwidth_gbs,
+          m.bandwidth_source);
+  if (!o.cache_file.empty() && (m.peak_source == "probe" || m.bandwidth_source == "probe"))
+    write_cache(o.cache_file, cache);
+  return m;
+}
+
+std::string default_machine_cache_file() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return (std::filesystem::path(xdg) / "minfer" / "machine.json").string();
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return (std::filesystem::path(home) / ".cache" / "minfer" / "machine.json").string();
+  return "";
+}
+
+}  // namespace minfer

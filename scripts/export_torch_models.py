@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Exports reference models from PyTorch as test cases in the ONNX backend-test layout.
+
+    /usr/bin/python3 scripts/export_torch_models.py OUT_DIR
+
+writes OUT_DIR/<case>/model.onnx and OUT_DIR/<case>/test_data_set_0/{input,output}_K.pb
+(PyTorch's own outputs) for
+
+  mobilenet_v2   torchvision MobileNetV2, 1x3x224x224
+  resnet18       torchvision ResNet-18, 1x3x224x224
+  lstm           torch.nn.LSTM (2 layers) with a linear head, 12 steps of batch 2
+  tiny_decoder   Conv2d then ConvTranspose2d, 1x3x32x32
+
+and OUT_DIR/expected_costs.json: each model's MACs and parameters counted here with
+forward hooks (Conv, ConvTranspose, Linear, LSTM), independently of the engine.
+`engine_check OUT_DIR` runs the cases; tests/torch_models/check_costs.py compares costs.
+
+Weights are random (weights=None: nothing is downloaded) with a fixed seed. The models
+are exported in eval mode with training=TrainingMode.PRESERVE, which keeps
+BatchNormalization as its own node instead of folding it into the convolutions.
+"""
+import argparse
+import json
+import os
+
+import numpy as np
+import torch
+import torchvision
+from onnx import numpy_helper
+
+OPSET = 13  # the opset net.json follows
+
+
+class LstmWithHead(torch.nn.Module):
+    """A sequence model: a 2-layer LSTM over [T, N, D] and a linear head on every step."""
+
+    def __init__(self, input_size=16, hidden_size=32, classes=10):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=2)
+        self.head = torch.nn.Linear(hidden_size, classes)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y)
+
+
+class TinyDecoder(torch.nn.Module):
+    """Downsamples with a strided convolution and upsamples with a transposed one."""
+
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.up = torch.nn.ConvTranspose2d(8, 3, 4, stride=2, padding=1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.up(torch.relu(self.down(x))))
+
+
+def count_costs(model, x):
+    """MACs by the engine's cost conventions, counted with forward hooks."""
+    macs = 0
+    conv_method_extra = []
+
+    def conv(m, inputs, out):
+        nonlocal macs
+        kh, kw = m.kernel_size
+        if isinstance(m, torch.nn.ConvTranspose2d):
+            # col2im method: one GEMM over the input; conv method: a convolution over the
+            # zero-filled output-sized map. Which one runs is the engine's choice.
+            n, cin, h, w = inputs[0].shape
+            macs += n * kh * kw * cin * (m.out_channels // m.groups) * h * w
+            conv_method_extra.append(n * kh * kw * (cin // m.groups) * m.out_channels * out.shape[2] * out.shape[3]
+                                     - n * kh * kw * cin * (m.out_channels // m.groups) * h * w)
+        else:
+            n, cout, h, w = out.shape
+            macs += n * kh * kw * (m.in_channels // m.groups) * cout * h * w
+
+    def linear(m, inputs, out):
+        nonlocal macs
+        macs += out.numel() // m.out_features * m.in_features * m.out_features
+
+    def lstm(m, inputs, out):
+        nonlocal macs
+        steps, batch = inputs[0].shape[0], inputs[0].shape[1]
+        for layer in range(m.num_layers):
+            d = m.input_size if layer == 0 else m.hidden_size
+            macs += steps * batch * 4 * m.hidden_size * (d + m.hidden_size)
+
+    hooks = []
+    for module in model.modules():
+        if isinstance(module, (torch.nn.Conv2d, torch.nn.ConvTranspose2d)):
+            hooks.append(module.register_forward_hook(conv))
+        elif isinstance(module, torch.nn.Linear):
+            hooks.append(module.register_forward_hook(linear))
+        elif isinstance(module, torch.nn.LSTM):
+            hooks.append(module.register_forward_hook(lstm))
+    with torch.no_grad():
+        model(x)
+    for h in hooks:
+        h.remove()
+    # Parameters as the engine counts them: every initializer a node reads, so
+    # BatchNormalization's running mean and variance too.
+    params = sum(p.numel() for p in model.parameters())
+    params += sum(b.numel() for name, b in model.named_buffers() if not name.endswith("num_batches_tracked"))
+    costs = {"macs": int(macs), "params": int(params)}
+    if conv_method_extra:
+        costs["macs_with_convtranspose_as_conv"] = int(macs + sum(conv_method_extra))
+    return costs
+
+
+def export_case(out_dir, name, model, x):
+    case = os.path.join(out_dir, name)
+    data = os.path.join(case, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    model.eval()
+    with torch.no_grad():
+        y = model(x)
+    torch.onnx.export(model, (x,), os.path.join(case, "model.onnx"), opset_version=OPSET,
+                      training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False,
+                      input_names=["input"], output_names=["output"])
+    for stem, tensor, tensor_name in (("input_0", x, "input"), ("output_0", y, "output")):
+        proto = numpy_helper.from_array(tensor.numpy().astype(np.float32), tensor_name)
+        with open(os.path.join(data, stem + ".pb"), "wb") as f:
+            f.write(proto.SerializeToString())
+    return count_costs(model, x)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_dir")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    image = torch.rand(1, 3, 224, 224)
+    cases = {
+        "mobilenet_v2": (torchvision.models.mobilenet_v2(weights=None), image),
+        "resnet18": (torchvision.models.resnet18(weights=None), image),
+        "lstm": (LstmWithHead(), torch.rand(12, 2, 16)),
+        "tiny_decoder": (TinyDecoder(), torch.rand(1, 3, 32, 32)),
+    }
+    costs = {}
+    for name, (model, x) in cases.items():
+        costs[name] = export_case(args.out_dir, name, model, x)
+        print(f"{name}: {costs[name]['macs']:,} MACs, {costs[name]['params']:,} parameters")
+    with open(os.path.join(args.out_dir, "expected_costs.json"), "w") as f:
+        json.dump(costs, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+// The machine model: /proc/cpuinfo parsing, the seed's theoretical-peak formula, flags
+// and the cache; one short smoke test runs the real probes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "profiler/cpu_info.h"
+#include "profiler/machine_model.h"
+#include "profiler/machine_probe.h"
+
+namespace minfer {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()))).string();
+}
+
+// Two sockets of two cores with two hardware threads each.
+const char* kCpuinfo = R"(processor	: 0
+model name	: Example CPU 9000
+cpu MHz		: 2100.000
+physical id	: 0
+core id		: 0
+
+processor	: 1
+model name	: Example CPU 9000
+cpu MHz		: 3300.000
+physical id	: 0
+core id		: 1
+
+processor	: 2
+physical id	: 0
+core id		: 0
+
+processor	: 3
+physical id	: 0
+core id		: 1
+
+processor	: 4
+physical id	: 1
+core id		: 0
+
+processor	: 5
+physical id	: 1
+core id		: 1
+
+processor	: 6
+physical id	: 1
+core id		: 0
+
+processor	: 7
+physical id	: 1
+core id		: 1
+)";
+
+TEST(CpuInfo, ParsesModelClockAndPhysicalCores) {
+  const CpuInfo info = parse_cpu_info(kCpuinfo, 0);
+  EXPECT_EQ(info.model, "Example CPU 9000");
+  EXPECT_EQ(info.physical_cores, 4);      // 8 processors, 4 (socket, core) pairs
+  EXPECT_DOUBLE_EQ(info.clock_ghz, 2.1);  // the first "cpu MHz"
+  EXPECT_EQ(info.clock_source, "/proc/cpuinfo cpu MHz");
+  const CpuInfo with_max = parse_cpu_info(kCpuinfo, 3'500'000);  // cpufreq's kHz wins
+  EXPECT_DOUBLE_EQ(with_max.clock_ghz, 3.5);
+  EXPECT_EQ(with_max.clock_source, "cpufreq cpuinfo_max_freq");
+}
+
+TEST(CpuInfo, WithoutCoreIdsCountsProcessors) {
+  const CpuInfo info = parse_cpu_info("processor : 0\nprocessor : 1\nprocessor : 2\n", 0);
+  EXPECT_EQ(info.physical_cores, 3);
+  EXPECT_EQ(info.clock_ghz, 0.0);
+  EXPECT_EQ(info.model, "unknown CPU");
+  EXPECT_EQ(parse_cpu_info("", 0).physical_cores, 1);
+}
+
+TEST(TheoreticalPeak, SeedFormula) {
+  // Seed 001's machine: 2 AVX-512 FMA units, 32 FLOPs/cycle in double, 64 in single.
+  TheoreticalPeak avx512{1, 1.0, "seed", 512, 2};
+  EXPECT_EQ(avx512.flops_per_cycle(), 64);
+  // Zen 3, 2 cores at 2.45 GHz: 2 FMA units x 2 x 256 / 32 = 32 FLOPs/cycle, 156.8 GFLOP/s.
+  TheoreticalPeak zen3{2, 2.45, "", 256, 2};
+  EXPECT_EQ(zen3.flops_per_cycle(), 32);
+  EXPECT_DOUBLE_EQ(zen3.gflops(), 156.8);
+  TheoreticalPeak one_unit{2, 2.45, "", 256, 1};
+  EXPECT_DOUBLE_EQ(one_unit.gflops(), 78.4);
+}
+
+TEST(MachineModel, FlagsNeedNoProbeAndNoCache) {
+  const std::string cache = temp_path("minfer_machine_flags.json");
+  MachineOptions o;
+  o.threads = 2;
+  o.peak_gflops = 123.0;
+  o.bandwidth_gbs = 12.5;
+  o.fma_units = 1;
+  o.cache_file = cache;
+  const MachineModel m = machine_model(o);
+  EXPECT_EQ(m.peak_gflops, 123.0);
+  EXPECT_EQ(m.bandwidth_gbs, 12.5);
+  EXPECT_EQ(m.peak_source, "flag");
+  EXPECT_EQ(m.bandwidth_source, "flag");
+  EXPECT_EQ(m.threads, 2);
+  EXPECT_EQ(m.theoretical.fma_units, 1);
+  EXPECT_EQ(m.theoretical.vector_bits, probe_isa().vector_bits);
+  EXPECT_EQ(m.theoretical.cores, std::min(2, cpu_info().physical_cores));
+  EXPECT_DOUBLE_EQ(m.ridge_intensity(), 123.0 / 12.5);
+  EXPECT_FALSE(std::filesystem::exists(cache)) << "nothing was probed, so nothing is cached";
+  const nlohmann::json j = to_json(m);
+  for (const char* key : {"cpu", "isa", "threads", "peak_gflops", "peak_source", "bandwidth_gbs", "bandwidth_source",
+                          "ridge_intensity", "theoretical"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key :
+       {"cores", "clock_ghz", "vector_bits", "fma_units", "flops_per_cycle", "peak_gflops", "implied_clock_ghz"})
+    EXPECT_TRUE(j["theoretical"].contains(key)) << key;
+}
+
+TEST(MachineModel, CachedFiguresAreUsedPerCpuAndThreadCount) {
+  const std::string cache = temp_path("minfer_machine_cache.json");
+  const std::string key = cpu_info().model + " / " + probe_isa().name;
+  nlohmann::json doc;
+  doc["machines"][key]["1"] = {{"peak_gflops", 77.0}, {"bandwidth_gbs", 7.0}};
+  doc["machines"][key]["3"] = {{"peak_gflops", 211.0}, {"bandwidth_gbs", 19.0}};
+  doc["machines"]["Some other CPU / sse2"]["1"] = {{"peak_gflops", 1.0}, {"bandwidth_gbs", 1.0}};
+  std::ofstream(cache) << doc.dump();
+  MachineOptions o;
+  o.cache_file = cache;
+  o.threads = 3;
+  MachineModel m = machine_model(o);
+  EXPECT_EQ(m.peak_gflops, 211.0);
+  EXPECT_EQ(m.bandwidth_gbs, 19.0);
+  EXPECT_EQ(m.peak_source, "cache");
+  o.threads = 1;
+  o.bandwidth_gbs = 9.5;  // a flag beats the cache
+  m = machine_model(o);
+  EXPECT_EQ(m.peak_gflops, 77.0);
+  EXPECT_EQ(m.bandwidth_gbs, 9.5);
+  EXPECT_EQ(m.bandwidth_source, "flag");
+  std::filesystem::remove(cache);
+}
+
+TEST(MachineModel, DamagedCacheIsIgnored) {
+  const std::string cache = temp_path("minfer_machine_damaged.json");
+  MachineOptions o;
+  o.cache_file = cache;
+  o.peak_gflops = 50.0;
+  o.bandwidth_gbs = 5.0;
+  for (const char* contents : {"not json at all {", "[1, 2]", "{\"machines\": 5}", "{\"machines\": {\"x\": []}}"}) {
+    std::ofstream(cache) << contents;
+    EXPECT_NO_THROW(machine_model(o)) << contents;
+  }
+  std::filesystem::remove(cache);
+}
+
+TEST(MachineModel, DefaultCacheFileFollowsXdg) {
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", "/some/cache", 1);
+  EXPECT_EQ(default_machine_cache_file(), "/some/cache/minfer/machine.json");
+  if (old)
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    unsetenv("XDG_CACHE_HOME");
+}
+
+// The one test that measures: short, and it only checks the figures are plausible.
+TEST(MachineModel, ProbeSmokeTest) {
+  const std::string cache = temp_path("minfer_machine_probe.json");
+  std::filesystem::remove(cache);
+  MachineOptions o;
+  o.cache_file = cache;
+  o.reprobe = true;
+  o.threads = 2;  // the parallel path, where a thread waiting for a core must not skew the passes
+  const MachineModel probed = machine_model(o);
+  EXPECT_EQ(probed.peak_source, "probe");
+  EXPECT_EQ(probed.bandwidth_source, "probe");
+  // One core does at least one float FLOP per ns (any x86-64 since SSE2) and no more
+  // than 32 FMAs of 16 lanes per cycle at 6 GHz; memory moves 0.1 to 1000 GB/s.
+  EXPECT_GT(probed.peak_gflops, 1.0);
+  EXPECT_LT(probed.peak_gflops, 6.0 * 32 * 16 * 2);
+  EXPECT_GT(probed.bandwidth_gbs, 0.1);
+  EXPECT_LT(probed.bandwidth_gbs, 1000.0);
+  o.reprobe = false;
+  const MachineModel cached = machine_model(o);  // written back by the probe
+  EXPECT_EQ(cached.peak_source, "cache");
+  EXPECT_EQ(cached.peak_gflops, probed.peak_gflops);
+  EXPECT_EQ(cached.bandwidth_gbs, probed.bandwidth_gbs);
+  std::filesystem::remove(cache);
+}
+
+}  // namespace
+}  // namespace minfer

@@ -1,0 +1,110 @@
+// The HTML report as a browser shows it: headless Chromium loads the page of a real
+// model's report, and the DOM it built and the pixels it drew hold the charts.
+// Skipped when Chromium is not installed.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <stb/stb_image.h>
+
+#include "engine/engine.h"
+
+namespace minfer {
+namespace {
+
+namespace fs = std::filesystem;
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class ChromiumTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("command -v chromium > /dev/null 2>&1") != 0)
+      GTEST_SKIP() << "chromium is not installed (apt-get install chromium, or scripts/install_deps.sh): "
+                      "the HTML report was not rendered in a browser";
+    dir_ = fs::temp_directory_path() / ("minfer_chromium_" + std::to_string(getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  // Runs headless Chromium on `page` with `args` and a fresh profile; stdout to `out`.
+  int chromium(const fs::path& page, const std::string& args, const fs::path& out) {
+    const std::string cmd =
+        "timeout 180 chromium --headless --no-sandbox --disable-gpu --disable-background-networking "
+        "--disable-component-update --disable-sync --no-first-run --user-data-dir=" +
+        (dir_ / "profile").string() + " " + args + " file://" + page.string() + " > " + out.string() + " 2> " +
+        (dir_ / "chromium.log").string();
+    return std::system(cmd.c_str());
+  }
+
+  fs::path dir_;
+};
+
+nlohmann::json digits_report() {
+  auto model = compile(load_model(std::string(MINFER_SOURCE_DIR) + "/models/digits_cnn.json"));
+  Session s(model);
+  for (int i = 0; i < 3; ++i) s.run();
+  MachineModel m;
+  m.cpu = "Test CPU";
+  m.isa = "fma3+avx2";
+  m.peak_gflops = 100;
+  m.bandwidth_gbs = 10;
+  m.theoretical = {2, 2.5, "test", 256, 2};
+  return profile_report(s, 0, m);
+}
+
+TEST_F(ChromiumTest, RendersTheChartsOfARealReport) {
+  const nlohmann::json r = digits_report();
+  const fs::path page = dir_ / "report.html";
+  std::ofstream(page) << format_html(r);
+
+  const fs::path dom_file = dir_ / "dom.html";
+  ASSERT_EQ(chromium(page, "--dump-dom", dom_file), 0) << read_file(dir_ / "chromium.log");
+  const std::string dom = read_file(dom_file);
+  for (const char* s : {"<svg id=\"op-time-chart\"", "<svg id=\"roofline-chart\"", "<svg id=\"memory-chart\"",
+                        "<section id=\"summary\"", "<polyline id=\"roof\"", "minfer profile: digits_cnn"})
+    EXPECT_NE(dom.find(s), std::string::npos) << s;
+  size_t with_flops = 0;
+  for (const auto& op : r["ops"]) with_flops += op["flops"].get<int64_t>() > 0;
+  EXPECT_EQ(count(dom, "<rect class=\"op-bar\""), r["ops"].size());
+  EXPECT_EQ(count(dom, "<circle class=\"op-point\""), with_flops);
+  EXPECT_EQ(count(dom, "<rect class=\"buffer"), r["memory_plan"]["buffers"].size());
+
+  const fs::path shot = dir_ / "shot.png";
+  ASSERT_EQ(chromium(page, "--window-size=1000,2400 --screenshot=" + shot.string(), dir_ / "stdout.txt"), 0)
+      << read_file(dir_ / "chromium.log");
+  int w = 0, h = 0, c = 0;
+  std::unique_ptr<unsigned char, decltype(&stbi_image_free)> px(stbi_load(shot.c_str(), &w, &h, &c, 3),
+                                                                stbi_image_free);
+  ASSERT_TRUE(px) << "no screenshot";
+  EXPECT_EQ(w, 1000);
+  EXPECT_EQ(h, 2400);
+  // The first op kind's colour (#4e79a7, Conv/regular) fills its bars, swatches and points;
+  // the page is mostly white with text and charts on it.
+  size_t first_colour = 0, non_white = 0;
+  for (int i = 0; i < w * h; ++i) {
+    const unsigned char* p = px.get() + 3 * i;
+    first_colour += std::abs(p[0] - 0x4e) < 6 && std::abs(p[1] - 0x79) < 6 && std::abs(p[2] - 0xa7) < 6;
+    non_white += p[0] < 200 || p[1] < 200 || p[2] < 200;
+  }
+  EXPECT_GT(first_colour, 300u);
+  EXPECT_GT(non_white, static_cast<size_t>(w * h / 50));
+}
+
+}  // namespace
+}  // namespace minfer
