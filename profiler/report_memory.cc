@@ -1,6 +1,6 @@
 // The memory plan as text (engine_bench --memory_plan): each arena buffer's offset,
 // size and lifetime, and an ASCII chart of lifetimes over the steps. Ops that plan their
-// own internal buffers (details.buffers, e.g. the LSTM cell) are shown the same way.
+// own internal buffers (details.cell_buffers: the LSTM cell) are shown the same way.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -54,9 +54,9 @@ std::string format_memory_plan(const json& r) {
                      with_commas(plan["naive_bytes"]), arena > 0 ? plan["naive_bytes"].get<double>() / arena : 0.0);
   buffer_table(out, plan["buffers"], "step");
   for (const json& op : r["ops"]) {
-    if (!op["details"].contains("buffers")) continue;
+    if (!op["details"].contains("cell_buffers")) continue;
     out += fmt::format("\nInside {} ({}):\n", op["name"].get<std::string>(), op["type"].get<std::string>());
-    buffer_table(out, op["details"]["buffers"], "sub-step");
+    buffer_table(out, op["details"]["cell_buffers"], "sub-step");
   }
   return out;
 }
