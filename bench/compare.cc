@@ -1,11 +1,11 @@
 #include "bench/compare.h"
 
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 #include <memory>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "bench/cli_common.h"
 #include "engine/model_loader.h"
@@ -52,13 +52,14 @@ SideSettings parse_side(const std::string& label, const std::string& spec, const
   } catch (const CLI::ParseError& e) {
     std::string cause = e.what();
     std::replace(cause.begin(), cause.end(), '\n', ' ');
-    throw UsageError(fmt::format("{}: {} (a side takes a model, --model, --input_shape and the compile flags)", where,
-                                 cause));
+    throw UsageError(
+        fmt::format("{}: {} (a side takes a model, --model, --input_shape and the compile flags)", where, cause));
   }
   if (!positional.empty() && !flagged.empty())
     throw UsageError(fmt::format("{}: names two models, '{}' and '{}'", where, positional, flagged));
   if (!positional.empty() || !flagged.empty()) side.model_path = positional.empty() ? flagged : positional;
-  if (side.model_path.empty()) throw UsageError(fmt::format("{}: no model (name one in the side, or give --model)", where));
+  if (side.model_path.empty())
+    throw UsageError(fmt::format("{}: no model (name one in the side, or give --model)", where));
   return side;
 }
 

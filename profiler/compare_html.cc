@@ -1,10 +1,10 @@
 // The HTML compare view (engine_bench --compare A B --html FILE): the side-by-side table
 // with a chart of the ratios B/A, time by op type for both sides, the nodes that differ,
 // then each side's own report sections. Rendered from the comparison's JSON only.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "profiler/compare_report.h"
 #include "profiler/report.h"
@@ -36,9 +36,10 @@ std::string side_title(const json& side) {
 }
 
 std::string legend() {
-  return fmt::format("<div class=\"legend\"><span><i style=\"background:{}\"></i>A</span><span><i "
-                     "style=\"background:{}\"></i>B</span></div>\n",
-                     kColourA, kColourB);
+  return fmt::format(
+      "<div class=\"legend\"><span><i style=\"background:{}\"></i>A</span><span><i "
+      "style=\"background:{}\"></i>B</span></div>\n",
+      kColourA, kColourB);
 }
 
 std::string svg_text(double x, double y, const std::string& s, const std::string& attrs = "") {
@@ -90,8 +91,7 @@ std::string metric_table(const json& metrics) {
   for (const json& m : metrics) {
     const json& r = m["ratio"];
     out += fmt::format("<tr><th>{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                       escape_html(m["name"].get<std::string>()), value_html(m["a"]), value_html(m["b"]),
-                       value_html(r),
+                       escape_html(m["name"].get<std::string>()), value_html(m["a"]), value_html(m["b"]), value_html(r),
                        r.is_null() || r.get<double>() == 0 ? "-" : fmt::format("{:.3f}", 1 / r.get<double>()));
   }
   return out + "</table>\n";
@@ -131,18 +131,21 @@ std::string op_type_chart(const json& types) {
 
 std::string op_type_table(const json& types) {
   std::string out =
-      "<table class=\"compare\">\n<tr><th>op type</th><th>ops A</th><th>ops B</th><th>MACs A</th><th>MACs B</th>"
-      "<th>bytes A</th><th>bytes B</th><th>ms A</th><th>ms B</th><th>B/A ms</th></tr>\n";
+      "<div class=\"wide\"><table class=\"compare\">\n<tr><th>op type</th><th>ops A</th><th>ops B</th><th>MACs "
+      "A</th><th>MACs B</th>"
+      "<th>bytes A</th><th>bytes B</th><th>ms A</th><th>ms B</th><th>B/A ms</th><th>GFLOP/s A</th><th>GFLOP/s B</th>"
+      "</tr>\n";
   for (const json& t : types) {
     const json &a = t["a"], &b = t["b"];
     out += fmt::format(
         "<tr><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-        "<td>{:.3f}</td><td>{:.3f}</td><td>{}</td></tr>\n",
+        "<td>{:.3f}</td><td>{:.3f}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td></tr>\n",
         escape_html(t["type"].get<std::string>()), value_html(a["count"]), value_html(b["count"]),
         value_html(a["macs"]), value_html(b["macs"]), value_html(a["bytes"]), value_html(b["bytes"]),
-        a["ms"].get<double>(), b["ms"].get<double>(), value_html(t["ms_ratio"]));
+        a["ms"].get<double>(), b["ms"].get<double>(), value_html(t["ms_ratio"]), a["gflops_per_s"].get<double>(),
+        b["gflops_per_s"].get<double>());
   }
-  return out + "</table>\n";
+  return out + "</table></div>\n";
 }
 
 std::string ops_html(const json& ops) {
@@ -197,9 +200,9 @@ std::string format_compare_html(const json& c) {
                          escape_html(side_title(side)), escape_html(side["report"]["model"]["file"].get<std::string>()),
                          side["report"]["threads"].get<int>());
   const json& a = sides[0]["report"];
-  intro += fmt::format("</ul>\n<p class=\"note\">{} runs of each side after {} warmup; {}.</p>\n",
-                       a["runs"].get<int64_t>(), a["warmup_runs"].get<int>(),
-                       escape_html(c["schedule"].get<std::string>()));
+  intro +=
+      fmt::format("</ul>\n<p class=\"note\">{} runs of each side after {} warmup; {}.</p>\n", a["runs"].get<int64_t>(),
+                  a["warmup_runs"].get<int>(), escape_html(c["schedule"].get<std::string>()));
   std::vector<HtmlSection> sections = {
       {"compare", "A against B", intro + metric_table(c["metrics"])},
       {"compare-ratios", "B/A of each figure",

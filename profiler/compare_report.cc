@@ -22,18 +22,20 @@ json metric(const std::string& key, const std::string& name, const json& a, cons
   return {{"key", key}, {"name", name}, {"a", a}, {"b", b}, {"ratio", ratio(a, b)}};
 }
 
-int64_t bytes_moved(const json& c) { return c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>(); }
+int64_t bytes_moved(const json& c) {
+  return c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>();
+}
 
 json metrics(const json& a, const json& b) {
   const json &ta = a["totals"], &tb = b["totals"];
   json rows = json::array();
   rows.push_back(metric("nodes", "nodes", a["model"]["nodes"], b["model"]["nodes"]));
-  for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
-           {"macs", "MACs"},
-           {"flops", "FLOPs"},
-           {"params", "parameters"},
-           {"weight_bytes", "weight bytes"},
-           {"peak_activation_bytes", "peak activation bytes"}})
+  for (const auto& [key, name] :
+       std::vector<std::pair<std::string, std::string>>{{"macs", "MACs"},
+                                                        {"flops", "FLOPs"},
+                                                        {"params", "parameters"},
+                                                        {"weight_bytes", "weight bytes"},
+                                                        {"peak_activation_bytes", "peak activation bytes"}})
     rows.push_back(metric(key, name, ta[key], tb[key]));
   rows.push_back(metric("bytes_moved", "bytes moved (read + written)", bytes_moved(ta), bytes_moved(tb)));
   rows.push_back(metric("arithmetic_intensity", "arithmetic intensity (FLOPs/byte)", ta["arithmetic_intensity"],
@@ -44,13 +46,14 @@ json metrics(const json& a, const json& b) {
   rows.push_back(metric("gflops_per_s", "attained GFLOP/s", ta["gflops_per_s"], tb["gflops_per_s"]));
   if (ta.contains("roofline_ms") && tb.contains("roofline_ms")) {
     rows.push_back(metric("roofline_ms", "roofline time (ms, sum over ops)", ta["roofline_ms"], tb["roofline_ms"]));
-    rows.push_back(metric("roofline_fraction", "fraction of roofline reached", ta["roofline_fraction"],
-                          tb["roofline_fraction"]));
+    rows.push_back(
+        metric("roofline_fraction", "fraction of roofline reached", ta["roofline_fraction"], tb["roofline_fraction"]));
   }
   return rows;
 }
 
-// Per op label: how many ops, what they cost and how long they took in each side.
+// Per op label: how many ops, what they cost, how long they took and the rate they
+// attained in each side.
 json op_types(const json& a, const json& b) {
   struct Sums {
     int64_t count = 0, macs = 0, flops = 0, bytes = 0;
@@ -68,7 +71,9 @@ json op_types(const json& a, const json& b) {
       s.ms += o["time_ms"]["mean"].get<double>();
     }
   auto to_json = [](const Sums& s) {
-    return json{{"count", s.count}, {"macs", s.macs}, {"flops", s.flops}, {"bytes", s.bytes}, {"ms", s.ms}};
+    return json{{"count", s.count}, {"macs", s.macs},
+                {"flops", s.flops}, {"bytes", s.bytes},
+                {"ms", s.ms},       {"gflops_per_s", s.ms > 0 ? static_cast<double>(s.flops) / (s.ms * 1e6) : 0.0}};
   };
   std::vector<std::pair<std::string, std::pair<Sums, Sums>>> rows(by_label.begin(), by_label.end());
   std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
@@ -96,9 +101,8 @@ std::vector<std::string> constituents(const std::string& name) {
 }
 
 json op_summary(const json& o) {
-  return {{"name", o["name"]},         {"type", op_label(o)},      {"macs", o["macs"]},
-          {"flops", o["flops"]},       {"params", o["params"]},    {"bytes", bytes_moved(o)},
-          {"ms", o["time_ms"]["mean"]}};
+  return {{"name", o["name"]},     {"type", op_label(o)},     {"macs", o["macs"]},         {"flops", o["flops"]},
+          {"params", o["params"]}, {"bytes", bytes_moved(o)}, {"ms", o["time_ms"]["mean"]}};
 }
 
 json sum_of(const json& ops) {
@@ -142,7 +146,7 @@ json node_changes(const json& a, const json& b) {
     }
   }
   std::map<size_t, std::pair<std::vector<size_t>, std::vector<size_t>>> members;  // by root
-  std::vector<size_t> order;                                                       // roots by first op
+  std::vector<size_t> order;                                                      // roots by first op
   for (size_t i = 0; i < n; ++i) {
     auto [it, inserted] = members.try_emplace(root(i));
     if (inserted) order.push_back(root(i));
@@ -170,7 +174,8 @@ json node_changes(const json& a, const json& b) {
 json build_compare_report(const CompareSide& a, const CompareSide& b, const std::string& schedule) {
   const json &ra = a.report, &rb = b.report;
   json sides = json::array();
-  for (const CompareSide* s : {&a, &b}) sides.push_back({{"label", s->label}, {"spec", s->spec}, {"report", s->report}});
+  for (const CompareSide* s : {&a, &b})
+    sides.push_back({{"label", s->label}, {"spec", s->spec}, {"report", s->report}});
   const bool same_model = ra["model"]["file"] == rb["model"]["file"];
   json doc = {{"sides", sides},
               {"schedule", schedule},

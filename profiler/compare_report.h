@@ -4,16 +4,15 @@
 // CSV and HTML writers only render it.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace minfer {
 
 struct CompareSide {
-  std::string label;       // "A" or "B"
-  std::string spec;        // the side as the user gave it, e.g. "--fold_bn 0"
-  nlohmann::json report;   // build_report's document of the side's runs
+  std::string label;      // "A" or "B"
+  std::string spec;       // the side as the user gave it, e.g. "--fold_bn 0"
+  nlohmann::json report;  // build_report's document of the side's runs
 };
 
 // `schedule` says how the runs of the two sides were ordered.

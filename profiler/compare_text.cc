@@ -41,15 +41,17 @@ void metric_table(std::string& out, const json& metrics) {
 }
 
 void op_type_table(std::string& out, const json& rows) {
-  out += fmt::format("{:>24} {:>5} {:>5} {:>14} {:>14} {:>14} {:>14} {:>9} {:>9} {:>7}\n", "[node type]", "[#A]",
-                     "[#B]", "[MACs A]", "[MACs B]", "[bytes A]", "[bytes B]", "[ms A]", "[ms B]", "[B/A]");
+  out += fmt::format("{:>24} {:>5} {:>5} {:>14} {:>14} {:>14} {:>14} {:>9} {:>9} {:>7} {:>11} {:>11}\n", "[node type]",
+                     "[#A]", "[#B]", "[MACs A]", "[MACs B]", "[bytes A]", "[bytes B]", "[ms A]", "[ms B]", "[B/A]",
+                     "[GFLOP/s A]", "[GFLOP/s B]");
   for (const json& t : rows) {
     const json &a = t["a"], &b = t["b"];
-    out += fmt::format("{:>24} {:>5} {:>5} {:>14} {:>14} {:>14} {:>14} {:>9.3f} {:>9.3f} {:>7}\n",
+    out += fmt::format("{:>24} {:>5} {:>5} {:>14} {:>14} {:>14} {:>14} {:>9.3f} {:>9.3f} {:>7} {:>11.2f} {:>11.2f}\n",
                        t["type"].get<std::string>(), a["count"].get<int64_t>(), b["count"].get<int64_t>(),
                        with_commas(a["macs"]), with_commas(b["macs"]), with_commas(a["bytes"]), with_commas(b["bytes"]),
                        a["ms"].get<double>(), b["ms"].get<double>(),
-                       t["ms_ratio"].is_null() ? "-" : fmt::format("{:.3f}", t["ms_ratio"].get<double>()));
+                       t["ms_ratio"].is_null() ? "-" : fmt::format("{:.3f}", t["ms_ratio"].get<double>()),
+                       a["gflops_per_s"].get<double>(), b["gflops_per_s"].get<double>());
   }
 }
 

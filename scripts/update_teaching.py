@@ -8,7 +8,8 @@ must hold whatever the machine:
     <!-- teaching
     sections: Compare | Nodes that differ (A -> B)   (banner titles to keep; default all)
     head: 12                   (first lines kept of each section, banner included; default all)
-    tail: 5                    (last lines kept of each section; default none when head is set)
+    head: Memory plan = 8      (the same for one section only)
+    tail: 5                    (last lines kept, with head; per section the same way)
     fact: 924,844,032      (must be in the command's output and in the prose around it)
     expect: conv_1+bn_1    (must be in the command's output)
     expect-re: BatchNormalization\\s+27\\s+0     (a regular expression the output must match)
@@ -42,14 +43,15 @@ BANNER = re.compile(r"^={5,} (.*) ={5,}$")
 
 
 def parse_spec(text):
-    spec = {"sections": None, "head": None, "tail": 0, "fact": [], "expect": [], "expect-re": []}
+    spec = {"sections": None, "head": {}, "tail": {}, "fact": [], "expect": [], "expect-re": []}
     for line in text.strip().splitlines():
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
         if key == "sections":
             spec["sections"] = [s.strip() for s in value.split("|")]
         elif key in ("head", "tail"):
-            spec[key] = int(value)
+            title, _, count = value.rpartition("=")
+            spec[key][title.strip() or None] = int(count)
         elif key in ("fact", "expect", "expect-re"):
             spec[key].append(value)
         else:
@@ -78,7 +80,8 @@ def trim(output, spec):
             lines = lines[:-1]
         if not lines:
             continue
-        head, tail = spec["head"], spec["tail"]
+        head = spec["head"].get(title, spec["head"].get(None))
+        tail = spec["tail"].get(title, spec["tail"].get(None, 0))
         if head is not None and len(lines) > head + tail + 1:
             cut = len(lines) - head - tail
             lines = lines[:head] + [f"[... {cut} more lines]"] + (lines[-tail:] if tail else [])
@@ -105,8 +108,10 @@ def machine_line():
             cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    return (f"Outputs below: {cpu}, {os.cpu_count()} logical CPUs, generated {datetime.date.today()} by "
-            f"scripts/update_teaching.py. Times vary from run to run and machine to machine.\n")
+    load = os.getloadavg()[0]
+    return (f"Outputs below: {cpu}, {os.cpu_count()} logical CPUs, one thread, load average {load:.1f} when "
+            f"generated ({datetime.date.today()}, scripts/update_teaching.py). Times vary from run to run and "
+            f"machine to machine.\n")
 
 
 def prose_of(doc):

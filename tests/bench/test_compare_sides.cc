@@ -38,8 +38,9 @@ TEST(ParseSide, OverridesTheRunWideSettings) {
   EXPECT_FALSE(same.options.passes.fold_bn);
   EXPECT_EQ(same.options.attribute_overrides.size(), 1u);
 
-  const SideSettings b = parse_side("B", "other.onnx --fold_bn 1 --clean 0 --num_threads 1 --deconv_method col2im "
-                                         "--lstm_plan fused --input_shape 'x:2,3,8,8'",
+  const SideSettings b = parse_side("B",
+                                    "other.onnx --fold_bn 1 --clean 0 --num_threads 1 --deconv_method col2im "
+                                    "--lstm_plan fused --input_shape 'x:2,3,8,8'",
                                     defaults);
   EXPECT_EQ(b.model_path, "other.onnx");
   EXPECT_EQ(b.input_shape, "x:2,3,8,8");
@@ -72,8 +73,10 @@ TEST(RunInterleaved, AlternatesTheOrderEachTurn) {
   ASSERT_EQ(b.profile().runs(), 4u);
   for (size_t t = 0; t < 4; ++t) {
     const auto a_start = a.profile().timeline()[t].start, b_start = b.profile().timeline()[t].start;
-    if (t % 2 == 0) EXPECT_LT(a_start, b_start) << "turn " << t;
-    else EXPECT_LT(b_start, a_start) << "turn " << t;
+    if (t % 2 == 0)
+      EXPECT_LT(a_start, b_start) << "turn " << t;
+    else
+      EXPECT_LT(b_start, a_start) << "turn " << t;
     if (t > 0) {  // each turn after the one before
       EXPECT_LT(std::max(a.profile().timeline()[t - 1].start, b.profile().timeline()[t - 1].start),
                 std::min(a_start, b_start));

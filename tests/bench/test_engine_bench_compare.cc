@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "tests/bench/engine_bench_runner.h"
@@ -17,7 +16,9 @@ namespace fs = std::filesystem;
 
 const std::string kMachine = " --peak_gflops 100 --bandwidth_gbs 10";
 
-CommandResult bench(const std::string& args) { return run_engine_bench(args + kMachine); }
+CommandResult bench(const std::string& args) {
+  return run_engine_bench(args + kMachine);
+}
 
 // A net.json file in a fresh temporary directory, removed with the fixture.
 class CompareCli : public testing::Test {
@@ -60,13 +61,14 @@ class CompareCli : public testing::Test {
                  "y");
   }
   std::string separable() {
-    return model("separable", "[1, 8, 16, 16]",
-                 R"("dw.W": {"shape": [8, 1, 3, 3], "init": "random"}, "pw.W": {"shape": [16, 8, 1, 1], "init": "random"})",
-                 R"({"name": "dw", "op": "Conv", "inputs": ["x", "dw.W"], "outputs": ["d"],
+    return model(
+        "separable", "[1, 8, 16, 16]",
+        R"("dw.W": {"shape": [8, 1, 3, 3], "init": "random"}, "pw.W": {"shape": [16, 8, 1, 1], "init": "random"})",
+        R"({"name": "dw", "op": "Conv", "inputs": ["x", "dw.W"], "outputs": ["d"],
                      "attrs": {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "group": 8}},
                     {"name": "pw", "op": "Conv", "inputs": ["d", "pw.W"], "outputs": ["y"],
                      "attrs": {"kernel_shape": [1, 1]}})",
-                 "y");
+        "y");
   }
 
   fs::path dir_;
@@ -166,7 +168,8 @@ TEST_F(CompareCli, EachSideOverridesTheRunWideFlags) {
   EXPECT_EQ(l["sides"][0]["report"]["threads"], 1);
   EXPECT_EQ(l["sides"][1]["report"]["threads"], 2);
   // --clean and --input_shape per side.
-  const auto s = compare_json("--model " + kSourceDir + "/models/small_cnn.json --compare \"--clean 0\" "
+  const auto s = compare_json("--model " + kSourceDir +
+                              "/models/small_cnn.json --compare \"--clean 0\" "
                               "\"--clean 1 --input_shape image:2,3,32,32\"");
   expect_metric(s, "macs", s["sides"][0]["report"]["totals"]["macs"].get<double>(),
                 2 * s["sides"][0]["report"]["totals"]["macs"].get<double>());
@@ -216,15 +219,18 @@ TEST_F(CompareCli, RefusesNonsenseInOneLine) {
   const std::string cycle = kSourceDir + "/tests/data/bad_models/cycle.json";
   refused("--compare " + cycle + " " + b,
           "--compare A: " + cycle + ": node 'loop_a' (Add): is part of a cycle (its inputs depend on its own outputs)");
-  refused("--compare \"--fold_bn 0\" \"--fold_bn 1\"", "--compare A '--fold_bn 0': no model (name one in the side, or give --model)");
+  refused("--compare \"--fold_bn 0\" \"--fold_bn 1\"",
+          "--compare A '--fold_bn 0': no model (name one in the side, or give --model)");
   refused("--compare \"" + a + " " + b + "\" " + b,
           "--compare A '" + a + " " + b + "': The following argument was not expected: " + b +
               " (a side takes a model, --model, --input_shape and the compile flags)");
   refused("--compare \"" + a + " --model " + b + "\" " + b,
           "--compare A '" + a + " --model " + b + "': names two models, '" + a + "' and '" + b + "'");
-  refused("--compare " + a + " \"--fold_bn 2\"", "--compare B '--fold_bn 2': --fold_bn: 2 not in {0,1} (a side takes "
-                                                  "a model, --model, --input_shape and the compile flags)");
-  refused("--compare " + a + " " + b + " --trace t.json", "--compare runs two sides: --image and --trace are for one model");
+  refused("--compare " + a + " \"--fold_bn 2\"",
+          "--compare B '--fold_bn 2': --fold_bn: 2 not in {0,1} (a side takes "
+          "a model, --model, --input_shape and the compile flags)");
+  refused("--compare " + a + " " + b + " --trace t.json",
+          "--compare runs two sides: --image and --trace are for one model");
   refused("--num_runs 1", "--model is required (or --compare A B)");
   CommandResult one = run_engine_bench("--num_runs 1 --compare " + a);
   EXPECT_EQ(one.exit_code, 1);

@@ -134,10 +134,13 @@ TEST(CompareReport, OpTypesSumEachSide) {
   EXPECT_DOUBLE_EQ(conv["b"]["ms"].get<double>(), 3);
   EXPECT_EQ(conv["b"]["bytes"], 4100);
   EXPECT_DOUBLE_EQ(conv["ms_ratio"].get<double>(), 0.75);
+  EXPECT_DOUBLE_EQ(conv["a"]["gflops_per_s"].get<double>(), 2000 / 4e6);
+  EXPECT_DOUBLE_EQ(conv["b"]["gflops_per_s"].get<double>(), 2000 / 3e6);
   const auto& bn = c["op_types"][1];
   EXPECT_EQ(bn["type"], "BatchNormalization");
   EXPECT_EQ(bn["b"]["count"], 0);
   EXPECT_DOUBLE_EQ(bn["ms_ratio"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(bn["b"]["gflops_per_s"].get<double>(), 0);  // no time: no rate
   EXPECT_EQ(c["op_types"][2]["type"], "Relu");
 }
 
@@ -181,15 +184,15 @@ TEST(CompareReport, NodesThatDifferOnOneModel) {
 TEST(CompareReport, TextAndCsv) {
   const auto c = compare(unfolded(), folded());
   const std::string text = format_compare_text(c);
-  for (const char* s : {"A: --fold_bn 0\n   m (m.json), 1 thread(s)\n",
-                        "Runs:     3 of each side after 0 warmup; interleaved\n",
-                        "[metric]                                         [A]               [B]     [B/A]     [A/B]\n",
-                        "nodes                                              3                 2     0.667     1.500\n",
-                        "latency median (ms)                            5.500             3.500     0.636     1.571\n",
-                        "conv (Conv/regular) + bn (BatchNormalization) -> conv+bn (Conv/regular)\n"
-                        "    A: MACs 1,000, FLOPs 2,400, params 320, bytes 6,000, 5.000 ms\n"
-                        "    B: MACs 1,000, FLOPs 2,000, params 296, bytes 4,100, 3.000 ms\n",
-                        "1 group(s) of nodes differ; together\n"})
+  for (const char* s :
+       {"A: --fold_bn 0\n   m (m.json), 1 thread(s)\n", "Runs:     3 of each side after 0 warmup; interleaved\n",
+        "[metric]                                         [A]               [B]     [B/A]     [A/B]\n",
+        "nodes                                              3                 2     0.667     1.500\n",
+        "latency median (ms)                            5.500             3.500     0.636     1.571\n",
+        "conv (Conv/regular) + bn (BatchNormalization) -> conv+bn (Conv/regular)\n"
+        "    A: MACs 1,000, FLOPs 2,400, params 320, bytes 6,000, 5.000 ms\n"
+        "    B: MACs 1,000, FLOPs 2,000, params 296, bytes 4,100, 3.000 ms\n",
+        "1 group(s) of nodes differ; together\n"})
     EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
   const std::string csv = format_compare_csv(c);
   EXPECT_EQ(csv.rfind("metric,name,a,b,ratio\nnodes,nodes,3,2,0.666666667\nmacs,MACs,1000,1000,1\n", 0), 0u) << csv;
@@ -206,12 +209,13 @@ TEST(CompareHtml, TableChartsAndBothReports) {
   const auto c = compare(unfolded(), folded());
   const std::string html = format_compare_html(c);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  for (const char* s : {"<section id=\"compare\">", "<section id=\"compare-ratios\">", "<section id=\"compare-op-types\">",
-                        "<section id=\"compare-nodes\">", "<section id=\"a-summary\">", "<section id=\"b-summary\">",
-                        "<section id=\"a-roofline\">", "<section id=\"b-memory\">", "<h2>B: Roofline</h2>",
-                        "id=\"a-op-time-chart\"", "id=\"b-roofline-chart\"", "id=\"a-roof\"",
-                        "<title>minfer compare: A: m (--fold_bn 0) against B: m (--fold_bn 1)</title>",
-                        "<tr><th>nodes</th><td>3</td><td>2</td><td>0.667</td><td>1.500</td></tr>"})
+  for (const char* s :
+       {"<section id=\"compare\">", "<section id=\"compare-ratios\">", "<section id=\"compare-op-types\">",
+        "<section id=\"compare-nodes\">", "<section id=\"a-summary\">", "<section id=\"b-summary\">",
+        "<section id=\"a-roofline\">", "<section id=\"b-memory\">", "<h2>B: Roofline</h2>", "id=\"a-op-time-chart\"",
+        "id=\"b-roofline-chart\"", "id=\"a-roof\"",
+        "<title>minfer compare: A: m (--fold_bn 0) against B: m (--fold_bn 1)</title>",
+        "<tr><th>nodes</th><td>3</td><td>2</td><td>0.667</td><td>1.500</td></tr>"})
     EXPECT_NE(html.find(s), std::string::npos) << s;
   // Every metric with a ratio has a bar; every op type a bar per side; each side its op bars.
   size_t with_ratio = 0;
