@@ -11,9 +11,7 @@
 
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "engine/session.h"
