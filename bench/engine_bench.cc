@@ -66,13 +66,17 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
 
+  auto emit = [&](const std::string& text) {
+    if (output_path.empty()) std::cout << text;
+    else minfer::cli::write_file_atomically(output_path, text);
+  };
   return minfer::cli::run_tool("engine_bench", [&] {
     if (!args.sides.empty()) {
       if (!image.empty() || !trace_path.empty())
         throw minfer::UsageError("--compare runs two sides: --image and --trace are for one model");
       machine.progress = minfer::Progress::enabled();
-      const nlohmann::json comparison =
-          minfer::cli::run_comparison(args.sides[0], args.sides[1], {model_path, input_shape, options}, {warmup_runs, num_runs, machine});
+      const nlohmann::json comparison = minfer::cli::run_comparison(
+          args.sides[0], args.sides[1], {model_path, input_shape, options}, {warmup_runs, num_runs, machine});
       std::string text;
       if (format == "json") text = comparison.dump(2) + "\n";
       else if (format == "csv") text = minfer::format_compare_csv(comparison);
@@ -81,8 +85,7 @@ int main(int argc, char** argv) {
         for (const nlohmann::json& side : comparison["sides"])
           text += "\nSide " + side["label"].get<std::string>() + ":\n" + minfer::format_memory_plan(side["report"]);
       if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_compare_html(comparison));
-      if (output_path.empty()) std::cout << text;
-      else minfer::cli::write_file_atomically(output_path, text);
+      emit(text);
       return 0;
     }
     if (model_path.empty()) throw minfer::UsageError("--model is required (or --compare A B)");
@@ -124,8 +127,7 @@ int main(int argc, char** argv) {
     if (!trace_path.empty())
       minfer::cli::write_file_atomically(trace_path, minfer::format_trace(report, session.profile()));
     if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_html(report));
-    if (output_path.empty()) std::cout << text;
-    else minfer::cli::write_file_atomically(output_path, text);
+    emit(text);
     return 0;
   });
 }
