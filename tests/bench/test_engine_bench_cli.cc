@@ -61,6 +61,17 @@ TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
   EXPECT_NE(plan.find("conv1:workspace"), std::string::npos);
 }
 
+TEST(EngineBenchCli, MemoryPlanShowsTheLstmCellBuffers) {
+  CommandResult r = run("--model " + kSource + "/models/lstm.json --num_runs 1 --memory_plan");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string cell = r.out.substr(r.out.find("Inside lstm (LSTM): cell_buffers\n"));
+  // The minimal plan: six tensors of H = 256 floats in four 1 KB buffers.
+  for (const char* row : {"           0        1,024      0      6  #######  cell_state",
+                          "       2,048        1,024      0      4  #####..  input_gate",
+                          "       3,072        1,024      3      4  ...##..  cell_gate"})
+    EXPECT_NE(cell.find(row), std::string::npos) << row << "\n" << cell;
+}
+
 TEST(EngineBenchCli, LstmPlanFlagReachesTheReport) {
   const std::string model = "--model " + kSource + "/models/lstm.json --num_runs 1";
   for (const char* plan : {"minimal", "fused"}) {
