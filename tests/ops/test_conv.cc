@@ -66,6 +66,12 @@ TEST_P(ConvTest, MatchesDirectConvolution) {
     EXPECT_LT(max_rel_error(r.outputs[0], naive_conv(c, x, wt, b, oh, ow)), 1e-5) << "threads " << threads;
     EXPECT_EQ(r.cost.macs, c.n * c.kh * c.kw * (c.cin / c.group) * oh * ow * c.cout);
     EXPECT_EQ(r.details["kernel"], c.kernel);
+    if (std::string(c.kernel) == "depthwise_simd") {
+      EXPECT_TRUE(r.details["variant"].get<std::string>().starts_with("depthwise_f32_"));
+    }
+    if (std::string(c.kernel) == "direct_simd") {
+      EXPECT_TRUE(r.details["variant"].get<std::string>().starts_with("direct_conv_f32_"));
+    }
   }
 }
 
