@@ -77,6 +77,8 @@ inline void copy_row_stride2(const float* x, int64_t pad_left, const PhaseColumn
   const int64_t lo = std::max(a_lo, b_lo), hi = std::max(lo, std::min(a_hi, b_hi));
   int64_t j = lo;
   for (; j + W <= hi; j += W) deinterleave_vector<V>(x + 2 * j, even + j, odd + j);
+  if constexpr (W > 4)
+    for (; j + 4 <= hi; j += 4) deinterleave_4(x + 2 * j, even + j, odd + j);
   for (int64_t k = a_lo; k < std::min(lo, a_hi); ++k) even[k] = x[2 * k];
   for (int64_t k = std::max(j, a_lo); k < a_hi; ++k) even[k] = x[2 * k];
   for (int64_t k = b_lo; k < std::min(lo, b_hi); ++k) odd[k] = x[2 * k + 1];

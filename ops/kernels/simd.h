@@ -110,6 +110,13 @@ inline void deinterleave_avx2(const float* src, float* even, float* odd) {
   _mm256_storeu_ps(odd, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8)));
 }
 #endif
+// The 4-pair step the SIMD targets use for the rest of a short row (SSE: every x86-64).
+inline void deinterleave_4(const float* src, float* even, float* odd) {
+  const __m128 a = _mm_loadu_ps(src), b = _mm_loadu_ps(src + 4);
+  _mm_storeu_ps(even, _mm_shuffle_ps(a, b, 0x88));
+  _mm_storeu_ps(odd, _mm_shuffle_ps(a, b, 0xdd));
+}
+
 template <class V>
 inline void deinterleave_vector(const float* src, float* even, float* odd) {
   if constexpr (V::size == 1) deinterleave(src, even, odd);
