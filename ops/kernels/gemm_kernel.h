@@ -9,7 +9,6 @@
 
 namespace minfer::kernels {
 
-
 // Writes op(B)[k0, k0 + kb) x [j0, j0 + cols) at dst as ceil(cols / nr) panels of nr
 // columns per k, zero-padded past column j0 + cols. Plain matrices have one; a
 // convolution can pass its own that reads the image directly (im2col fused into packing).
