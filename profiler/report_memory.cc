@@ -1,6 +1,6 @@
 // The memory plan as text (engine_bench --memory_plan): each arena buffer's offset,
 // size and lifetime, and an ASCII chart of lifetimes over the steps. Ops that plan their
-// own internal buffers (details.buffers, e.g. the LSTM cell) are shown the same way.
+// own internal buffers (details.cell_buffers: the LSTM cell) are shown the same way.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -60,7 +60,8 @@ std::string format_memory_plan(const json& r) {
       const json& v = item.value();
       if (!v.is_array() || v.empty() || !v[0].is_object() || !v[0].contains("offset") || !v[0].contains("first_step"))
         continue;
-      out += fmt::format("\n{} of {} ({}):\n", item.key(), op["name"].get<std::string>(), op["type"].get<std::string>());
+      out += fmt::format("\nInside {} ({}): {}\n", op["name"].get<std::string>(), op["type"].get<std::string>(),
+                         item.key());
       buffer_table(out, v, "sub-step");
     }
   }

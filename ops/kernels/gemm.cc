@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
-#include <xsimd/xsimd.hpp>
 
 #include "ops/kernels/gemm_pack.h"
 
@@ -20,15 +19,6 @@ int64_t round_up(int64_t x, int64_t r) {
 int64_t ceil_div(int64_t x, int64_t r) {
   return (x + r - 1) / r;
 }
-
-// xsimd::dispatch calls the overload of the best architecture this CPU has among those
-// listed (highest first); plain SSE2 is every x86-64 CPU, so the scalar kernel is the floor.
-struct KernelForArch {
-  const GemmKernel* operator()(xsimd::avx512f) const { return &gemm_f32_12x32_avx512; }
-  const GemmKernel* operator()(xsimd::fma3<xsimd::avx2>) const { return &gemm_f32_6x16_avx2; }
-  const GemmKernel* operator()(xsimd::sse2) const { return &gemm_f32_4x8_scalar; }
-};
-using DispatchedArchs = xsimd::arch_list<xsimd::avx512f, xsimd::fma3<xsimd::avx2>, xsimd::sse2>;
 
 // Below this many multiply-adds per thread, starting a thread costs more than it saves.
 constexpr int64_t kMinMacsPerThread = int64_t{1} << 17;
@@ -190,24 +180,22 @@ const GemmKernel& kernel_of(int64_t m, int64_t n, int64_t k, const GemmOperand& 
 }  // namespace
 
 const GemmKernel& best_gemm_kernel() {
-  static const GemmKernel* const best = xsimd::dispatch<DispatchedArchs>(KernelForArch{})();
-  return *best;
+  return *gemm_kernel_for(best_isa());
 }
 
-const GemmKernel* gemm_kernel_for(GemmIsa isa) {
-  const auto cpu = xsimd::available_architectures();
+const GemmKernel* gemm_kernel_for(Isa isa) {
+  if (!isa_runnable(isa)) return nullptr;
   switch (isa) {
-    case GemmIsa::kScalar: return &gemm_f32_4x8_scalar;
-    case GemmIsa::kAvx2: return cpu.fma3_avx2 ? &gemm_f32_6x16_avx2 : nullptr;
-    case GemmIsa::kAvx512: return cpu.avx512f ? &gemm_f32_12x32_avx512 : nullptr;
+    case Isa::kScalar: return &gemm_f32_4x8_scalar;
+    case Isa::kAvx2: return &gemm_f32_6x16_avx2;
+    case Isa::kAvx512: return &gemm_f32_12x32_avx512;
   }
   return nullptr;
 }
 
 std::vector<const GemmKernel*> runnable_gemm_kernels() {
   std::vector<const GemmKernel*> kernels;
-  for (GemmIsa isa : {GemmIsa::kAvx512, GemmIsa::kAvx2, GemmIsa::kScalar})
-    if (const GemmKernel* kn = gemm_kernel_for(isa)) kernels.push_back(kn);
+  for (Isa isa : runnable_isas()) kernels.push_back(gemm_kernel_for(isa));
   return kernels;
 }
 

@@ -20,12 +20,12 @@
 
 namespace minfer::kernels {
 
-// The micro-kernel family the CPU runs best (xsimd's run-time dispatch over the compiled
-// targets: AVX-512, AVX2+FMA, then the portable scalar one).
+// The micro-kernel family the CPU runs best (ops/kernels/isa.h's best_isa() over the
+// compiled targets: AVX-512, AVX2+FMA, then the portable scalar one).
 const GemmKernel& best_gemm_kernel();
 // The kernel for one target, or nullptr when this CPU cannot run it. For tests and
 // benchmarks that compare targets; ops use best_gemm_kernel().
-const GemmKernel* gemm_kernel_for(GemmIsa isa);
+const GemmKernel* gemm_kernel_for(Isa isa);
 // Every kernel this CPU can run, best first.
 std::vector<const GemmKernel*> runnable_gemm_kernels();
 

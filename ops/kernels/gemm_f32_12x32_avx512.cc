@@ -7,7 +7,7 @@
 namespace minfer::kernels {
 
 // The B micro-panel kc x 32 floats is 24 KiB, the A block mc x kc 144 KiB.
-const GemmKernel gemm_f32_12x32_avx512 = {"gemm_f32_12x32_avx512",          GemmIsa::kAvx512, 12, 32, 144, 192, 3072,
+const GemmKernel gemm_f32_12x32_avx512 = {"gemm_f32_12x32_avx512",          Isa::kAvx512, 12, 32, 144, 192, 3072,
                                           &run_block<xsimd::avx512f, 12, 2>};
 
 }  // namespace minfer::kernels

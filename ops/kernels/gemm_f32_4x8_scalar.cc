@@ -26,7 +26,7 @@ void run_block_scalar(const GemmBlock& blk) {
 
 }  // namespace
 
-const GemmKernel gemm_f32_4x8_scalar = {"gemm_f32_4x8_scalar", GemmIsa::kScalar, kRows, kCols, 128, 256, 4096,
+const GemmKernel gemm_f32_4x8_scalar = {"gemm_f32_4x8_scalar", Isa::kScalar, kRows, kCols, 128, 256, 4096,
                                         &run_block_scalar};
 
 }  // namespace minfer::kernels

@@ -7,6 +7,6 @@ namespace minfer::kernels {
 // Blocking for Zen 3 (32 KiB L1d, 512 KiB L2 per core): the B micro-panel kc x 16 floats
 // is 16 KiB; the A block mc x kc is 168 KiB; see docs/performance.md for the tuning.
 const GemmKernel gemm_f32_6x16_avx2 = {
-    "gemm_f32_6x16_avx2", GemmIsa::kAvx2, 6, 16, 168, 256, 4080, &run_block<xsimd::fma3<xsimd::avx2>, 6, 2>};
+    "gemm_f32_6x16_avx2", Isa::kAvx2, 6, 16, 168, 256, 4080, &run_block<xsimd::fma3<xsimd::avx2>, 6, 2>};
 
 }  // namespace minfer::kernels

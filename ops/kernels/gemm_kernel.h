@@ -5,10 +5,9 @@
 #include <cstdint>
 
 #include "ops/activation.h"
+#include "ops/kernels/isa.h"
 
 namespace minfer::kernels {
-
-enum class GemmIsa { kScalar, kAvx2, kAvx512 };
 
 // Writes op(B)[k0, k0 + kb) x [j0, j0 + cols) at dst as ceil(cols / nr) panels of nr
 // columns per k, zero-padded past column j0 + cols. Plain matrices have one; a
@@ -47,7 +46,7 @@ struct GemmBlock {
 
 struct GemmKernel {
   const char* name;  // gemm_f32_<MR>x<NR>_<isa>
-  GemmIsa isa;
+  Isa isa;
   int mr, nr;          // register tile
   int64_t mc, kc, nc;  // cache blocking: A block [mc, kc] in L2, B panel [kc, nr] in L1
   void (*run_block)(const GemmBlock&);

@@ -1,8 +1,7 @@
-// The portable vector activations and the run-time choice among the targets.
+// The portable vector activations and the choice among the targets.
 #include "ops/kernels/vector_activations.h"
 
 #include <cmath>
-#include <xsimd/xsimd.hpp>
 
 namespace minfer::kernels {
 namespace {
@@ -15,29 +14,29 @@ void tanh_scalar(float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(y[i]);
 }
 
-// xsimd::dispatch picks the best architecture this CPU has among those listed.
-struct ActivationsForArch {
-  const VectorActivations* operator()(xsimd::avx512f) const { return &vector_activations_avx512; }
-  const VectorActivations* operator()(xsimd::fma3<xsimd::avx2>) const { return &vector_activations_avx2; }
-  const VectorActivations* operator()(xsimd::sse2) const { return &vector_activations_scalar; }
-};
-using DispatchedArchs = xsimd::arch_list<xsimd::avx512f, xsimd::fma3<xsimd::avx2>, xsimd::sse2>;
-
 }  // namespace
 
-const VectorActivations vector_activations_scalar = {"vector_activations_scalar", &sigmoid_scalar, &tanh_scalar};
+constinit const VectorActivations vector_activations_scalar = {"vector_activations_scalar", Isa::kScalar,
+                                                               &sigmoid_scalar, &tanh_scalar};
+
+const VectorActivations* vector_activations_for(Isa isa) {
+  if (!isa_runnable(isa)) return nullptr;
+  switch (isa) {
+    case Isa::kScalar: return &vector_activations_scalar;
+    case Isa::kAvx2: return &vector_activations_avx2;
+    case Isa::kAvx512: return &vector_activations_avx512;
+  }
+  return nullptr;
+}
 
 const VectorActivations& best_vector_activations() {
-  static const VectorActivations* const best = xsimd::dispatch<DispatchedArchs>(ActivationsForArch{})();
+  static const VectorActivations* const best = vector_activations_for(best_isa());
   return *best;
 }
 
 std::vector<const VectorActivations*> runnable_vector_activations() {
-  const auto cpu = xsimd::available_architectures();
   std::vector<const VectorActivations*> sets;
-  if (cpu.avx512f) sets.push_back(&vector_activations_avx512);
-  if (cpu.fma3_avx2) sets.push_back(&vector_activations_avx2);
-  sets.push_back(&vector_activations_scalar);
+  for (Isa isa : runnable_isas()) sets.push_back(vector_activations_for(isa));
   return sets;
 }
 

@@ -1,19 +1,24 @@
 // Sigmoid and tanh over arrays with xsimd (the LSTM cell's gate activations), one
-// implementation per ISA chosen for the CPU at run time, like the GEMM's micro-kernels.
+// implementation per ISA, chosen through the kernels' one dispatch point (isa.h).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "ops/kernels/isa.h"
+
 namespace minfer::kernels {
 
 struct VectorActivations {
-  const char* name;                      // vector_activations_<isa>
+  const char* name;  // vector_activations_<isa>
+  Isa isa;
   void (*sigmoid)(float* y, int64_t n);  // y = 1 / (1 + e^-y)
   void (*tanh)(float* y, int64_t n);     // y = tanh(y)
 };
 
-// The best set this CPU runs (AVX-512, AVX2+FMA, else the portable one).
+// The set of target isa, or nullptr when this CPU cannot run it.
+const VectorActivations* vector_activations_for(Isa isa);
+// The set of best_isa().
 const VectorActivations& best_vector_activations();
 // Every set this CPU can run, best first: for tests and benchmarks.
 std::vector<const VectorActivations*> runnable_vector_activations();

@@ -4,7 +4,7 @@
 
 namespace minfer::kernels {
 
-const VectorActivations vector_activations_avx2 = {"vector_activations_avx2", &sigmoid<xsimd::fma3<xsimd::avx2>>,
-                                                   &tanh<xsimd::fma3<xsimd::avx2>>};
+constinit const VectorActivations vector_activations_avx2 = {
+    "vector_activations_avx2", Isa::kAvx2, &sigmoid<xsimd::fma3<xsimd::avx2>>, &tanh<xsimd::fma3<xsimd::avx2>>};
 
 }  // namespace minfer::kernels

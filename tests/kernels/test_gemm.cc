@@ -156,10 +156,10 @@ TEST(GemmKernel, BestIsTheHighestRunnableTarget) {
   const auto runnable = kernels_under_test();
   ASSERT_FALSE(runnable.empty());
   EXPECT_EQ(&kernels::best_gemm_kernel(), runnable.front());
-  EXPECT_EQ(runnable.back()->isa, kernels::GemmIsa::kScalar);
+  EXPECT_EQ(runnable.back()->isa, kernels::Isa::kScalar);
   const auto cpu = xsimd::available_architectures();
-  EXPECT_EQ(kernels::gemm_kernel_for(kernels::GemmIsa::kAvx2) != nullptr, bool(cpu.fma3_avx2));
-  EXPECT_EQ(kernels::gemm_kernel_for(kernels::GemmIsa::kAvx512) != nullptr, bool(cpu.avx512f));
+  EXPECT_EQ(kernels::gemm_kernel_for(kernels::Isa::kAvx2) != nullptr, bool(cpu.fma3_avx2));
+  EXPECT_EQ(kernels::gemm_kernel_for(kernels::Isa::kAvx512) != nullptr, bool(cpu.avx512f));
   for (const GemmKernel* kn : runnable) std::cout << "[ runnable ] " << kn->name << "\n";
 }
 

@@ -5,7 +5,7 @@
 
 #include <cmath>
 #include <limits>
-#include <xsimd/xsimd.hpp>
+#include <string>
 
 #include "ops/kernels/vector_activations.h"
 #include "tests/op_test_util.h"
@@ -78,11 +78,16 @@ TEST(VectorActivations, TailsAreComputedLikeFullVectors) {
   }
 }
 
-TEST(VectorActivations, BestIsTheHighestRunnableTarget) {
+TEST(VectorActivations, OneSetPerRunnableTargetBestFirst) {
   const auto runnable = kernels::runnable_vector_activations();
   EXPECT_EQ(&kernels::best_vector_activations(), runnable.front());
-  const auto cpu = xsimd::available_architectures();
-  EXPECT_EQ(runnable.size(), 1u + bool(cpu.fma3_avx2) + bool(cpu.avx512f));
+  EXPECT_EQ(runnable.front()->isa, kernels::best_isa());
+  const std::vector<kernels::Isa> isas = kernels::runnable_isas();
+  ASSERT_EQ(runnable.size(), isas.size());
+  for (size_t i = 0; i < isas.size(); ++i) {
+    EXPECT_EQ(runnable[i]->isa, isas[i]);
+    EXPECT_EQ(std::string(runnable[i]->name), std::string("vector_activations_") + kernels::isa_name(isas[i]));
+  }
 }
 
 }  // namespace
