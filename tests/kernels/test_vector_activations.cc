@@ -1,6 +1,7 @@
 // The vector sigmoid and tanh of every target this CPU runs against their definitions
 // in double precision, over ordinary and extreme arguments and lengths around the
 // vector width (the tail goes through a padded vector).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -63,19 +64,39 @@ TEST(VectorActivations, InfinitiesAndNaN) {
 }
 
 // An element's result does not depend on the array's length or its place in it, and
-// nothing past n is written.
+// nothing past n is written: lengths around one and two vectors of every width (1, 8, 16).
 TEST(VectorActivations, TailsAreComputedLikeFullVectors) {
   const std::vector<float> x = random_values(40, 3, -6.0f, 6.0f);
-  for (const VectorActivations* v : kernels::runnable_vector_activations()) {
-    std::vector<float> whole = x;
-    v->tanh(whole.data(), 40);
-    for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 33}) {
-      std::vector<float> part = x;
-      v->tanh(part.data(), n);
-      for (int64_t i = 0; i < 40; ++i)
-        ASSERT_EQ(part[i], i < n ? whole[i] : x[i]) << v->name << " n=" << n << " i=" << i;
+  for (const VectorActivations* v : kernels::runnable_vector_activations())
+    for (auto f : {v->sigmoid, v->tanh}) {
+      std::vector<float> whole = x;
+      f(whole.data(), 40);
+      for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 39}) {
+        std::vector<float> part = x;
+        f(part.data(), n);
+        for (int64_t i = 0; i < 40; ++i)
+          ASSERT_EQ(part[i], i < n ? whole[i] : x[i]) << v->name << " n=" << n << " i=" << i;
+      }
     }
-  }
+}
+
+// Extreme arguments in the tail as well as in full vectors.
+TEST(VectorActivations, ExtremesInTails) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {-inf, -1e30f, -100.0f, -88.5f, 0.0f, 88.5f, 100.0f, 1e30f, inf};
+  for (const VectorActivations* v : kernels::runnable_vector_activations())
+    for (int64_t offset : {0, 5, 11}) {
+      SCOPED_TRACE(fmt::format("{} offset {}", v->name, offset));
+      std::vector<float> s(offset, 0.5f), t;
+      s.insert(s.end(), x.begin(), x.end());
+      t = s;
+      v->sigmoid(s.data(), static_cast<int64_t>(s.size()));
+      v->tanh(t.data(), static_cast<int64_t>(t.size()));
+      for (size_t i = 0; i < x.size(); ++i) {
+        expect_close(s[offset + i], sigmoid(x[i]), x[i], "sigmoid");
+        expect_close(t[offset + i], std::tanh(double(x[i])), x[i], "tanh");
+      }
+    }
 }
 
 TEST(VectorActivations, OneSetPerRunnableTargetBestFirst) {

@@ -207,8 +207,13 @@ std::vector<PlanCase> plan_cases() {
       {2, 5, 13, 65, "forward", true, true, true, false, 0.0, false, true},
       {3, 1, 33, 50, "bidirectional", true, false, false, true, 0.0, false, true},
       {2, 3, 5, 24, "forward", true, false, false, false, 0.0, true, true},
+      // D = 1 (the input products have K = 1) with B = 1 and B > 1, H off the tiles.
+      {4, 1, 1, 67, "reverse", true, false, false, true},
+      {4, 3, 1, 19, "bidirectional", true, true, true, true},
+      {3, 2, 1, 1, "forward", true, true, true, false, 0.0, false, true},
       // Big enough for the GEMM to split its products between two threads.
       {3, 4, 40, 256, "forward", true, true},
+      {3, 1, 64, 256, "bidirectional", true, false, true, true},
   };
   std::vector<PlanCase> cases;
   for (const LstmCase& c : base)
