@@ -7,10 +7,12 @@ torch.nn.LSTM(64, 256) over 32 steps at batch 1 with a Linear(256, 10) head on t
 hidden state, TorchScript-frozen and torch.jit.optimize_for_inference, on one thread.
 Every round runs each configuration once, so machine load drifts evenly over all of
 them; the table gives the median over rounds of each run's median latency, and the
-ratios engine / PyTorch. Run it with Debian's /usr/bin/python3 (python3-torch).
+ratios engine / PyTorch. engine_bench runs with OMP_WAIT_POLICY=passive (the machine is shared). Run it
+with Debian's /usr/bin/python3 (python3-torch), from the repository root:
 
+    /usr/bin/python3 bench/compare_lstm.py                      # build/bench/engine_bench
     /usr/bin/python3 bench/compare_lstm.py --engine after=build/bench/engine_bench \\
-        --engine before=/tmp/before/engine_bench --rounds 9
+        --engine before=/tmp/before/engine_bench --rounds 9     # two builds, and their speed-up
 """
 import argparse
 import json
@@ -53,18 +55,19 @@ def torch_model():
     return torch, frozen, x
 
 
-def time_torch(torch, frozen, x, runs):
+def time_python(fn, x, runs):
     times = []
-    with torch.no_grad():
-        for _ in range(runs):
-            start = time.perf_counter()
-            frozen(x)
-            times.append((time.perf_counter() - start) * 1e3)
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn(x)
+        times.append((time.perf_counter() - start) * 1e3)
     return statistics.median(times)
 
 
 def time_engine(binary, plan, threads, runs, warmup):
-    env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    # The engine's own threads: not the one-thread limits set for torch above.
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    env["OMP_WAIT_POLICY"] = "passive"
     cmd = [binary, "--model", MODEL, "--lstm_plan", plan, "--num_threads", str(threads), "--num_runs", str(runs),
            "--warmup_runs", str(warmup), "--format", "json", "--peak_gflops", "100", "--bandwidth_gbs", "10"]
     report = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
@@ -94,7 +97,8 @@ def main():
         order = configs[r % len(configs):] + configs[:r % len(configs)]
         for i, c in enumerate(order):
             if i == len(order) // 2:
-                torch_ms.append(time_torch(torch, frozen, x, args.runs))
+                with torch.no_grad():
+                    torch_ms.append(time_python(frozen, x, args.runs))
             total, lstm = time_engine(c[1], c[2], c[3], args.runs, args.warmup)
             total_ms[c].append(total)
             lstm_ms[c].append(lstm)

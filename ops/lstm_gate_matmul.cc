@@ -47,20 +47,27 @@ kernels::GemmEpilogue bias_epilogue(const float* bias) {
   return e;
 }
 
+// The products run between serial element-wise work, so their threads are woken afresh
+// every step; a sleeping OpenMP thread takes tens of microseconds to wake on a shared
+// machine, the time of about a million multiply-adds: smaller products stay on one thread.
+int threads_for(const RunContext& ctx, int64_t macs) {
+  return macs >= kMinMacsForThreads ? ctx.num_threads : 1;
+}
+
 }  // namespace
 
 void input_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* x, int64_t ldx,
                   int64_t rows, const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
-  kernels::gemm(rows, gate_columns(weights.hidden_size(), gate), weights.input_size(), 1.0f,
-                kernels::GemmOperand(x, ldx), weights.input(gate), 0.0f, out, ldo, bias_epilogue(bias), scratch,
-                ctx.num_threads);
+  const int64_t cols = gate_columns(weights.hidden_size(), gate);
+  kernels::gemm(rows, cols, weights.input_size(), 1.0f, kernels::GemmOperand(x, ldx), weights.input(gate), 0.0f, out,
+                ldo, bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * weights.input_size()));
 }
 
 void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* h, int64_t rows,
                       const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
-  const int64_t hidden = weights.hidden_size();
-  kernels::gemm(rows, gate_columns(hidden, gate), hidden, 1.0f, kernels::GemmOperand(h, hidden),
-                weights.recurrent(gate), 1.0f, out, ldo, bias_epilogue(bias), scratch, ctx.num_threads);
+  const int64_t hidden = weights.hidden_size(), cols = gate_columns(hidden, gate);
+  kernels::gemm(rows, cols, hidden, 1.0f, kernels::GemmOperand(h, hidden), weights.recurrent(gate), 1.0f, out, ldo,
+                bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * hidden));
 }
 
 int64_t gate_matmul_scratch_floats(int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,

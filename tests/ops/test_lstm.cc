@@ -211,8 +211,10 @@ std::vector<PlanCase> plan_cases() {
       {4, 1, 1, 67, "reverse", true, false, false, true},
       {4, 3, 1, 19, "bidirectional", true, true, true, true},
       {3, 2, 1, 1, "forward", true, true, true, false, 0.0, false, true},
-      // Big enough for the GEMM to split its products between two threads.
+      // Products of 2^20 multiply-adds or more (kMinMacsForThreads) run on two threads:
+      // the fused plan's per-step product at batch 4, the minimal plan's at batch 16.
       {3, 4, 40, 256, "forward", true, true},
+      {2, 16, 40, 256, "reverse", true, true, true},
       {3, 1, 64, 256, "bidirectional", true, false, true, true},
   };
   std::vector<PlanCase> cases;
@@ -337,7 +339,8 @@ TEST(Lstm, RequiredOutputCannotBeOmitted) {
 // the outputs do not depend on the thread count, bit for bit.
 TEST(Lstm, TwoThreadsGiveTheSameBitsAsOne) {
   for (bool weights_as_inputs : {false, true}) {
-    LstmCase c{3, 4, 40, 256, "bidirectional", true, true};
+    // Batch 16: every product of both plans is large enough to be split (kMinMacsForThreads).
+    LstmCase c{3, 16, 40, 256, "bidirectional", true, true};
     c.weights_as_inputs = weights_as_inputs;
     const LstmData d = make_data(c);
     for (const char* plan : {"minimal", "fused"}) {
