@@ -143,6 +143,10 @@ class LstmOp final : public Op {
             {"gemm_scratch_bytes_per_thread", 4 * cell.gemm_scratch_floats(1)},
             {"gemm_kernel", kernels::best_gemm_kernel().name},
             {"prepacked", g.weights_constant},
+            {"packed_weight_bytes",
+             g.weights_constant
+                 ? g.directions * GateWeights::packed_bytes(g.input_size, g.hidden, plan_ == LstmPlan::kMinimal)
+                 : 0},
             {"cell_steps", cell.sub_steps()},
             {"cell_buffers", buffers}};
   }

@@ -25,6 +25,9 @@ class GateWeights {
   static GateWeights packed(const float* w, const float* r, int64_t input_size, int64_t hidden_size, bool per_gate);
   // Graph inputs, known only at run time: plain operands, no copy.
   static GateWeights plain(const float* w, const float* r, int64_t input_size, int64_t hidden_size);
+  // Bytes packed() holds for one direction: the weights' own size with each block's
+  // columns padded to the kernel's panel width.
+  static int64_t packed_bytes(int64_t input_size, int64_t hidden_size, bool per_gate);
 
   // The B operand (op(B) = the gate rows of W or R, transposed) of gate block `gate`
   // (0..3, ONNX order i, o, f, c) or of kAllGates.

@@ -440,6 +440,14 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
     EXPECT_EQ(det["scratch_bytes"], (minimal ? 2 : 16) * bh_bytes);
     EXPECT_EQ(det["gemm_scratch_bytes_per_thread"], gemm);
     EXPECT_EQ(det["prepacked"], true);
+    // The packed W and R live with the model, not in the workspace: per direction, the
+    // minimal plan's four gate blocks [D or H, 7] or the fused plan's one [D or H, 28].
+    const std::vector<float> w(4 * 7 * 7, 0.5f);
+    int64_t packed = 0;
+    for (int64_t k : {5, 7})
+      packed += minimal ? 4 * kernels::PackedMatrix::pack_b(kn, w.data(), k, true, k, 7).bytes()
+                        : kernels::PackedMatrix::pack_b(kn, w.data(), k, true, k, 28).bytes();
+    EXPECT_EQ(det["packed_weight_bytes"], 2 * packed);
     EXPECT_EQ(det["cell_macs"], 4 * 7 * (5 + 7));
     EXPECT_EQ(det["hidden_size"], 7);
     EXPECT_EQ(det["directions"], 2);
