@@ -215,6 +215,7 @@ std::vector<PlanCase> plan_cases() {
       // the fused plan's per-step product at batch 4, the minimal plan's at batch 16.
       {3, 4, 40, 256, "forward", true, true},
       {2, 16, 40, 256, "reverse", true, true, true},
+      // models/lstm.json's sizes at batch 1 (every product on one thread), both directions.
       {3, 1, 64, 256, "bidirectional", true, false, true, true},
   };
   std::vector<PlanCase> cases;
