@@ -2,12 +2,13 @@
 """The LSTM of models/lstm.json in the engine and in PyTorch, side by side.
 
 Runs engine_bench (one or more builds, e.g. before and after a change) with both LSTM
-memory plans and the given thread counts, and the same network in PyTorch:
-torch.nn.LSTM(64, 256) over 32 steps at batch 1 with a Linear(256, 10) head on the last
-hidden state, TorchScript-frozen and torch.jit.optimize_for_inference, on one thread.
+memory plans and the given thread counts, and the same network in PyTorch
+(compare_torch.py's LstmClassifier: torch.nn.LSTM(64, 256) over 32 steps at batch 1, a
+Linear(256, 10) head on the last hidden state; frozen as there), on one thread.
 Every round runs each configuration once, so machine load drifts evenly over all of
 them; the table gives the median over rounds of each run's median latency, and the
-ratios engine / PyTorch. engine_bench runs with OMP_WAIT_POLICY=passive (the machine is shared). Run it
+ratios engine / PyTorch. engine_bench runs with OMP_WAIT_POLICY=passive (the machine is
+shared). Unlike compare_torch.py it compares builds and plans, and times the LSTM op. Run it
 with Debian's /usr/bin/python3 (python3-torch), from the repository root:
 
     /usr/bin/python3 bench/compare_lstm.py                      # build/bench/engine_bench
@@ -20,54 +21,30 @@ import os
 import statistics
 import subprocess
 import sys
-import time
+
+import torch
+
+import compare_torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = os.path.join(HERE, "..", "models", "lstm.json")
 
 
 def torch_model():
-    # One thread in every pool torch may use: intra-op, and OpenBLAS (Debian's torch
-    # calls the system BLAS, whose own threads torch.set_num_threads does not control).
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    os.environ["OMP_NUM_THREADS"] = "1"
-    import torch
-
-    torch.set_num_threads(1)
-
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lstm = torch.nn.LSTM(64, 256)
-            self.fc = torch.nn.Linear(256, 10)
-
-        def forward(self, x):
-            _, (h, _) = self.lstm(x)
-            return self.fc(h[-1])
-
+    """compare_torch.py's LSTM classifier, frozen, on one thread."""
     torch.manual_seed(0)
-    net = Net().eval()
+    net = compare_torch.LstmClassifier().eval()
     x = torch.rand(32, 1, 64)
+    compare_torch.set_torch_threads(1)
+    frozen = compare_torch.frozen(net, x)
     with torch.no_grad():
-        frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(net)))
         for _ in range(10):
             frozen(x)
-    return torch, frozen, x
-
-
-def time_python(fn, x, runs):
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn(x)
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
+    return frozen, x
 
 
 def time_engine(binary, plan, threads, runs, warmup):
-    # The engine's own threads: not the one-thread limits set for torch above.
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
-    env["OMP_WAIT_POLICY"] = "passive"
+    env = dict(os.environ, OMP_WAIT_POLICY="passive")
     cmd = [binary, "--model", MODEL, "--lstm_plan", plan, "--num_threads", str(threads), "--num_runs", str(runs),
            "--warmup_runs", str(warmup), "--format", "json", "--peak_gflops", "100", "--bandwidth_gbs", "10"]
     report = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout)
@@ -90,15 +67,14 @@ def main():
     configs = [(label, path, plan, int(t)) for label, path in engines for plan in args.plans.split(",")
                for t in args.threads.split(",")]
 
-    torch, frozen, x = torch_model()
+    frozen, x = torch_model()
     torch_ms, total_ms, lstm_ms = [], {c: [] for c in configs}, {c: [] for c in configs}
     for r in range(args.rounds):
         # Rotate the order, so no configuration always follows the same one.
         order = configs[r % len(configs):] + configs[:r % len(configs)]
         for i, c in enumerate(order):
             if i == len(order) // 2:
-                with torch.no_grad():
-                    torch_ms.append(time_python(frozen, x, args.runs))
+                torch_ms.append(compare_torch.torch_median_ms(frozen, x, args.runs, warmup=0))
             total, lstm = time_engine(c[1], c[2], c[3], args.runs, args.warmup)
             total_ms[c].append(total)
             lstm_ms[c].append(lstm)

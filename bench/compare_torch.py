@@ -8,7 +8,7 @@
 Each model is built in PyTorch (random weights, fixed seed, eval mode), exported to ONNX
 (opset 13) into a temporary directory, and run by
   - PyTorch "frozen": torch.jit.freeze(torch.jit.trace(model)) then
-    torch.jit.optimize_for_inference, torch.set_num_threads(threads);
+    torch.jit.optimize_for_inference, on `threads` threads (intra-op and OpenBLAS);
   - minfer: engine_bench --model model.onnx --num_threads threads (BN folded, its default).
 Both sides run `runs` timed runs (after warm-up) per round, alternating sides round by
 round so that a noisy, shared machine slows both alike; each side's figure is the
@@ -23,6 +23,7 @@ models/deconv_decoder.json (a linear projection, then three stride-2 4x4
 ConvTranspose upsamplings 8x8x256 -> 64x64x3).
 """
 import argparse
+import ctypes
 import json
 import os
 import statistics
@@ -101,6 +102,16 @@ def models():
     }
 
 
+def set_torch_threads(threads):
+    """Intra-op threads, and those of the OpenBLAS Debian's torch calls for its GEMMs, which
+    torch.set_num_threads does not reach (it would run on every core otherwise)."""
+    torch.set_num_threads(threads)
+    try:
+        ctypes.CDLL("libopenblas.so.0").openblas_set_num_threads(threads)
+    except (OSError, AttributeError):
+        pass  # torch is not on OpenBLAS here
+
+
 def frozen(model, x):
     with torch.no_grad():
         return torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.trace(model, x)))
@@ -158,7 +169,7 @@ def main():
             torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"],
                               output_names=["output"])
             for threads in thread_counts:
-                torch.set_num_threads(threads)
+                set_torch_threads(threads)
                 module = frozen(model, x)
                 torch_ms, engine_ms = [], []
                 for r in range(args.rounds):
