@@ -35,6 +35,16 @@ TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
   EXPECT_EQ(j["ops"][0]["time_ms"].size(), 6u);
 }
 
+TEST(EngineBenchCli, FuseFlagKeepsActivationsAsTheirOwnNodes) {
+  for (const auto& [flag, ops] : {std::pair{"0", 9u}, std::pair{"1", 7u}}) {
+    CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 1 --format json --fuse " + flag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["ops"].size(), ops) << "--fuse " << flag;
+    EXPECT_EQ(j["ops"][0]["details"].contains("fused_activation"), std::string(flag) == "1");
+  }
+}
+
 TEST(EngineBenchCli, TextAndCsvAndOutputFile) {
   CommandResult t = run("--model " + kSource + "/models/small_cnn.json --num_runs 2");
   ASSERT_EQ(t.exit_code, 0) << t.err;
