@@ -1,5 +1,8 @@
 #include "bench/cli_common.h"
 
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -7,9 +10,6 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 
@@ -42,6 +42,7 @@ void add_override(CLI::App& app, const std::string& name, CompileOptions& option
 void add_compile_flags(CLI::App& app, CompileOptions& options) {
   app.add_option("--num_threads", options.num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
   add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
+  add_switch(app, "--fuse", options.passes.fuse, "Fuse activations into Conv/ConvTranspose/Gemm epilogues");
   add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
   add_override(app, "--deconv_method", options, "ConvTranspose", "method", {"col2im", "conv"},
                "ConvTranspose method for every node (overrides the model's)");

@@ -1,7 +1,8 @@
 // Convolution micro-benchmarks (Google Benchmark) on real model shapes: the depthwise
 // layers of MobileNetV1/V2 (and MobileNetV3's 5x5 ones) at 224, the first layers of
 // MobileNetV1 and ResNet-18, and a sweep of input channel counts that decides where the
-// direct small-channel kernel stops paying. Each shape runs the reference path and every
+// direct small-channel kernel stops paying, and the GEMM-shaped layers of ResNet-18 and
+// MobileNetV1/V2 (3x3 and 1x1) on the packed GEMM. Each shape runs the reference path and every
 // kernel target this CPU runs (plus im2col + OpenBLAS sgemm, when built with OpenBLAS, as
 // the stand-in for a good GEMM), in one binary. GFLOP/s by the op's cost convention
 // (2 x MACs; bias and activation not counted). One-thread rates use CPU time, two-thread
@@ -11,10 +12,12 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
 #include "ops/reference/conv2d.h"
@@ -104,13 +107,31 @@ void add_depthwise(const Layer& l) {
   }
 }
 
-// Regular convolutions: the reference im2col + scalar GEMM, im2col + OpenBLAS, and the
+// Conv's GEMM path (ops/kernels/conv_gemm.h): weights packed once, im2col fused into
+// the GEMM's B packing (none for a pointwise layer), 1 and 2 threads.
+void add_conv_gemm(const std::string& group, const Layer& l) {
+  const Conv2dShape s = shape_of(l);
+  // Tensors' weights are random_floats(..., 2): the same values, packed here once.
+  auto conv = std::make_shared<const kernels::ConvGemm>(
+      s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data());
+  for (int threads : {1, 2})
+    add(group, l, "conv_gemm", threads, kernels::conv_gemm_workspace_floats(s, true, threads),
+        [conv, threads](const Conv2dShape&, Tensors& t) {
+          conv->run(1, t.x.data(), nullptr, t.b.data(), {}, t.y.data(), t.workspace, threads);
+        });
+}
+
+// Regular convolutions: the reference im2col + scalar GEMM (a plain GEMM over the input
+// for a pointwise layer), im2col + OpenBLAS, Conv's GEMM path and, unless `gemm_only`, the
 // direct kernel of every target (whatever the channel count: the sweep compares them).
-void add_regular(const std::string& group, const Layer& l, bool reference_path) {
+void add_regular(const std::string& group, const Layer& l, bool reference_path, bool gemm_only = false) {
   const Conv2dShape s = shape_of(l);
   if (reference_path)
     add(group, l, "reference_im2col", 1, s.col_floats(), [](const Conv2dShape& s, Tensors& t) {
-      reference::conv2d_im2col(s, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace.data());
+      if (kernels::is_pointwise(s))
+        reference::conv2d_pointwise(s, t.x.data(), t.w.data(), t.b.data(), t.y.data());
+      else
+        reference::conv2d_im2col(s, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace.data());
     });
 #ifdef MINFER_HAVE_OPENBLAS
   add(group, l, "im2col_openblas", 1, s.col_floats(), [](const Conv2dShape& s, Tensors& t) {
@@ -121,6 +142,8 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path) 
     reference::add_bias(t.y.data(), s.cout, n, t.b.data());
   });
 #endif
+  add_conv_gemm(group, l);
+  if (gemm_only) return;
   for (kernels::Isa isa : kernels::runnable_isas()) {
     const kernels::DirectConvKernel* k = kernels::direct_conv_kernel(isa);
     for (int threads : {1, 2}) {
@@ -155,6 +178,14 @@ void register_all() {
     add_regular("small_cin", {fmt::format("cin{}_56_3x3s1", cin), cin, 56, 32, 3, 1, 1}, false);
     add_regular("small_cin", {fmt::format("cin{}_112_3x3s2", cin), cin, 112, 32, 3, 2, 1}, false);
   }
+  const std::vector<Layer> gemm_layers = {
+      {"resnet18_3x3_64x56", 64, 56, 64, 3, 1, 1},    {"resnet18_3x3_128x28", 128, 28, 128, 3, 1, 1},
+      {"resnet18_3x3_256x14", 256, 14, 256, 3, 1, 1}, {"resnet18_3x3_512x7", 512, 7, 512, 3, 1, 1},
+      {"resnet18_3x3s2_64x56", 64, 56, 128, 3, 2, 1}, {"v1_pw2_64x112_128", 64, 112, 128, 1, 1, 1},
+      {"v1_pw7_512x14_512", 512, 14, 512, 1, 1, 1},   {"v2_expand_24x56_144", 24, 56, 144, 1, 1, 1},
+      {"v2_project_144x56_24", 144, 56, 24, 1, 1, 1}, {"v2_last_320x7_1280", 320, 7, 1280, 1, 1, 1},
+  };
+  for (const Layer& l : gemm_layers) add_regular("gemm_conv", l, true, true);
 }
 
 }  // namespace

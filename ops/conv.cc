@@ -3,14 +3,15 @@
 // ops/kernels/depthwise_conv.h, else the scalar one: any channel multiplier), a direct
 // SIMD convolution when there are few input channels (ops/kernels/direct_conv.h: the
 // RGB first layer), a direct GEMM over the input for 1x1 convolutions with unit stride
-// and no padding, and im2col + GEMM otherwise (which for a strided 1x1 is a plain
-// subsampling copy of the input into the column buffer).
+// and no padding, and im2col + GEMM otherwise, both on the packed SGEMM with the weights
+// packed in prepare() and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
+// A fused activation (the fuse_activations pass) runs in every kernel's epilogue.
 #include <fmt/format.h>
 
+#include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
 #include "ops/op.h"
-#include "ops/reference/conv2d.h"
 #include "ops/reference/depthwise_conv.h"
 #include "ops/window.h"
 
@@ -25,14 +26,10 @@ struct ConvGeometry : reference::Conv2dShape {
 enum class ConvKernel { kIm2col, kPointwise, kDepthwise, kDepthwiseSimd, kDirectSimd };
 
 ConvKernel choose_kernel(const ConvGeometry& g) {
-  const Window2d& w = g.win;
   if (g.group > 1 && g.group == g.cin)
     return kernels::find_depthwise_kernel(g) ? ConvKernel::kDepthwiseSimd : ConvKernel::kDepthwise;
   if (kernels::find_direct_conv_kernel(g)) return ConvKernel::kDirectSimd;
-  if (w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pad_top == 0 && w.pad_left == 0 && w.pad_bottom == 0 &&
-      w.pad_right == 0)
-    return ConvKernel::kPointwise;
-  return ConvKernel::kIm2col;
+  return kernels::is_pointwise(g) ? ConvKernel::kPointwise : ConvKernel::kIm2col;
 }
 
 const char* kernel_name(ConvKernel k) {
@@ -49,9 +46,11 @@ const char* kernel_name(ConvKernel k) {
 class ConvOp final : public Op {
  public:
   explicit ConvOp(const Node& node) {
-    node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group"});
-    attrs_ = parse_window_attrs(node.attrs);
-    group_ = node.attrs.get_int("group", 1);
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group"});
+    attrs_ = parse_window_attrs(attrs);
+    group_ = attrs.get_int("group", 1);
     if (group_ <= 0) throw OpError(fmt::format("attribute 'group' must be positive, got {}", group_));
   }
 
@@ -64,7 +63,7 @@ class ConvOp final : public Op {
     ConvGeometry g = geometry(in);
     Cost c = data_movement(in, out);
     c.macs = g.batch * g.win.kh * g.win.kw * g.cin_per_group() * g.out_h * g.out_w * g.cout;
-    c.flops = 2 * c.macs;
+    c.flops = 2 * c.macs + activation_.flops_per_element() * g.batch * g.cout * g.out_h * g.out_w;
     return c;
   }
 
@@ -83,13 +82,21 @@ class ConvOp final : public Op {
     if (k == ConvKernel::kDepthwise) d["multiplier"] = g.cout / g.cin;
     if (k == ConvKernel::kDepthwiseSimd) d["variant"] = kernels::find_depthwise_kernel(g)->name;
     if (k == ConvKernel::kDirectSimd) d["variant"] = kernels::find_direct_conv_kernel(g)->name;
+    if (k == ConvKernel::kIm2col || k == ConvKernel::kPointwise) {
+      d["gemm_kernel"] = kernels::best_gemm_kernel().name;
+      d["prepacked"] = in[1].constant ? "weights" : "none";
+      if (k == ConvKernel::kIm2col) d["im2col"] = "into the GEMM's B panels";
+    }
+    if (activation_.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(activation_);
     return d;
   }
 
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
     ConvGeometry g = geometry(in);
     switch (choose_kernel(g)) {
-      case ConvKernel::kIm2col: return 4 * g.col_floats();
+      case ConvKernel::kIm2col:
+      case ConvKernel::kPointwise:
+        return 4 * kernels::conv_gemm_workspace_floats(g, in[1].constant != nullptr, threads);
       case ConvKernel::kDepthwiseSimd:
         return 4 * kernels::depthwise_workspace_floats(*kernels::find_depthwise_kernel(g), g, g.batch, threads);
       case ConvKernel::kDirectSimd:
@@ -103,32 +110,38 @@ class ConvOp final : public Op {
     kernel_ = choose_kernel(geo_);
     depthwise_ = kernels::find_depthwise_kernel(geo_);
     direct_ = kernels::find_direct_conv_kernel(geo_);
+    if (kernel_ == ConvKernel::kIm2col || kernel_ == ConvKernel::kPointwise)
+      gemm_ = kernels::ConvGemm(geo_, in[1].constant ? in[1].constant->data.data() : nullptr);
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            std::span<float> workspace) const override {
     const ConvGeometry& g = geo_;
+    const float* x = in[0].data;
     const float* weights = in[1].data;
     const float* bias = g.has_bias ? in[2].data : nullptr;
-    if (kernel_ == ConvKernel::kDepthwiseSimd) {
-      kernels::depthwise_conv2d(*depthwise_, g, g.batch, in[0].data, weights, bias, out[0].data, workspace,
-                                ctx.num_threads);
-      return;
-    }
-    if (kernel_ == ConvKernel::kDirectSimd) {
-      kernels::direct_conv2d(*direct_, g, g.batch, in[0].data, weights, bias, out[0].data, workspace, ctx.num_threads);
-      return;
-    }
-    const int64_t in_image = g.cin * g.h * g.w, out_image = g.cout * g.out_h * g.out_w;
-    for (int64_t n = 0; n < g.batch; ++n) {
-      const float* x = in[0].data + n * in_image;
-      float* y = out[0].data + n * out_image;
-      switch (kernel_) {
-        case ConvKernel::kDepthwise: reference::depthwise_conv2d(g, x, weights, bias, y); break;
-        case ConvKernel::kDepthwiseSimd:
-        case ConvKernel::kDirectSimd: break;  // whole batch above
-        case ConvKernel::kPointwise: reference::conv2d_pointwise(g, x, weights, bias, y); break;
-        case ConvKernel::kIm2col: reference::conv2d_im2col(g, x, weights, bias, y, workspace.data()); break;
+    float* y = out[0].data;
+    switch (kernel_) {
+      case ConvKernel::kDepthwiseSimd:
+        kernels::depthwise_conv2d(*depthwise_, g, g.batch, x, weights, bias, y, workspace, ctx.num_threads,
+                                  activation_);
+        break;
+      case ConvKernel::kDirectSimd:
+        kernels::direct_conv2d(*direct_, g, g.batch, x, weights, bias, y, workspace, ctx.num_threads, activation_);
+        break;
+      case ConvKernel::kIm2col:
+      case ConvKernel::kPointwise:
+        gemm_.run(g.batch, x, weights, bias, activation_, y, workspace, ctx.num_threads);
+        break;
+      case ConvKernel::kDepthwise: {
+        // The scalar kernel has no epilogue: the activation is a second pass over each
+        // image's output while it is still in cache.
+        const int64_t in_image = g.cin * g.h * g.w, out_image = g.cout * g.out_h * g.out_w;
+        for (int64_t n = 0; n < g.batch; ++n) {
+          reference::depthwise_conv2d(g, x + n * in_image, weights, bias, y + n * out_image);
+          activation_.apply(y + n * out_image, out_image);
+        }
+        break;
       }
     }
   }
@@ -167,12 +180,14 @@ class ConvOp final : public Op {
     return g;
   }
 
+  Activation activation_;  // fused by the fuse_activations pass
   WindowAttrs attrs_;
   int64_t group_ = 1;
   ConvGeometry geo_;
   ConvKernel kernel_ = ConvKernel::kIm2col;
   const kernels::DepthwiseKernel* depthwise_ = nullptr;
   const kernels::DirectConvKernel* direct_ = nullptr;
+  kernels::ConvGemm gemm_;  // im2col and pointwise: the weights packed per group
 };
 
 }  // namespace

@@ -7,18 +7,23 @@
 //    convolution with the kernel flipped and its channel axes swapped.
 //    Kh*Kw*(Cin/group)*Cout*Hout*Wout MACs, about stride_h*stride_w times as many,
 //    since most of them multiply inserted zeros.
-// col2im is the default: it skips the zeros, and its column buffer (Cout/group*Kh*Kw x
-// Hin*Win) is smaller than the conv method's zero-inserted input plus its im2col matrix
-// (Cin/group*Kh*Kw x Hout*Wout). On models/deconv_decoder.json: a quarter of the MACs,
-// about a third of the time and a twelfth of the arena.
-#include <algorithm>
-
+// col2im is the default: it skips the zeros (on models/deconv_decoder.json a quarter of
+// the MACs); its scratch is one group's columns (Cout/group*Kh*Kw x Hin*Win), the conv
+// method's the zero-inserted input (its im2col goes straight into the GEMM's panels).
+// Both run on the packed SGEMM with the (constant) weights packed in prepare(): col2im's
+// W^T x X, and the conv method through Conv's kernel (ops/kernels/conv_gemm.h, im2col
+// fused into the GEMM's packing). A fused activation runs after the bias: in the GEMM's
+// epilogue for the conv method, after the scatter for col2im (only then is a sum final).
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "ops/kernels/conv_gemm.h"
+#include "ops/kernels/gemm.h"
+#include "ops/kernels/threads.h"
 #include "ops/op.h"
 #include "ops/reference/col2im.h"
 #include "ops/reference/conv2d.h"
-#include "ops/reference/gemm.h"
 #include "ops/window.h"
 
 namespace minfer {
@@ -62,16 +67,41 @@ struct DeconvGeometry {
     return s;
   }
 
-  // Workspace floats. col2im: one group's columns. conv: the flipped weights, the
-  // zero-inserted image (not needed at unit stride) and one group's im2col matrix.
-  int64_t col2im_workspace() const { return cout_per_group() * kernel_size() * h * w; }
+  // Workspace floats. col2im: one group's columns, then the GEMM's packing scratch.
+  // conv: the flipped weights (unless constant: flipped and packed once), the
+  // zero-inserted image (not needed at unit stride), then the convolution's GEMM scratch
+  // (no im2col matrix: it is packed straight into the GEMM's panels).
+  int64_t col2im_rows() const { return cout_per_group() * kernel_size(); }
+  int64_t col_floats() const { return col2im_rows() * h * w; }
+  int64_t col2im_workspace(bool weights_constant, int threads) const {
+    return col_floats() +
+           kernels::gemm_workspace_bytes(kernels::best_gemm_kernel(), col2im_rows(), h * w, cin_per_group(), threads,
+                                         weights_constant ? kernels::GemmPacked::kA : kernels::GemmPacked::kNone) /
+               4;
+  }
   int64_t flipped_weights() const { return cout * cin_per_group() * kernel_size(); }
   int64_t zero_inserted() const {
     const reference::Conv2dShape s = conv_shape();
     return strided() ? cin * s.h * s.w : 0;
   }
-  int64_t conv_workspace() const { return flipped_weights() + zero_inserted() + conv_shape().col_floats(); }
+  int64_t conv_workspace(bool weights_constant, int threads) const {
+    return (weights_constant ? 0 : flipped_weights()) + zero_inserted() +
+           kernels::conv_gemm_workspace_floats(conv_shape(), weights_constant, threads);
+  }
 };
+
+// The conv method's weights: [cin, cout / group, kh, kw] to [cout, cin / group, kh, kw]
+// per group, the window flipped.
+void flip_weights(const DeconvGeometry& g, const float* weights, float* flipped) {
+  const int64_t cig = g.cin_per_group(), cog = g.cout_per_group(), taps = g.kernel_size();
+  for (int64_t grp = 0; grp < g.group; ++grp)
+    for (int64_t ic = 0; ic < cig; ++ic)
+      for (int64_t oc = 0; oc < cog; ++oc) {
+        const float* src = weights + ((grp * cig + ic) * cog + oc) * taps;
+        float* dst = flipped + ((grp * cog + oc) * cig + ic) * taps;
+        for (int64_t i = 0; i < taps; ++i) dst[taps - 1 - i] = src[i];
+      }
+}
 
 const char* method_name(DeconvMethod m) {
   return m == DeconvMethod::kCol2im ? "col2im" : "conv";
@@ -80,14 +110,16 @@ const char* method_name(DeconvMethod m) {
 class ConvTransposeOp final : public Op {
  public:
   explicit ConvTransposeOp(const Node& node) {
-    node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "output_padding",
-                            "output_shape", "method"});
-    attrs_ = parse_window_attrs(node.attrs);
-    output_padding_ = node.attrs.get_ints("output_padding");
-    output_shape_ = node.attrs.get_ints("output_shape");
-    group_ = node.attrs.get_int("group", 1);
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "output_padding",
+                       "output_shape", "method"});
+    attrs_ = parse_window_attrs(attrs);
+    output_padding_ = attrs.get_ints("output_padding");
+    output_shape_ = attrs.get_ints("output_shape");
+    group_ = attrs.get_int("group", 1);
     if (group_ <= 0) throw OpError(fmt::format("attribute 'group' must be positive, got {}", group_));
-    const std::string method = node.attrs.get_string("method", "col2im");
+    const std::string method = attrs.get_string("method", "col2im");
     if (method == "col2im")
       method_ = DeconvMethod::kCol2im;
     else if (method == "conv")
@@ -105,7 +137,7 @@ class ConvTransposeOp final : public Op {
     DeconvGeometry g = geometry(in);
     Cost c = data_movement(in, out);
     c.macs = method_ == DeconvMethod::kCol2im ? g.col2im_macs() : g.conv_macs();
-    c.flops = 2 * c.macs;
+    c.flops = 2 * c.macs + activation_.flops_per_element() * g.batch * g.cout * g.out_h * g.out_w;
     return c;
   }
 
@@ -114,61 +146,95 @@ class ConvTransposeOp final : public Op {
 
   nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
     DeconvGeometry g = geometry(in);
-    return {{"method", method_name(method_)},
-            {"macs_by_method", {{"col2im", g.col2im_macs()}, {"conv", g.conv_macs()}}}};
+    nlohmann::json d = {{"method", method_name(method_)},
+                        {"macs_by_method", {{"col2im", g.col2im_macs()}, {"conv", g.conv_macs()}}},
+                        {"gemm_kernel", kernels::best_gemm_kernel().name},
+                        {"prepacked", in[1].constant ? "weights" : "none"}};
+    if (activation_.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(activation_);
+    return d;
   }
 
-  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
+  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
     DeconvGeometry g = geometry(in);
-    return 4 * (method_ == DeconvMethod::kCol2im ? g.col2im_workspace() : g.conv_workspace());
+    const bool constant = in[1].constant != nullptr;
+    return 4 * (method_ == DeconvMethod::kCol2im ? g.col2im_workspace(constant, threads)
+                                                 : g.conv_workspace(constant, threads));
   }
 
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override { geo_ = geometry(in); }
+  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
+    geo_ = geometry(in);
+    const DeconvGeometry& g = geo_;
+    const float* constant = in[1].constant ? in[1].constant->data.data() : nullptr;
+    if (method_ == DeconvMethod::kConv) {
+      std::vector<float> flipped;
+      if (constant) {
+        flipped.resize(g.flipped_weights());
+        flip_weights(g, constant, flipped.data());
+      }
+      conv_ = kernels::ConvGemm(g.conv_shape(), constant ? flipped.data() : nullptr);
+    } else if (constant) {
+      // One group's weights are [cin / group, rows]: the GEMM's A is their transpose.
+      const int64_t cig = g.cin_per_group(), rows = g.col2im_rows();
+      for (int64_t grp = 0; grp < g.group; ++grp)
+        packed_.push_back(kernels::PackedMatrix::pack_a(kernels::best_gemm_kernel(), constant + grp * cig * rows, rows,
+                                                        true, rows, cig));
+    }
+  }
 
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            std::span<float> workspace) const override {
     const float* bias = geo_.has_bias ? in[2].data : nullptr;
     if (method_ == DeconvMethod::kCol2im)
-      run_col2im(in[0].data, in[1].data, bias, out[0].data, workspace.data());
+      run_col2im(in[0].data, in[1].data, bias, out[0].data, workspace, ctx.num_threads);
     else
-      run_conv(in[0].data, in[1].data, bias, out[0].data, workspace.data());
+      run_conv(in[0].data, in[1].data, bias, out[0].data, workspace, ctx.num_threads);
   }
 
  private:
-  void run_col2im(const float* x, const float* weights, const float* bias, float* y, float* col) const {
+  void run_col2im(const float* x, const float* weights, const float* bias, float* y, std::span<float> workspace,
+                  int threads) const {
     const DeconvGeometry& g = geo_;
     const int64_t in_hw = g.h * g.w, out_hw = g.out_h * g.out_w;
     const int64_t cig = g.cin_per_group(), cog = g.cout_per_group();
-    const int64_t rows = cog * g.kernel_size();  // one group's weights are [cig, rows]
+    const int64_t rows = g.col2im_rows(), taps = g.kernel_size();
+    float* col = workspace.data();
+    const std::span<float> gemm_scratch = workspace.subspan(g.col_floats());
+    // The scatter and the epilogue go over output channels, each thread its own planes.
+    const int team = kernels::threads_worth_starting(g.cout * taps * in_hw, g.cout, threads);
     for (int64_t n = 0; n < g.batch; ++n) {
       float* yn = y + n * g.cout * out_hw;
       std::fill(yn, yn + g.cout * out_hw, 0.0f);
-      reference::add_bias(yn, g.cout, out_hw, bias);
       for (int64_t grp = 0; grp < g.group; ++grp) {
         const float* xg = x + (n * g.cin + grp * cig) * in_hw;
-        reference::gemm(true, false, rows, in_hw, cig, 1.0f, weights + grp * cig * rows, rows, xg, in_hw, 0.0f, col,
-                        in_hw);
-        reference::col2im(col, cog, g.out_h, g.out_w, g.win, g.h, g.w, yn + grp * cog * out_hw);
+        const kernels::GemmOperand a = packed_.empty() ? kernels::GemmOperand(weights + grp * cig * rows, rows, true)
+                                                       : kernels::GemmOperand(packed_[grp]);
+        kernels::gemm(rows, in_hw, cig, 1.0f, a, kernels::GemmOperand(xg, in_hw), 0.0f, col, in_hw, {}, gemm_scratch,
+                      threads);
+        float* yg = yn + grp * cog * out_hw;
+#pragma omp parallel for num_threads(team) if (team > 1)
+        for (int64_t c = 0; c < cog; ++c)
+          reference::col2im(col + c * taps * in_hw, 1, g.out_h, g.out_w, g.win, g.h, g.w, yg + c * out_hw);
+      }
+#pragma omp parallel for num_threads(team) if (team > 1)
+      for (int64_t c = 0; c < g.cout; ++c) {
+        float* plane = yn + c * out_hw;
+        if (bias)
+          for (int64_t i = 0; i < out_hw; ++i) plane[i] += bias[c];
+        activation_.apply(plane, out_hw);
       }
     }
   }
 
-  void run_conv(const float* x, const float* weights, const float* bias, float* y, float* workspace) const {
+  void run_conv(const float* x, const float* weights, const float* bias, float* y, std::span<float> workspace,
+                int threads) const {
     const DeconvGeometry& g = geo_;
     const reference::Conv2dShape s = g.conv_shape();
-    float* flipped = workspace;
-    float* zeros = flipped + g.flipped_weights();
-    float* col = zeros + g.zero_inserted();
-    // The weights may be a runtime input, so they are flipped on every run: O(weights),
-    // next to the convolution's O(weights * Hout * Wout).
-    const int64_t cig = g.cin_per_group(), cog = g.cout_per_group(), kh = g.win.kh, kw = g.win.kw;
-    for (int64_t grp = 0; grp < g.group; ++grp)
-      for (int64_t ic = 0; ic < cig; ++ic)
-        for (int64_t oc = 0; oc < cog; ++oc) {
-          const float* src = weights + ((grp * cig + ic) * cog + oc) * kh * kw;
-          float* dst = flipped + ((grp * cog + oc) * cig + ic) * kh * kw;
-          for (int64_t i = 0; i < kh * kw; ++i) dst[kh * kw - 1 - i] = src[i];
-        }
+    // Runtime weights are flipped on every run: O(weights), next to the convolution's
+    // O(weights * Hout * Wout).
+    float* flipped = workspace.data();
+    if (!conv_.prepacked()) flip_weights(g, weights, flipped);
+    float* zeros = flipped + (conv_.prepacked() ? 0 : g.flipped_weights());
+    const std::span<float> gemm_scratch = workspace.subspan(zeros + g.zero_inserted() - workspace.data());
     for (int64_t n = 0; n < g.batch; ++n) {
       const float* xn = x + n * g.cin * g.h * g.w;
       if (g.strided()) {
@@ -179,7 +245,7 @@ class ConvTransposeOp final : public Op {
               zeros[(c * s.h + iy * g.win.sh) * s.w + ix * g.win.sw] = xn[(c * g.h + iy) * g.w + ix];
         xn = zeros;
       }
-      reference::conv2d_im2col(s, xn, flipped, bias, y + n * g.cout * g.out_h * g.out_w, col);
+      conv_.run(1, xn, flipped, bias, activation_, y + n * g.cout * g.out_h * g.out_w, gemm_scratch, threads);
     }
   }
 
@@ -214,11 +280,14 @@ class ConvTransposeOp final : public Op {
     return g;
   }
 
+  Activation activation_;  // fused by the fuse_activations pass
   WindowAttrs attrs_;
   std::vector<int64_t> output_padding_, output_shape_;
   int64_t group_ = 1;
   DeconvMethod method_ = DeconvMethod::kCol2im;
   DeconvGeometry geo_;
+  std::vector<kernels::PackedMatrix> packed_;  // col2im: W^T per group, when the weights are constant
+  kernels::ConvGemm conv_;                     // the conv method's convolution
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include "graph/passes/eliminate_dead_nodes.h"
 #include "graph/passes/eliminate_identities.h"
 #include "graph/passes/fold_batch_norm.h"
+#include "graph/passes/fuse_activations.h"
 
 namespace minfer {
 
@@ -13,6 +14,8 @@ std::vector<PassLog> run_passes(Graph& graph, const PassOptions& options) {
     logs.push_back(eliminate_dead_nodes(graph));
   }
   if (options.fold_bn) logs.push_back(fold_batch_norm(graph));
+  // After folding, so a Conv -> BatchNormalization -> Relu chain fuses into one node.
+  if (options.fuse) logs.push_back(fuse_activations(graph));
   return logs;
 }
 

@@ -12,6 +12,7 @@ namespace minfer {
 struct PassOptions {
   bool clean = true;    // identity and dead-node elimination
   bool fold_bn = true;  // BatchNormalization into Conv, ConvTranspose, Gemm
+  bool fuse = true;     // activations into the epilogue of Conv, ConvTranspose, Gemm
 };
 
 std::vector<PassLog> run_passes(Graph& graph, const PassOptions& options);

@@ -6,9 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <tuple>
-
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "tests/cli_test_util.h"
 #include "tests/onnx_test_util.h"
@@ -22,16 +21,28 @@ const std::string kSource = MINFER_SOURCE_DIR;
 // Machine figures given as flags, so that no test but the probe's own measures the machine.
 const std::string kMachine = " --peak_gflops 100 --bandwidth_gbs 10";
 
-CommandResult run(const std::string& args) { return run_command(kBench + " " + args + (args.empty() ? "" : kMachine)); }
+CommandResult run(const std::string& args) {
+  return run_command(kBench + " " + args + (args.empty() ? "" : kMachine));
+}
 
 TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 3 --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["runs"], 3);
-  EXPECT_EQ(j["ops"].size(), 9u);
+  EXPECT_EQ(j["ops"].size(), 7u);  // 9 nodes, both Relus fused into their Convs
   EXPECT_EQ(j["ops"][0]["kind"], "regular");
   EXPECT_EQ(j["ops"][0]["time_ms"].size(), 6u);
+}
+
+TEST(EngineBenchCli, FuseFlagKeepsActivationsAsTheirOwnNodes) {
+  for (const auto& [flag, ops] : {std::pair{"0", 9u}, std::pair{"1", 7u}}) {
+    CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 1 --format json --fuse " + flag);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["ops"].size(), ops) << "--fuse " << flag;
+    EXPECT_EQ(j["ops"][0]["details"].contains("fused_activation"), std::string(flag) == "1");
+  }
 }
 
 TEST(EngineBenchCli, TextAndCsvAndOutputFile) {
@@ -52,13 +63,15 @@ TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 1 --memory_plan");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string plan = r.out.substr(r.out.find("Memory plan"));
-  // The peak is at conv2: the image (kept for the next run) 12,288 + pool1 8,192 + conv2
-  // 16,384 + its im2col buffer 8*9 x 16*16 floats 73,728.
-  EXPECT_NE(plan.find("Arena: 110,592 bytes; lower bound (most bytes alive at one step) 110,592"), std::string::npos)
+  // The Relus are fused (7 steps). The peak is at conv2: the image (kept for the next
+  // run) 12,288 + pool1 8,192 + relu2 16,384 + the GEMM's scratch: the B panels of its one
+  // k-block, K = 8*9 x N = 16*16 floats, plus 16 floats of alignment slack = 73,792 (its
+  // weights are packed at load, so no A scratch).
+  EXPECT_NE(plan.find("Arena: 110,656 bytes; lower bound (most bytes alive at one step) 110,656"), std::string::npos)
       << plan;
-  EXPECT_NE(plan.find("12,288      0      8  #########  image"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("conv1 = relu1"), std::string::npos);
-  EXPECT_NE(plan.find("conv1:workspace"), std::string::npos);
+  EXPECT_NE(plan.find("12,288      0      6  #######  image"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("73,792      2      2  ..#....  conv2+relu2:workspace"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("conv1+relu1:workspace"), std::string::npos);
 }
 
 TEST(EngineBenchCli, MemoryPlanShowsTheLstmCellBuffers) {
@@ -115,7 +128,8 @@ TEST(EngineBenchCli, BadModelIsOneLineAndNonZero) {
   const std::string bad = kSource + "/tests/data/bad_models/cycle.json";
   CommandResult r = run("--model " + bad);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "engine_bench: " + bad + ": node 'loop_a' (Add): is part of a cycle (its inputs depend on its own outputs)\n");
+  EXPECT_EQ(r.err, "engine_bench: " + bad +
+                       ": node 'loop_a' (Add): is part of a cycle (its inputs depend on its own outputs)\n");
   EXPECT_TRUE(r.out.empty());
 }
 
@@ -141,8 +155,8 @@ TEST(EngineBenchCli, RunsOnnxModelsAsNetJson) {
   CommandResult r = run("--model " + path + " --num_runs 2 --format json --input_shape x:2,3,8,8");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  ASSERT_EQ(j["ops"].size(), 2u);
-  EXPECT_EQ(j["ops"][0]["name"], "conv");
+  ASSERT_EQ(j["ops"].size(), 1u);  // the Relu fused into the Conv
+  EXPECT_EQ(j["ops"][0]["details"]["fused_activation"], "Relu");
   EXPECT_EQ(j["totals"]["macs"], 2 * 3 * 3 * 3 * 4 * 6 * 6);  // by hand: N*Kh*Kw*Cin*Cout*Hout*Wout
   CommandResult dynamic = run("--model " + path);
   EXPECT_EQ(dynamic.exit_code, 1);
@@ -201,7 +215,7 @@ TEST(EngineBenchCli, WritesTraceAndHtml) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream t(trace);
   const auto events = nlohmann::json::parse(t)["traceEvents"];
-  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const auto& e) { return e["ph"] == "X"; }), 4 * 9);
+  EXPECT_EQ(std::count_if(events.begin(), events.end(), [](const auto& e) { return e["ph"] == "X"; }), 4 * 7);
   std::ifstream h(html);
   const std::string page((std::istreambuf_iterator<char>(h)), {});
   EXPECT_NE(page.find("<svg id=\"roofline-chart\""), std::string::npos);

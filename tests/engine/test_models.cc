@@ -84,7 +84,9 @@ TEST(BundledModels, MobileNetV2MemoryPlanIsOptimalAndFarBelowNaive) {
 }
 
 TEST(MemoryPlan, ElementwiseOpsRunInPlaceButNeverOverGraphInputs) {
-  auto model = compile(load_model(kModels + "small_cnn.json"));
+  CompileOptions unfused;  // keeps the Relu steps, whose in-place runs are under test
+  unfused.passes.fuse = false;
+  auto model = compile(load_model(kModels + "small_cnn.json"), unfused);
   auto offset = [&](const char* name) { return model->values()[model->value_index(name)].offset; };
   EXPECT_EQ(offset("conv1"), offset("relu1"));  // relu1 overwrites conv1, which dies there
   EXPECT_EQ(offset("pool2"), offset("flat"));   // Flatten costs no copy

@@ -93,8 +93,9 @@ TEST(SeparablePairs, ThroughBatchNormAndActivations) {
 TEST(SeparablePairs, AfterBatchNormFolding) {
   auto pairs = Chain().conv("dw", 1, 8, 3, 8).batch_norm("bn", 8).op("act", "Relu").conv("pw", 8, 16, 1, 1).pairs(true);
   ASSERT_EQ(pairs.size(), 1u);
-  EXPECT_EQ(pairs[0].depthwise, "dw+bn");
-  EXPECT_EQ(pairs[0].through, (std::vector<std::string>{"act"}));
+  // Fusion runs after folding: the Relu goes into the depthwise Conv's epilogue too.
+  EXPECT_EQ(pairs[0].depthwise, "dw+bn+act");
+  EXPECT_TRUE(pairs[0].through.empty());
   EXPECT_EQ(pairs[0].depthwise_macs, 3 * 3 * 8 * 10 * 10);
 }
 
@@ -127,8 +128,8 @@ TEST(SeparablePairs, OnlyCleanChainsCount) {
                  .conv("pw2", 8, 4, 1, 1)
                  .pairs();
   ASSERT_EQ(two.size(), 2u);
-  EXPECT_EQ(two[1].depthwise, "dw2");
-  EXPECT_EQ(two[1].through, (std::vector<std::string>{"relu"}));
+  EXPECT_EQ(two[1].depthwise, "dw2+relu");  // the Relu fused into dw2
+  EXPECT_TRUE(two[1].through.empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Graph passes on hand-made graphs: BN folding keeps outputs and removes exactly the
-// BN's cost, unfoldable BNs stay with a reason, identities and dead nodes go.
+// BN's cost, unfoldable BNs stay with a reason, identities and dead nodes go; activation
+// fusion keeps outputs and FLOPs and drops the intermediate tensor's bytes.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "graph/passes/eliminate_dead_nodes.h"
 #include "graph/passes/eliminate_identities.h"
 #include "graph/passes/fold_batch_norm.h"
+#include "graph/passes/fuse_activations.h"
 #include "tests/op_test_util.h"
 
 namespace minfer {
@@ -49,9 +51,10 @@ Graph conv_bn_relu(bool bias) {
   return g;
 }
 
-std::vector<float> run_graph(Graph g, bool fold) {
+std::vector<float> run_graph(Graph g, bool fold, bool fuse = true) {
   CompileOptions o;
   o.passes.fold_bn = fold;
+  o.passes.fuse = fuse;
   auto model = compile(std::move(g), o);
   Session s(model);
   cli::fill_inputs_deterministic(s);
@@ -77,10 +80,11 @@ TEST(FoldBatchNorm, ConvWithAndWithoutBias) {
 }
 
 TEST(FoldBatchNorm, FlopsDropByExactlyTheBatchNormCost) {
-  CompileOptions off;
+  CompileOptions off, on;
   off.passes.fold_bn = false;
+  off.passes.fuse = on.passes.fuse = false;  // the Relu stays its own step on both sides
   auto before = compile(conv_bn_relu(true), off);
-  auto after = compile(conv_bn_relu(true));
+  auto after = compile(conv_bn_relu(true), on);
   const int64_t bn_flops = 2 * 2 * 4 * 7 * 7;  // 2 per element of the 2x4x7x7 output
   EXPECT_EQ(before->total_cost().flops - after->total_cost().flops, bn_flops);
   EXPECT_EQ(before->total_cost().macs, after->total_cost().macs);
@@ -205,6 +209,81 @@ TEST(Passes, FoldingKeepsEveryBundledModelsOutputs) {
       for (const Step& p : folded->steps())
         for (int o : p.outputs) EXPECT_FALSE(o == s.inputs[0] && p.op_type == "Conv") << s.name;
     }
+  }
+}
+
+TEST(FuseActivations, ConvBnReluBecomesOneNodeWithTheSameFlops) {
+  CompileOptions unfused;
+  unfused.passes.fuse = false;
+  auto before = compile(conv_bn_relu(true), unfused);
+  auto after = compile(conv_bn_relu(true));
+  ASSERT_EQ(after->steps().size(), 1u);
+  const Step& step = after->steps()[0];
+  EXPECT_EQ(step.name, "conv+bn+relu");
+  EXPECT_EQ(step.details["fused_activation"], "Relu");
+  EXPECT_EQ(step.details["kernel"], "direct_simd");
+  // The Relu's FLOPs move into the Conv; its read and write of the 2x4x7x7 tensor go.
+  const int64_t elements = 2 * 4 * 7 * 7;
+  EXPECT_EQ(after->total_cost().flops, before->total_cost().flops);
+  EXPECT_EQ(after->total_cost().macs, before->total_cost().macs);
+  EXPECT_EQ(step.cost.flops, 2 * step.cost.macs + elements);
+  EXPECT_EQ(before->total_cost().bytes_read - after->total_cost().bytes_read, 4 * elements);
+  EXPECT_EQ(before->total_cost().bytes_written - after->total_cost().bytes_written, 4 * elements);
+  EXPECT_LT(test::max_rel_error(run_graph(conv_bn_relu(true), true, true), run_graph(conv_bn_relu(true), true, false)),
+            1e-6);
+}
+
+TEST(FuseActivations, KeepsActivationsWithOtherReadersOrProducers) {
+  Graph g = conv_bn_relu(false);
+  g.outputs.push_back("n");  // the BN output is also a graph output: the Relu cannot fuse
+  fold_batch_norm(g);
+  const PassLog log = fuse_activations(g);
+  EXPECT_TRUE(log.actions.empty());
+  EXPECT_EQ(g.nodes.size(), 2u);
+  Graph pool;
+  pool.source = "<pool_relu>";
+  pool.inputs.push_back({"x", {1, 2, 4, 4}});
+  Node mp{"pool", "MaxPool", {"x"}, {"p"}, {}};
+  mp.attrs.set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool.nodes.push_back(mp);
+  pool.nodes.push_back({"relu", "Relu", {"p"}, {"y"}, {}});
+  pool.outputs = {"y"};
+  EXPECT_TRUE(fuse_activations(pool).actions.empty());  // MaxPool has no epilogue
+}
+
+// Fusion on the bundled CNNs: the outputs do not change, every activation that alone
+// reads a Conv's output goes into that Conv (and the report says so), the FLOPs stay.
+TEST(FuseActivations, BundledCnnsKeepOutputsAndFlops) {
+  struct Expect {
+    const char* model;
+    size_t fused;  // the activations after a Conv, by the architecture
+    const char* activation;
+  };
+  // MobileNetV2: ReLU6 after the stem, the 16 expansions, the 17 depthwise convs and the
+  // last 1x1 (none after the linear bottlenecks). small_cnn: one Relu per conv.
+  for (const Expect& e : {Expect{"mobilenet_v2_1_0.json", 35, "Clip"}, Expect{"small_cnn.json", 2, "Relu"}}) {
+    SCOPED_TRACE(e.model);
+    Graph g = load_model(std::string(MINFER_SOURCE_DIR) + "/models/" + e.model);
+    EXPECT_LT(test::max_rel_error(run_graph(g, true, true), run_graph(g, true, false)), 1e-5);
+    CompileOptions unfused_options;
+    unfused_options.passes.fuse = false;
+    auto unfused = compile(g, unfused_options);
+    auto fused = compile(g);
+    const PassLog& log = fused->pass_logs().back();
+    ASSERT_EQ(log.pass, "fuse");
+    EXPECT_EQ(log.actions.size(), e.fused);
+    for (const PassAction& a : log.actions) {
+      EXPECT_EQ(a.action, "fused");
+      const int producer = unfused->step_index(a.nodes[0]);
+      ASSERT_GE(producer, 0) << a.nodes[0];
+      EXPECT_EQ(unfused->steps()[producer].op_type, "Conv");
+      const Step& step = fused->steps()[fused->step_index(a.result)];
+      EXPECT_EQ(step.details["fused_activation"], e.activation) << a.result;
+    }
+    EXPECT_EQ(fused->steps().size() + e.fused, unfused->steps().size());
+    EXPECT_EQ(fused->total_cost().flops, unfused->total_cost().flops);
+    EXPECT_EQ(fused->total_cost().macs, unfused->total_cost().macs);
+    EXPECT_LT(fused->total_cost().bytes_read, unfused->total_cost().bytes_read);
   }
 }
 

@@ -1,6 +1,8 @@
 // Conv against a direct 7-loop convolution written here, and its cost by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -103,7 +105,64 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{1, 6, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, true, "im2col_gemm"},          // 5x5
         ConvCase{1, 5, 4, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // padded 1x1
         ConvCase{1, 5, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "im2col_gemm"},          // strided 1x1
-        ConvCase{1, 3, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "direct_simd"}));        // strided 1x1
+        ConvCase{1, 3, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "direct_simd"},          // strided 1x1
+        ConvCase{2, 13, 17, 19, 37, 3, 3, 3, 3, 1, 1, 1, 2, 0, 1, 1, true, "im2col_gemm"},      // stride 3, odd
+        ConvCase{1, 31, 9, 8, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, "im2col_gemm"},       // two k-blocks
+        ConvCase{2, 21, 6, 7, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3, true, "pointwise_gemm"},     // odd groups
+        ConvCase{1, 9, 8, 8, 15, 3, 3, 2, 1, 2, 1, 2, 1, 2, 1, 3, true, "im2col_gemm"}));       // grouped, mixed
+
+// The fuse_activations pass's attributes: every kernel applies the activation in its
+// epilogue, the report names it and the FLOPs include it (docs/cost-model.md).
+TEST(Conv, FusedActivationRunsInEveryKernel) {
+  const ConvCase cases[] = {
+      {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},
+      {2, 6, 9, 7, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},
+      {1, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},
+      {2, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"},
+      {1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, true, "depthwise_direct"},
+  };
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(c.kernel);
+    const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+    auto x = random_values(c.n * c.cin * c.h * c.w, 21);
+    auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 22);
+    auto b = random_values(c.cout, 23);
+    Attributes a;
+    a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+    a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+    a.set("group", c.group);
+    a.set("activation", std::string("Clip"));
+    a.set("activation.min", -0.25);
+    a.set("activation.max", 0.5);
+    std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt),
+                                  weight({c.cout}, b)};
+    std::vector<float> expected = naive_conv(c, x, wt, b, oh, ow);
+    for (float& v : expected) v = std::min(std::max(v, -0.25f), 0.5f);
+    for (int threads : {1, 2}) {
+      OpResult r = run_op("Conv", in, a, 1, threads);
+      EXPECT_LT(max_rel_error(r.outputs[0], expected), 1e-5) << "threads " << threads;
+      EXPECT_EQ(r.details["kernel"], c.kernel);
+      EXPECT_EQ(r.details["fused_activation"], "Clip");
+      EXPECT_EQ(r.cost.flops, 2 * r.cost.macs + 2 * c.n * c.cout * oh * ow);  // Clip: 2 per element
+    }
+  }
+}
+
+TEST(Conv, GemmKernelsReportTheirPacking) {
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto x = random_values(1 * 8 * 6 * 6, 31);
+  auto wt = random_values(4 * 8 * 3 * 3, 32);
+  OpResult constant = run_op("Conv", {input({1, 8, 6, 6}, x), weight({4, 8, 3, 3}, wt)}, a);
+  EXPECT_EQ(constant.details["prepacked"], "weights");
+  EXPECT_EQ(constant.details["im2col"], "into the GEMM's B panels");
+  EXPECT_TRUE(constant.details["gemm_kernel"].get<std::string>().starts_with("gemm_f32_"));
+  EXPECT_FALSE(constant.details.contains("fused_activation"));
+  // Weights as a run-time input: packed by each GEMM call, same result.
+  OpResult runtime = run_op("Conv", {input({1, 8, 6, 6}, x), input({4, 8, 3, 3}, wt)}, a);
+  EXPECT_EQ(runtime.details["prepacked"], "none");
+  EXPECT_EQ(runtime.outputs[0], constant.outputs[0]);
+}
 
 TEST(ConvCost, SeedRegular3x3Example) {
   // Seed 003: 3x3, 128 filters, on 112x112x64 with same padding = 924,844,032 MACs.

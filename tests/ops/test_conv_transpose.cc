@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "ops/kernels/conv_gemm.h"
+#include "ops/kernels/gemm.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -132,6 +134,10 @@ INSTANTIATE_TEST_SUITE_P(
                    {3, 4}, {12, 12}},
         DeconvCase{"kernel_1x1_stride2", {1, 3, 4, 5}, 2, 1, {1, 1}, {2, 2}, {}, {}, {1, 1}, {}, "", true,
                    {0, 0}, {8, 10}},
+        DeconvCase{"channels_past_the_tiles", {2, 19, 5, 6}, 35, 1, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}, {1, 0}, {}, "",
+                   true, {1, 1}, {10, 11}},
+        DeconvCase{"groups3_odd_channels", {1, 9, 4, 7}, 15, 3, {2, 3}, {3, 1}, {}, {0, 1, 0, 1}, {}, {}, "", true,
+                   {0, 1}, {11, 7}},
         DeconvCase{"odd_sizes_k5", {1, 3, 7, 3}, 5, 1, {5, 5}, {2, 3}, {}, {2, 2, 2, 2}, {}, {}, "", true,
                    {2, 2}, {13, 7}},
         // output_shape (pads ignored): total = reach - target; odd extra at the beginning,
@@ -275,14 +281,53 @@ TEST(ConvTranspose, WorkspaceAndDetailsFollowTheMethod) {
     return std::make_pair(model->steps()[0].workspace_bytes, model->steps()[0].details);
   };
   const auto [col_ws, col_details] = step("col2im");
-  EXPECT_EQ(col_ws, 4 * 32 * 16 * 8 * 8);  // one group's columns: Cout*Kh*Kw x Hin*Win
+  // One group's columns Cout*Kh*Kw x Hin*Win, then the GEMM's scratch (weights prepacked).
+  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+  EXPECT_EQ(col_ws, 4 * 32 * 16 * 8 * 8 +
+                        kernels::gemm_workspace_bytes(kernel, 32 * 16, 8 * 8, 64, 1, kernels::GemmPacked::kA));
   EXPECT_EQ(col_details["method"], "col2im");
+  EXPECT_EQ(col_details["prepacked"], "weights");
   EXPECT_EQ(col_details["macs_by_method"]["col2im"], 2'097'152);
   EXPECT_EQ(col_details["macs_by_method"]["conv"], 8'388'608);
-  // conv: flipped weights 32*64*16 + zero-inserted input 64*15*15 + im2col 64*16 x 16*16.
+  // conv: the zero-inserted input 64x15x15, then the convolution's GEMM scratch (its
+  // weights flipped and packed once, its im2col packed straight into the GEMM's panels):
+  // less than the 64*16 x 16*16 column matrix it replaces.
   const auto [conv_ws, conv_details] = step("conv");
-  EXPECT_EQ(conv_ws, 4 * (32768 + 14400 + 262144));
+  const int64_t conv_gemm = kernels::gemm_workspace_bytes(kernel, 32, 16 * 16, 64 * 16, 1, kernels::GemmPacked::kA);
+  EXPECT_EQ(conv_ws, 4 * 14400 + conv_gemm);
+  EXPECT_LT(conv_gemm, 4 * 262144);
   EXPECT_EQ(conv_details["method"], "conv");
+}
+
+TEST(ConvTranspose, RuntimeWeightsAndFusedActivation) {
+  const auto x = random_values(1 * 6 * 5 * 4, 41);
+  const auto wt = random_values(6 * 2 * 3 * 3, 42);
+  const auto b = random_values(4, 43);
+  for (const std::string method : {"col2im", "conv"}) {
+    SCOPED_TRACE(method);
+    Attributes a;
+    a.set("strides", std::vector<int64_t>{2, 2});
+    a.set("pads", std::vector<int64_t>{1, 0, 1, 0});
+    a.set("group", int64_t{2});
+    a.set("method", method);
+    const OpResult plain =
+        run_op("ConvTranspose", {input({1, 6, 5, 4}, x), weight({6, 2, 3, 3}, wt), weight({4}, b)}, a);
+    const OpResult runtime =
+        run_op("ConvTranspose", {input({1, 6, 5, 4}, x), input({6, 2, 3, 3}, wt), weight({4}, b)}, a);
+    EXPECT_EQ(runtime.details["prepacked"], "none");
+    EXPECT_EQ(runtime.outputs[0], plain.outputs[0]);
+    a.set("activation", std::string("LeakyRelu"));
+    a.set("activation.alpha", 0.1);
+    for (int threads : {1, 2}) {
+      const OpResult fused =
+          run_op("ConvTranspose", {input({1, 6, 5, 4}, x), weight({6, 2, 3, 3}, wt), weight({4}, b)}, a, 1, threads);
+      std::vector<float> expected = plain.outputs[0];
+      for (float& v : expected) v = v < 0 ? 0.1f * v : v;
+      EXPECT_LT(max_rel_error(fused.outputs[0], expected), 1e-6);
+      EXPECT_EQ(fused.details["fused_activation"], "LeakyRelu");
+      EXPECT_EQ(fused.cost.flops, plain.cost.flops + 2 * num_elements(fused.shapes[0]));  // LeakyRelu: 2 per element
+    }
+  }
 }
 
 TEST(ConvTranspose, RunWideMethodOverridesTheNodeAttribute) {

@@ -1,0 +1,53 @@
+// Convolution as the packed GEMM of ops/kernels/gemm.h, per image and group:
+//   Y_g[Cout/g, Hout*Wout] = act(W_g[Cout/g, K] x col_g[K, Hout*Wout] + bias),  K = Cin/g*Kh*Kw.
+// The weights are packed once (when constant); im2col is fused into the GEMM's B packing
+// (each B panel is gathered from the image just before the micro-kernel reads it), so no
+// [K, Hout*Wout] column matrix exists; a pointwise convolution (1x1, unit stride, no
+// padding) reads the input as B directly. Used by Conv and ConvTranspose's conv method.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ops/activation.h"
+#include "ops/kernels/gemm.h"
+#include "ops/reference/conv2d.h"
+
+namespace minfer::kernels {
+
+class ConvGemm {
+ public:
+  ConvGemm() = default;
+  // `constant_weights` [cout, cin / group, kh, kw] are packed now; null: the weights are a
+  // run-time input, passed to run() and packed by each GEMM call.
+  ConvGemm(const reference::Conv2dShape& s, const float* constant_weights);
+
+  // 1x1, unit stride, no padding: the input is the GEMM's B as it is.
+  bool pointwise() const { return pointwise_; }
+  bool prepacked() const { return !packed_.empty(); }
+
+  // y [batch, cout, out_h, out_w] from x [batch, cin, h, w]; `weights` is used only when
+  // none were packed; bias may be null.
+  void run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act, float* y,
+           std::span<float> workspace, int threads) const;
+
+ private:
+  int64_t m() const { return shape_.cout_per_group(); }
+  int64_t n() const { return shape_.out_h * shape_.out_w; }
+  int64_t k() const { return shape_.cin_per_group() * shape_.win.kh * shape_.win.kw; }
+
+  reference::Conv2dShape shape_;
+  bool pointwise_ = false;
+  std::vector<PackedMatrix> packed_;  // one per group
+};
+
+// Floats of workspace ConvGemm::run needs with up to `threads` threads: the GEMM's
+// per-thread packing scratch (B panels, and A unless the weights are prepacked); no
+// column matrix.
+int64_t conv_gemm_workspace_floats(const reference::Conv2dShape& s, bool weights_prepacked, int threads);
+
+// True when s is a 1x1 convolution with unit stride and no padding.
+bool is_pointwise(const reference::Conv2dShape& s);
+
+}  // namespace minfer::kernels
