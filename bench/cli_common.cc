@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "graph/errors.h"
+#include "graph/memory_limit.h"
 
 namespace minfer::cli {
 
@@ -41,12 +42,39 @@ void add_override(CLI::App& app, const std::string& name, CompileOptions& option
 
 void add_compile_flags(CLI::App& app, CompileOptions& options) {
   app.add_option("--num_threads", options.num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
+  app.add_option_function<std::string>(
+      "--max_memory",
+      [&options](const std::string& v) {
+        try {
+          options.max_memory = parse_byte_size("--max_memory", v);
+        } catch (const UsageError& e) {
+          throw CLI::ValidationError(e.what());
+        }
+      },
+      fmt::format("Most bytes of tensor data the model may take: constants plus one run's activations; K, M, G, T "
+                  "suffixes (default: half the physical memory, here {})",
+                  format_bytes(default_max_memory())));
+  app.add_flag("--check_numerics", options.check_numerics,
+               "Check every op's outputs for NaN and infinities; the first op that produces one is an error");
   add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
   add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
   add_override(app, "--deconv_method", options, "ConvTranspose", "method", {"col2im", "conv"},
                "ConvTranspose method for every node (overrides the model's)");
   add_override(app, "--lstm_plan", options, "LSTM", "plan", {"minimal", "fused"},
                "Memory plan of every LSTM cell (default: each node's 'plan')");
+}
+
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string cause = e.what();
+    std::replace(cause.begin(), cause.end(), '\n', ' ');
+    std::cerr << tool << ": " << cause << " (--help lists the flags)\n";
+    return 2;
+  }
 }
 
 void fill_inputs_deterministic(Session& session, uint64_t seed) {

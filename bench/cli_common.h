@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,17 @@ class App;
 
 namespace minfer::cli {
 
-// The run-wide flags that change how a model compiles or runs (--num_threads, and
-// options such as --deconv_method that become CompileOptions attribute overrides).
+// The run-wide flags that change how a model compiles or runs (--num_threads,
+// --max_memory, --check_numerics, and options such as --deconv_method that become
+// CompileOptions attribute overrides).
 // Every tool that compiles a model registers them here, so a flag added once reaches
 // engine_bench and engine_check alike.
 void add_compile_flags(CLI::App& app, CompileOptions& options);
+
+// Parses the command line. A bad flag is one line on stderr, "<tool>: <cause> (--help
+// lists the flags)", and exit status 2. Returns the status main returns (0 after
+// --help), or nullopt when the tool goes on.
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv);
 
 // Fills every graph input with reproducible pseudo-random values in [0, 1).
 void fill_inputs_deterministic(Session& session, uint64_t seed = 1);

@@ -46,10 +46,11 @@ int main(int argc, char** argv) {
   app.add_flag("--probe", machine.reprobe, "Measure the machine again instead of using the cached figures");
   app.add_option("--machine_cache", machine.cache_file, "File of measured machine figures")
       ->default_str(machine.cache_file);
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = minfer::cli::parse_command_line(app, "engine_bench", argc, argv)) return *status;
 
   return minfer::cli::run_tool("engine_bench", [&] {
     minfer::LoadOptions load;
+    load.max_memory = options.max_memory;
     if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
     minfer::Graph graph = minfer::load_model(model_path, load);
     minfer::Preprocess preprocess = graph.preprocess;

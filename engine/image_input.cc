@@ -1,6 +1,9 @@
 #include "engine/image_input.h"
 
 #include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <numeric>
 
@@ -23,9 +26,29 @@ float per_channel(const std::vector<float>& values, int64_t c) {
   return values.size() == 1 ? values[0] : values[c];
 }
 
+// stb_image's own buffers take up to this many bytes per pixel while it decodes (a
+// progressive JPEG's coefficients, a PNG's filtered rows, then the pixels themselves).
+constexpr int64_t kDecodeBytesPerPixel = 16;
+
 }  // namespace
 
-std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& p) {
+std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& preprocess,
+                                   int64_t max_memory) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!in || ec) throw UsageError(fmt::format("{}: cannot read the image (cannot open the file)", path));
+  if (size > static_cast<uintmax_t>(std::min<int64_t>(max_memory, INT_MAX)))  // stb takes an int length
+    throw UsageError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
+                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
+  std::vector<unsigned char> bytes(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return image_to_tensor(bytes, path, shape, preprocess, max_memory);
+}
+
+std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const std::string& path, const Shape& shape,
+                                   const Preprocess& p, int64_t max_memory) {
   if (shape.size() != 4 || (shape[1] != 1 && shape[1] != 3))
     throw UsageError(
         fmt::format("{}: the model input has shape {}; an image fills [N, 1 or 3, H, W]", path, shape_str(shape)));
@@ -35,10 +58,23 @@ std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, 
       throw UsageError(fmt::format("{}: preprocess '{}' has {} values, the input has {} channels", path, name,
                                    values->size(), channels));
 
+  if (bytes.size() > INT_MAX) throw UsageError(fmt::format("{}: cannot read the image (the file is too large)", path));
+  const auto length = static_cast<int>(bytes.size());
   int w = 0, h = 0, file_channels = 0;
+  if (!stbi_info_from_memory(bytes.data(), length, &w, &h, &file_channels))
+    throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
+  // Decoding, the float copy and the resized tensor, checked before any is allocated.
+  const int64_t pixels_in = int64_t{w} * h;
+  MemoryBudget budget(max_memory);
+  try {
+    budget.reserve(checked_mul({pixels_in, kDecodeBytesPerPixel + 4 * channels}), fmt::format("a {}x{} image", w, h));
+    budget.reserve(tensor_bytes(checked_mul({n, channels, height, width}), 8), "its tensor");
+  } catch (const OpError& e) {
+    throw UsageError(fmt::format("{}: {}", path, e.what()));
+  }
   // stb converts to the requested channel count: luma for 1, alpha dropped for 3.
   std::unique_ptr<unsigned char, StbiFree> pixels(
-      stbi_load(path.c_str(), &w, &h, &file_channels, static_cast<int>(channels)));
+      stbi_load_from_memory(bytes.data(), length, &w, &h, &file_channels, static_cast<int>(channels)));
   if (!pixels) throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
 
   const size_t src_size = static_cast<size_t>(w) * h * channels;
@@ -63,7 +99,7 @@ void set_image_input(Session& session, const std::string& path, const Preprocess
   if (m.input_values().empty())
     throw UsageError(fmt::format("{}: the model has no input for an image", m.graph().source));
   const std::string& input = m.values()[m.input_values()[0]].name;
-  session.set_input(input, image_to_tensor(path, session.shape(input), preprocess));
+  session.set_input(input, image_to_tensor(path, session.shape(input), preprocess, m.options().max_memory));
 }
 
 std::vector<ClassScore> top_classes(std::span<const float> scores, int k, const Graph& graph) {

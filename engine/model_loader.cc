@@ -38,8 +38,9 @@ void bind_input_values(Graph& graph, const std::map<std::string, TypedTensor>& v
 }  // namespace
 
 Graph load_model(const std::string& path, const LoadOptions& options) {
-  if (model_format(path) == ".onnx") return load_onnx(path, options.input_shapes, options.input_values);
-  Graph graph = load_netjson(path);
+  if (model_format(path) == ".onnx")
+    return load_onnx(path, options.input_shapes, options.input_values, options.max_memory);
+  Graph graph = load_netjson(path, options.max_memory);
   override_input_shapes(graph, options.input_shapes);
   bind_input_values(graph, options.input_values);
   return graph;

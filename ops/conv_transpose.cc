@@ -33,11 +33,11 @@ struct DeconvGeometry {
 
   int64_t cin_per_group() const { return cin / group; }
   int64_t cout_per_group() const { return cout / group; }
-  int64_t kernel_size() const { return win.kh * win.kw; }
+  int64_t kernel_size() const { return checked_mul({win.kh, win.kw}); }
   bool strided() const { return win.sh > 1 || win.sw > 1; }
 
-  int64_t col2im_macs() const { return batch * kernel_size() * cin * cout_per_group() * h * w; }
-  int64_t conv_macs() const { return batch * kernel_size() * cin_per_group() * cout * out_h * out_w; }
+  int64_t col2im_macs() const { return checked_mul({batch, kernel_size(), cin, cout_per_group(), h, w}); }
+  int64_t conv_macs() const { return checked_mul({batch, kernel_size(), cin_per_group(), cout, out_h, out_w}); }
 
   // The conv method's convolution: over the zero-inserted input, unit stride, the
   // same dilation, and pads that make the kernel's flipped reach land where the
@@ -45,8 +45,8 @@ struct DeconvGeometry {
   reference::Conv2dShape conv_shape() const {
     reference::Conv2dShape s;
     s.cin = cin;
-    s.h = (h - 1) * win.sh + 1;
-    s.w = (w - 1) * win.sw + 1;
+    s.h = checked_add({checked_mul({h - 1, win.sh}), 1});
+    s.w = checked_add({checked_mul({w - 1, win.sw}), 1});
     s.cout = cout;
     s.out_h = out_h;
     s.out_w = out_w;
@@ -64,13 +64,15 @@ struct DeconvGeometry {
 
   // Workspace floats. col2im: one group's columns. conv: the flipped weights, the
   // zero-inserted image (not needed at unit stride) and one group's im2col matrix.
-  int64_t col2im_workspace() const { return cout_per_group() * kernel_size() * h * w; }
-  int64_t flipped_weights() const { return cout * cin_per_group() * kernel_size(); }
+  int64_t col2im_workspace() const { return checked_mul({cout_per_group(), kernel_size(), h, w}); }
+  int64_t flipped_weights() const { return checked_mul({cout, cin_per_group(), kernel_size()}); }
   int64_t zero_inserted() const {
     const reference::Conv2dShape s = conv_shape();
-    return strided() ? cin * s.h * s.w : 0;
+    return strided() ? checked_mul({cin, s.h, s.w}) : 0;
   }
-  int64_t conv_workspace() const { return flipped_weights() + zero_inserted() + conv_shape().col_floats(); }
+  int64_t conv_workspace() const {
+    return checked_add({flipped_weights(), zero_inserted(), conv_shape().col_floats()});
+  }
 };
 
 const char* method_name(DeconvMethod m) {
@@ -105,7 +107,7 @@ class ConvTransposeOp final : public Op {
     DeconvGeometry g = geometry(in);
     Cost c = data_movement(in, out);
     c.macs = method_ == DeconvMethod::kCol2im ? g.col2im_macs() : g.conv_macs();
-    c.flops = 2 * c.macs;
+    c.flops = checked_mul({2, c.macs});
     return c;
   }
 
@@ -120,7 +122,7 @@ class ConvTransposeOp final : public Op {
 
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
     DeconvGeometry g = geometry(in);
-    return 4 * (method_ == DeconvMethod::kCol2im ? g.col2im_workspace() : g.conv_workspace());
+    return checked_mul({4, method_ == DeconvMethod::kCol2im ? g.col2im_workspace() : g.conv_workspace()});
   }
 
   void prepare(const ArgInfos& in, const std::vector<Shape>&) override { geo_ = geometry(in); }
