@@ -108,22 +108,31 @@ std::vector<float> parse_float_list(const std::string& flag, const std::string& 
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + ".tmp";
-  {
+  write_files_atomically({{path, contents}});
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temps;
+  auto fail = [&](const std::string& path, const std::string& cause) {
+    std::error_code ignored;
+    for (const std::string& t : temps) std::filesystem::remove(t, ignored);
+    throw UsageError(fmt::format("{}: {}", path, cause));
+  };
+  for (const auto& [path, contents] : files) {
+    // Checked first: a rename onto a directory would fail after the others succeeded.
+    if (std::filesystem::is_directory(path)) fail(path, "is a directory");
+    const std::string tmp = path + ".tmp";
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError(fmt::format("{}: cannot open for writing", path));
+    if (!out) fail(path, "cannot open for writing");
+    temps.push_back(tmp);
     out << contents;
     out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      throw UsageError(fmt::format("{}: write failed", path));
-    }
+    if (!out) fail(path, "write failed");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw UsageError(fmt::format("{}: {}", path, ec.message()));
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temps[i], files[i].first, ec);
+    if (ec) fail(files[i].first, ec.message());
   }
 }
 

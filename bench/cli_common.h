@@ -35,6 +35,9 @@ std::vector<float> parse_float_list(const std::string& flag, const std::string& 
 
 // Writes via a temporary file and a rename, so a failed run leaves no partial file.
 void write_file_atomically(const std::string& path, const std::string& contents);
+// Several files (path, contents) that belong together: all are written to temporary
+// files before any is renamed into place, so a failure leaves none of them.
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
 int run_tool(const char* tool, const std::function<int()>& body);

@@ -36,8 +36,9 @@ int main(int argc, char** argv) {
     }
     const fs::path weights = fs::path(out_path).replace_extension(".bin");
     const minfer::NetJsonFiles files = minfer::to_netjson(graph, weights.filename().string());
-    if (!files.weights.empty()) minfer::cli::write_file_atomically(weights.string(), files.weights);
-    minfer::cli::write_file_atomically(out_path, files.json);
+    std::vector<std::pair<std::string, std::string>> outputs = {{out_path, files.json}};
+    if (!files.weights.empty()) outputs.emplace_back(weights.string(), files.weights);
+    minfer::cli::write_files_atomically(outputs);
     return 0;
   });
 }

@@ -142,7 +142,7 @@ TypedTensor cast(const FoldNode& node, const TypedTensor& x, const MemoryBudget&
     for (int64_t i = 0; i < x.size(); ++i) {
       const double v = x.real(i);
       // float32 and narrower keep float32's precision here (the engine's own type).
-      out.reals.push_back(to == DataType::kDouble ? v : static_cast<double>(static_cast<float>(v)));
+      out.reals.push_back(to == DataType::kDouble ? v : static_cast<double>(narrow_to_float(v)));
     }
   } else {
     throw UnsupportedError(fmt::format("casting to {} is not supported", data_type_name(to)));
@@ -389,7 +389,7 @@ TypedTensor binary(const std::string& op, const TypedTensor& a, const TypedTenso
     } else {
       const double x = a.real(ia[i]), y = b.real(ib[i]);
       const double r = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
-      out.reals.push_back(out.type == DataType::kDouble ? r : static_cast<double>(static_cast<float>(r)));
+      out.reals.push_back(out.type == DataType::kDouble ? r : static_cast<double>(narrow_to_float(r)));
     }
   }
   return out;

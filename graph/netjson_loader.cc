@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -113,6 +114,15 @@ class Parser {
     return v.get<std::string>();
   }
 
+  // A number as float32; a value past its range is refused (model data and ONNX's float
+  // attributes are float32).
+  float get_float(const json& v, const std::string& where) const {
+    const double d = v.get<double>();
+    if (!(std::fabs(d) <= std::numeric_limits<float>::max()))
+      fail(fmt::format("{} value {} is outside float32's range", where, v.dump()));
+    return static_cast<float>(d);
+  }
+
   Shape get_shape(const json& v, const std::string& where) const {
     if (!v.is_array()) fail(fmt::format("{}: 'shape' must be an array of integers", where));
     Shape s;
@@ -163,7 +173,7 @@ class Parser {
         t.data.reserve(n);
         for (const json& x : d) {
           if (!x.is_number()) fail(fmt::format("{}: 'data' must hold numbers, got {}", where, x.dump()));
-          t.data.push_back(x.get<float>());
+          t.data.push_back(get_float(x, where + ": 'data'"));
         }
       } else if (v.contains("offset")) {
         t.data = read_weights(v["offset"], n, where);
@@ -200,7 +210,7 @@ class Parser {
       values.clear();
       for (const json& x : v) {
         if (!x.is_number()) fail(fmt::format("preprocess: '{}' must hold numbers, got {}", key, x.dump()));
-        values.push_back(x.get<float>());
+        values.push_back(get_float(x, fmt::format("preprocess: '{}'", key)));
       }
     }
     for (float s : out.std)
@@ -277,7 +287,10 @@ class Parser {
 
   AttrValue parse_attr(const json& v, const std::string& where) const {
     if (v.is_number_integer()) return v.get<int64_t>();
-    if (v.is_number()) return v.get<double>();
+    if (v.is_number()) {
+      get_float(v, where);  // in float32's range, where ops read it
+      return v.get<double>();
+    }
     if (v.is_string()) return v.get<std::string>();
     if (v.is_boolean()) return static_cast<int64_t>(v.get<bool>());
     if (v.is_array()) {
@@ -288,7 +301,10 @@ class Parser {
         all_str = all_str && x.is_string();
       }
       if (all_int) return v.get<std::vector<int64_t>>();
-      if (all_num) return v.get<std::vector<double>>();
+      if (all_num) {
+        for (const json& x : v) get_float(x, where);
+        return v.get<std::vector<double>>();
+      }
       if (all_str) return v.get<std::vector<std::string>>();
     }
     fail(fmt::format("{} must be a number, a string or a list of one of them, got {}", where, v.dump()));
