@@ -65,8 +65,13 @@ void add_compile_flags(CLI::App& app, CompileOptions& options) {
 }
 
 std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv) {
+  return parse_command_line(app, tool, std::vector<std::string>(argv + 1, argv + argc));
+}
+
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector of arguments last first
   try {
-    app.parse(argc, argv);
+    app.parse(args);
     return std::nullopt;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help

@@ -26,6 +26,8 @@ void add_compile_flags(CLI::App& app, CompileOptions& options);
 // lists the flags)", and exit status 2. Returns the status main returns (0 after
 // --help), or nullopt when the tool goes on.
 std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv);
+// The same for arguments already taken apart (in command-line order, without the program).
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vector<std::string> args);
 
 // Fills every graph input with reproducible pseudo-random values in [0, 1).
 void fill_inputs_deterministic(Session& session, uint64_t seed = 1);

@@ -1,12 +1,15 @@
 // engine_bench: load a model, run it, print the profile (cost joined with time), in
 // the manner of TensorFlow's benchmark_model.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "bench/cli_common.h"
+#include "bench/compare.h"
 #include "engine/engine.h"
+#include "profiler/compare_report.h"
 #include "profiler/progress.h"
 
 int main(int argc, char** argv) {
@@ -15,7 +18,7 @@ int main(int argc, char** argv) {
   int num_runs = 20, warmup_runs = 2;
   bool memory_plan = false;
   minfer::CompileOptions options;
-  app.add_option("--model", model_path, "Model file (.json: net.json, .onnx: ONNX)")->required();
+  app.add_option("--model", model_path, "Model file (.json: net.json, .onnx: ONNX)");
   app.add_option("--num_runs", num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
   app.add_option("--warmup_runs", warmup_runs, "Unprofiled runs first")->check(CLI::Range(0, 1000000));
   minfer::cli::add_compile_flags(app, options);
@@ -35,6 +38,10 @@ int main(int argc, char** argv) {
   app.add_option("--trace", trace_path, "Write a Chrome/Perfetto trace (JSON) of every profiled run to FILE");
   app.add_option("--html", html_path, "Write the report as one self-contained HTML page to FILE");
 
+  app.footer(
+      "--compare A B: two sides in one run, side by side; each side a model and/or quoted flags over the run-wide "
+      "ones, e.g. --compare a.json b.json, or --model m.json --compare \"--fold_bn 0\" \"--fold_bn 1\"");
+
   minfer::MachineOptions machine;
   machine.cache_file = minfer::default_machine_cache_file();
   app.add_option("--peak_gflops", machine.peak_gflops, "Peak fp32 GFLOP/s for the roofline (default: measured)")
@@ -46,9 +53,37 @@ int main(int argc, char** argv) {
   app.add_flag("--probe", machine.reprobe, "Measure the machine again instead of using the cached figures");
   app.add_option("--machine_cache", machine.cache_file, "File of measured machine figures")
       ->default_str(machine.cache_file);
-  if (auto status = minfer::cli::parse_command_line(app, "engine_bench", argc, argv)) return *status;
+  minfer::cli::CompareArgs args;
+  if (int failed = minfer::cli::run_tool("engine_bench", [&] {
+        args = minfer::cli::take_compare_sides({argv + 1, argv + argc});
+        return 0;
+      }))
+    return failed;
+  if (auto status = minfer::cli::parse_command_line(app, "engine_bench", args.rest)) return *status;
 
+  auto emit = [&](const std::string& text) {
+    if (output_path.empty()) std::cout << text;
+    else minfer::cli::write_file_atomically(output_path, text);
+  };
   return minfer::cli::run_tool("engine_bench", [&] {
+    if (!args.sides.empty()) {
+      if (!image.empty() || !trace_path.empty())
+        throw minfer::UsageError("--compare runs two sides: --image and --trace are for one model");
+      machine.progress = minfer::Progress::enabled();
+      const nlohmann::json comparison = minfer::cli::run_comparison(
+          args.sides[0], args.sides[1], {model_path, input_shape, options}, {warmup_runs, num_runs, machine});
+      std::string text;
+      if (format == "json") text = comparison.dump(2) + "\n";
+      else if (format == "csv") text = minfer::format_compare_csv(comparison);
+      else text = minfer::format_compare_text(comparison);
+      if (memory_plan)
+        for (const nlohmann::json& side : comparison["sides"])
+          text += "\nSide " + side["label"].get<std::string>() + ":\n" + minfer::format_memory_plan(side["report"]);
+      if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_compare_html(comparison));
+      emit(text);
+      return 0;
+    }
+    if (model_path.empty()) throw minfer::UsageError("--model is required (or --compare A B)");
     minfer::LoadOptions load;
     load.max_memory = options.max_memory;
     if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
@@ -88,8 +123,7 @@ int main(int argc, char** argv) {
     if (!trace_path.empty())
       minfer::cli::write_file_atomically(trace_path, minfer::format_trace(report, session.profile()));
     if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_html(report));
-    if (output_path.empty()) std::cout << text;
-    else minfer::cli::write_file_atomically(output_path, text);
+    emit(text);
     return 0;
   });
 }

@@ -67,6 +67,40 @@ int64_t Activation::flops_per_element() const {
   return 0;
 }
 
+std::string activation_name(const Activation& a) {
+  switch (a.kind) {
+    case ActivationKind::kNone: return "";
+    case ActivationKind::kRelu: return "Relu";
+    case ActivationKind::kClip: return "Clip";
+    case ActivationKind::kLeakyRelu: return "LeakyRelu";
+    case ActivationKind::kElu: return "Elu";
+    case ActivationKind::kSelu: return "Selu";
+    case ActivationKind::kSigmoid: return "Sigmoid";
+    case ActivationKind::kHardSigmoid: return "HardSigmoid";
+    case ActivationKind::kHardSwish: return "HardSwish";
+    case ActivationKind::kTanh: return "Tanh";
+    case ActivationKind::kSoftplus: return "Softplus";
+  }
+  return "";
+}
+
+Activation take_fused_activation(Attributes& attrs) {
+  if (!attrs.has("activation")) return {};
+  Node fused{"", attrs.get_string("activation", ""), {}, {}, {}};
+  const std::string prefix = "activation.";
+  std::vector<std::string> taken = {"activation"};
+  for (const auto& [name, value] : attrs.all()) {
+    if (name.rfind(prefix, 0) != 0) continue;
+    fused.attrs.set(name.substr(prefix.size()), value);
+    taken.push_back(name);
+  }
+  for (const std::string& name : taken) attrs.erase(name);
+  const Activation a = activation_for(fused);
+  if (a.kind == ActivationKind::kNone)
+    throw OpError("attribute 'activation' names '" + fused.op_type + "', which is not an activation");
+  return a;
+}
+
 Activation activation_for(const Node& node) {
   const std::string& t = node.op_type;
   const Attributes& at = node.attrs;

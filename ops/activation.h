@@ -24,6 +24,14 @@ struct Activation {
   int64_t flops_per_element() const;
 };
 
+// Removes a fused activation (set by the fuse_activations pass: "activation" names the
+// op type, "activation.<attribute>" its attributes) from `attrs` and returns it; kNone
+// when there is none. Conv, ConvTranspose and Gemm call it before checking the rest.
+Activation take_fused_activation(Attributes& attrs);
+
+// The ONNX op type of an activation ("Relu", ...; "" for kNone), for reports.
+std::string activation_name(const Activation& a);
+
 // The activation a node of that op type computes (attributes parsed and checked), or
 // kind == kNone when the op type is not an activation. Clip's bounds given as inputs
 // are filled in by the caller.

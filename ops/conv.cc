@@ -1,9 +1,14 @@
 // Conv, with the kernel chosen once per node: a direct depthwise kernel when group
-// equals the input channels (any channel multiplier), a direct GEMM over the input for
-// 1x1 convolutions with unit stride and no padding, and im2col + GEMM otherwise (which
-// for a strided 1x1 is a plain subsampling copy of the input into the column buffer).
+// equals the input channels (the SIMD one for the windows it covers, see
+// ops/kernels/depthwise_conv.h, else the scalar one: any channel multiplier), a direct
+// SIMD convolution when there are few input channels (ops/kernels/direct_conv.h: the
+// RGB first layer), a direct GEMM over the input for 1x1 convolutions with unit stride
+// and no padding, and im2col + GEMM otherwise (which for a strided 1x1 is a plain
+// subsampling copy of the input into the column buffer).
 #include <fmt/format.h>
 
+#include "ops/kernels/depthwise_conv.h"
+#include "ops/kernels/direct_conv.h"
 #include "ops/op.h"
 #include "ops/reference/conv2d.h"
 #include "ops/reference/depthwise_conv.h"
@@ -17,11 +22,13 @@ struct ConvGeometry : reference::Conv2dShape {
   bool has_bias = false;
 };
 
-enum class ConvKernel { kIm2col, kPointwise, kDepthwise };
+enum class ConvKernel { kIm2col, kPointwise, kDepthwise, kDepthwiseSimd, kDirectSimd };
 
 ConvKernel choose_kernel(const ConvGeometry& g) {
   const Window2d& w = g.win;
-  if (g.group > 1 && g.group == g.cin) return ConvKernel::kDepthwise;
+  if (g.group > 1 && g.group == g.cin)
+    return kernels::find_depthwise_kernel(g) ? ConvKernel::kDepthwiseSimd : ConvKernel::kDepthwise;
+  if (kernels::find_direct_conv_kernel(g)) return ConvKernel::kDirectSimd;
   if (w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pad_top == 0 && w.pad_left == 0 && w.pad_bottom == 0 &&
       w.pad_right == 0)
     return ConvKernel::kPointwise;
@@ -31,6 +38,8 @@ ConvKernel choose_kernel(const ConvGeometry& g) {
 const char* kernel_name(ConvKernel k) {
   switch (k) {
     case ConvKernel::kDepthwise: return "depthwise_direct";
+    case ConvKernel::kDepthwiseSimd: return "depthwise_simd";
+    case ConvKernel::kDirectSimd: return "direct_simd";
     case ConvKernel::kPointwise: return "pointwise_gemm";
     case ConvKernel::kIm2col: return "im2col_gemm";
   }
@@ -72,30 +81,52 @@ class ConvOp final : public Op {
     const ConvKernel k = choose_kernel(g);
     nlohmann::json d = {{"kernel", kernel_name(k)}};
     if (k == ConvKernel::kDepthwise) d["multiplier"] = g.cout / g.cin;
+    if (k == ConvKernel::kDepthwiseSimd) d["variant"] = kernels::find_depthwise_kernel(g)->name;
+    if (k == ConvKernel::kDirectSimd) d["variant"] = kernels::find_direct_conv_kernel(g)->name;
     return d;
   }
 
-  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
+  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
     ConvGeometry g = geometry(in);
-    return choose_kernel(g) == ConvKernel::kIm2col ? 4 * g.col_floats() : 0;
+    switch (choose_kernel(g)) {
+      case ConvKernel::kIm2col: return 4 * g.col_floats();
+      case ConvKernel::kDepthwiseSimd:
+        return 4 * kernels::depthwise_workspace_floats(*kernels::find_depthwise_kernel(g), g, g.batch, threads);
+      case ConvKernel::kDirectSimd:
+        return 4 * kernels::direct_conv_workspace_floats(*kernels::find_direct_conv_kernel(g), g, g.batch, threads);
+      default: return 0;
+    }
   }
 
   void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
     geo_ = geometry(in);
     kernel_ = choose_kernel(geo_);
+    depthwise_ = kernels::find_depthwise_kernel(geo_);
+    direct_ = kernels::find_direct_conv_kernel(geo_);
   }
 
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            std::span<float> workspace) const override {
     const ConvGeometry& g = geo_;
     const float* weights = in[1].data;
     const float* bias = g.has_bias ? in[2].data : nullptr;
+    if (kernel_ == ConvKernel::kDepthwiseSimd) {
+      kernels::depthwise_conv2d(*depthwise_, g, g.batch, in[0].data, weights, bias, out[0].data, workspace,
+                                ctx.num_threads);
+      return;
+    }
+    if (kernel_ == ConvKernel::kDirectSimd) {
+      kernels::direct_conv2d(*direct_, g, g.batch, in[0].data, weights, bias, out[0].data, workspace, ctx.num_threads);
+      return;
+    }
     const int64_t in_image = g.cin * g.h * g.w, out_image = g.cout * g.out_h * g.out_w;
     for (int64_t n = 0; n < g.batch; ++n) {
       const float* x = in[0].data + n * in_image;
       float* y = out[0].data + n * out_image;
       switch (kernel_) {
         case ConvKernel::kDepthwise: reference::depthwise_conv2d(g, x, weights, bias, y); break;
+        case ConvKernel::kDepthwiseSimd:
+        case ConvKernel::kDirectSimd: break;  // whole batch above
         case ConvKernel::kPointwise: reference::conv2d_pointwise(g, x, weights, bias, y); break;
         case ConvKernel::kIm2col: reference::conv2d_im2col(g, x, weights, bias, y, workspace.data()); break;
       }
@@ -124,8 +155,8 @@ class ConvOp final : public Op {
                                 shape_str(w), w[1], g.cin / g.group, g.group));
     std::vector<int64_t> kernel(w.begin() + 2, w.end());
     if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel)
-      throw OpError(fmt::format("attribute 'kernel_shape' {} disagrees with weights {}",
-                                shape_str(attrs_.kernel_shape), shape_str(w)));
+      throw OpError(fmt::format("attribute 'kernel_shape' {} disagrees with weights {}", shape_str(attrs_.kernel_shape),
+                                shape_str(w)));
     Shape spatial(x.begin() + 2, x.end());
     g.win = resolve_window(attrs_, spatial, kernel);
     g.out_h = window_output_size(g.h, g.win.kh, g.win.sh, g.win.dh, g.win.pad_top, g.win.pad_bottom, false);
@@ -140,10 +171,14 @@ class ConvOp final : public Op {
   int64_t group_ = 1;
   ConvGeometry geo_;
   ConvKernel kernel_ = ConvKernel::kIm2col;
+  const kernels::DepthwiseKernel* depthwise_ = nullptr;
+  const kernels::DirectConvKernel* direct_ = nullptr;
 };
 
 }  // namespace
 
-std::unique_ptr<Op> make_conv(const Node& node) { return std::make_unique<ConvOp>(node); }
+std::unique_ptr<Op> make_conv(const Node& node) {
+  return std::make_unique<ConvOp>(node);
+}
 
 }  // namespace minfer

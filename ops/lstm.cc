@@ -1,6 +1,7 @@
-// LSTM (ONNX opset 14, layout 0): forward, reverse or bidirectional over X [seq, batch,
-// input], one LstmCell step per time step and direction. Outputs Y [seq, dirs, batch,
-// hidden], Y_h and Y_c [dirs, batch, hidden], each optional. The cell's memory plan is
+// LSTM (ONNX opset 14): forward, reverse or bidirectional over X [seq, batch, input]
+// (layout 0; layout 1 is batch-major, [batch, seq, input]), one LstmCell step per time
+// step and direction. Outputs Y [seq, dirs, batch, hidden], Y_h and Y_c [dirs, batch,
+// hidden] (layout 1: [batch, seq, dirs, hidden] and [batch, dirs, hidden]), each optional. The cell's memory plan is
 // the engine attribute "plan" ("minimal" or "fused"); its state and scratch are the
 // step's workspace.
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ enum Output : size_t { kY = 0, kYh, kYc };
 
 struct LstmGeometry {
   int64_t seq = 0, batch = 0, input_size = 0, hidden = 0, directions = 1;
+  bool batch_major = false;  // layout 1
   bool has_bias = false, has_lengths = false, has_initial_h = false, has_initial_c = false, has_peephole = false;
 };
 
@@ -78,13 +80,17 @@ class LstmOp final : public Op {
       throw OpError(fmt::format("attribute 'input_forget' must be 0 or 1, got {}", input_forget));
     input_forget_ = input_forget == 1;
     const int64_t layout = node.attrs.get_int("layout", 0);
-    if (layout != 0)
-      throw UnsupportedError(fmt::format("attribute 'layout' {} is not implemented (only 0: [seq, batch, ...])", layout));
+    if (layout != 0 && layout != 1) throw OpError(fmt::format("attribute 'layout' must be 0 or 1, got {}", layout));
+    batch_major_ = layout == 1;
     plan_ = parse_lstm_plan(node.attrs.get_string("plan", "minimal"));
   }
 
   std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
     const LstmGeometry g = geometry(in);
+    if (g.batch_major) {
+      const Shape state{g.batch, g.directions, g.hidden};
+      return {{g.batch, g.seq, g.directions, g.hidden}, state, state};
+    }
     const Shape state{g.directions, g.batch, g.hidden};
     return {{g.seq, g.directions, g.batch, g.hidden}, state, state};
   }
@@ -106,8 +112,10 @@ class LstmOp final : public Op {
     return c;
   }
 
+  // The cell's state and scratch; batch-major inputs also gather each step's X rows.
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int) const override {
-    return 4 * LstmCell(cell_config(geometry(in))).workspace_floats();
+    const LstmGeometry g = geometry(in);
+    return 4 * (LstmCell(cell_config(g)).workspace_floats() + (g.batch_major ? g.batch * g.input_size : 0));
   }
 
   nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
@@ -161,16 +169,31 @@ class LstmOp final : public Op {
     float* ws = workspace.data();
     float* cell_state = cell.cell_state(ws);
     float* hidden_state = cell.hidden_state(ws);
+    float* x_rows = ws + cell.workspace_floats();  // batch-major: step t's rows, gathered
+    // Where batch row b of direction d sits in a [dirs, batch, H] state tensor, or in a
+    // [batch, dirs, H] one for layout 1; and Y's row for step t.
+    auto state_row = [&](int64_t d, int64_t b) {
+      return (g.batch_major ? b * g.directions + d : d * g.batch + b) * g.hidden;
+    };
+    auto y_row = [&](int64_t t, int64_t d, int64_t b) {
+      return (g.batch_major ? (b * g.seq + t) * g.directions + d : (t * g.directions + d) * g.batch + b) * g.hidden;
+    };
+    auto copy_state = [&](const float* from, int64_t d, float* to) {
+      for (int64_t b = 0; b < g.batch; ++b) std::copy_n(from + state_row(d, b), g.hidden, to + b * g.hidden);
+    };
+    auto store_state = [&](const float* from, int64_t d, float* to) {
+      for (int64_t b = 0; b < g.batch; ++b) std::copy_n(from + b * g.hidden, g.hidden, to + state_row(d, b));
+    };
 
     for (int64_t d = 0; d < g.directions; ++d) {
       const bool reverse = reverse_ || d == 1;  // bidirectional: direction 1 runs backwards
       const LstmCellWeights weights = cell_weights(in, d);
       if (g.has_initial_c)
-        std::copy_n(in[kInitialC].data + d * bh, bh, cell_state);
+        copy_state(in[kInitialC].data, d, cell_state);
       else
         std::fill_n(cell_state, bh, 0.0f);
       if (g.has_initial_h)
-        std::copy_n(in[kInitialH].data + d * bh, bh, hidden_state);
+        copy_state(in[kInitialH].data, d, hidden_state);
       else
         std::fill_n(hidden_state, bh, 0.0f);
       // Reverse runs t = seq-1 .. 0; a row shorter than seq stays at its initial state
@@ -178,18 +201,24 @@ class LstmOp final : public Op {
       for (int64_t step = 0; step < g.seq; ++step) {
         const int64_t t = reverse ? g.seq - 1 - step : step;
         const ActiveRows active{lengths, t};
-        cell.step(ctx, weights, in[kX].data + t * g.batch * g.input_size, active, ws);
+        const float* x_t = in[kX].data + t * g.batch * g.input_size;
+        if (g.batch_major) {
+          for (int64_t b = 0; b < g.batch; ++b)
+            std::copy_n(in[kX].data + (b * g.seq + t) * g.input_size, g.input_size, x_rows + b * g.input_size);
+          x_t = x_rows;
+        }
+        cell.step(ctx, weights, x_t, active, ws);
         if (!y) continue;
         for (int64_t b = 0; b < g.batch; ++b) {
-          float* row = y + ((t * g.directions + d) * g.batch + b) * g.hidden;
+          float* row = y + y_row(t, d, b);
           if (active(b))
             std::copy_n(hidden_state + b * g.hidden, g.hidden, row);
           else
             std::fill_n(row, g.hidden, 0.0f);
         }
       }
-      if (y_h) std::copy_n(hidden_state, bh, y_h + d * bh);
-      if (y_c) std::copy_n(cell_state, bh, y_c + d * bh);
+      if (y_h) store_state(hidden_state, d, y_h);
+      if (y_c) store_state(cell_state, d, y_c);
     }
   }
 
@@ -198,12 +227,15 @@ class LstmOp final : public Op {
     check_input_count(in, 3, 8);
     const Shape& x = in[kX].shape;
     const Shape& r = in[kR].shape;
-    if (x.size() != 3) throw OpError(fmt::format("X has shape {}, expected rank 3 [seq, batch, input]", shape_str(x)));
+    if (x.size() != 3)
+      throw OpError(fmt::format("X has shape {}, expected rank 3 {}", shape_str(x),
+                                batch_major_ ? "[batch, seq, input] (layout 1)" : "[seq, batch, input]"));
     if (r.size() != 3)
       throw OpError(fmt::format("R has shape {}, expected rank 3 [directions, 4*hidden, hidden]", shape_str(r)));
     LstmGeometry g;
-    g.seq = x[0];
-    g.batch = x[1];
+    g.batch_major = batch_major_;
+    g.seq = x[batch_major_ ? 1 : 0];
+    g.batch = x[batch_major_ ? 0 : 1];
     g.input_size = x[2];
     g.directions = directions_;
     g.hidden = hidden_size_ > 0 ? hidden_size_ : r[2];
@@ -221,11 +253,11 @@ class LstmOp final : public Op {
       if (in[kSequenceLens].constant) check_lengths(in[kSequenceLens].constant->data.data(), g.batch, g.seq);
     }
     g.has_initial_h = present(in, kInitialH);
-    if (g.has_initial_h)
-      expect_shape(in, kInitialH, "initial_h", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
+    const Shape state = batch_major_ ? Shape{g.batch, dirs, hidden} : Shape{dirs, g.batch, hidden};
+    const char* state_layout = batch_major_ ? "[batch, directions, hidden] (layout 1)" : "[directions, batch, hidden]";
+    if (g.has_initial_h) expect_shape(in, kInitialH, "initial_h", state, state_layout);
     g.has_initial_c = present(in, kInitialC);
-    if (g.has_initial_c)
-      expect_shape(in, kInitialC, "initial_c", {dirs, g.batch, hidden}, "[directions, batch, hidden]");
+    if (g.has_initial_c) expect_shape(in, kInitialC, "initial_c", state, state_layout);
     g.has_peephole = present(in, kP);
     if (g.has_peephole) expect_shape(in, kP, "P", {dirs, 3 * hidden}, "[directions, 3*hidden]");
     return g;
@@ -260,6 +292,7 @@ class LstmOp final : public Op {
 
   int64_t directions_ = 1, hidden_size_ = 0;  // hidden_size_ 0: taken from R
   bool reverse_ = false;                      // direction "reverse"
+  bool batch_major_ = false;                  // layout 1
   bool input_forget_ = false;
   std::optional<float> clip_;
   LstmPlan plan_ = LstmPlan::kMinimal;

@@ -1,22 +1,42 @@
 // Gemm (ONNX: alpha * A' * B' + beta * C) and MatMul (numpy semantics, batched with
-// broadcasting). Both cost M*K*N MACs per product; Gemm's bias add is absorbed.
+// broadcasting), both on the packed SGEMM of ops/kernels/gemm.h with constant operands
+// (weights) packed once in prepare(). Both cost M*K*N MACs per product; Gemm's bias add
+// is absorbed.
 #include <fmt/format.h>
 
 #include "ops/broadcast.h"
+#include "ops/kernels/gemm.h"
 #include "ops/op.h"
-#include "ops/reference/gemm.h"
 
 namespace minfer {
 namespace {
 
+kernels::GemmPacked packed_operands(bool a_constant, bool b_constant) {
+  if (a_constant && b_constant) return kernels::GemmPacked::kBoth;
+  if (a_constant) return kernels::GemmPacked::kA;
+  if (b_constant) return kernels::GemmPacked::kB;
+  return kernels::GemmPacked::kNone;
+}
+
+// The report's view of how the product runs: the micro-kernel, what was packed at load,
+// and the activation fused into its epilogue.
+nlohmann::json gemm_details(bool a_constant, bool b_constant, const Activation& fused = {}) {
+  const char* prepacked = a_constant ? (b_constant ? "A and B" : "A") : (b_constant ? "B" : "none");
+  nlohmann::json d = {{"gemm_kernel", kernels::best_gemm_kernel().name}, {"prepacked", prepacked}};
+  if (fused.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(fused);
+  return d;
+}
+
 class GemmOp final : public Op {
  public:
   explicit GemmOp(const Node& node) {
-    node.attrs.check_known({"alpha", "beta", "transA", "transB"});
-    alpha_ = static_cast<float>(node.attrs.get_float("alpha", 1.0));
-    beta_ = static_cast<float>(node.attrs.get_float("beta", 1.0));
-    trans_a_ = node.attrs.get_int("transA", 0) != 0;
-    trans_b_ = node.attrs.get_int("transB", 0) != 0;
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    attrs.check_known({"alpha", "beta", "transA", "transB"});
+    alpha_ = static_cast<float>(attrs.get_float("alpha", 1.0));
+    beta_ = static_cast<float>(attrs.get_float("beta", 1.0));
+    trans_a_ = attrs.get_int("transA", 0) != 0;
+    trans_b_ = attrs.get_int("transB", 0) != 0;
   }
 
   std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
@@ -28,27 +48,66 @@ class GemmOp final : public Op {
     Dims d = dims(in);
     Cost c = data_movement(in, out);
     c.macs = checked_mul({d.m, d.k, d.n});
-    c.flops = checked_mul({2, c.macs});
+    c.flops = checked_add({checked_mul({2, c.macs}), checked_mul({activation_.flops_per_element(), d.m, d.n})});
     return c;
+  }
+
+  nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
+    return gemm_details(in[0].constant != nullptr, in[1].constant != nullptr, activation_);
+  }
+
+  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
+    Dims d = dims(in);
+    return kernels::gemm_workspace_bytes(kernels::best_gemm_kernel(), d.m, d.n, d.k, threads,
+                                         packed_operands(in[0].constant != nullptr, in[1].constant != nullptr));
   }
 
   void prepare(const ArgInfos& in, const std::vector<Shape>& out) override {
     dims_ = dims(in);
-    if (dims_.has_c) c_bcast_ = BroadcastIndex(in[2].shape, out[0]);
+    const Dims& d = dims_;
+    const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+    if (in[0].constant)
+      packed_a_ = kernels::PackedMatrix::pack_a(kernel, in[0].constant->data.data(), lda(), trans_a_, d.m, d.k);
+    if (in[1].constant)
+      packed_b_ = kernels::PackedMatrix::pack_b(kernel, in[1].constant->data.data(), ldb(), trans_b_, d.k, d.n);
+    if (!d.has_c || beta_ == 0.0f) return;
+    // beta * C as the epilogue's bias when C is a row or a column (a layer's bias);
+    // otherwise C is copied into Y and the GEMM scales it by beta.
+    const Shape& cs = in[2].shape;
+    const int64_t c_rows = cs.size() == 2 ? cs[0] : 1, c_cols = cs.empty() ? 1 : cs.back();
+    bias_kind_ = c_rows == 1 && c_cols == d.n   ? kernels::GemmBias::kPerColumn
+                 : c_cols == 1 && c_rows == d.m ? kernels::GemmBias::kPerRow
+                                                : kernels::GemmBias::kNone;
+    if (bias_kind_ != kernels::GemmBias::kNone && in[2].constant) {
+      for (float v : in[2].constant->data) scaled_bias_.push_back(beta_ * v);
+    } else if (bias_kind_ != kernels::GemmBias::kNone && beta_ == 1.0f) {
+      bias_is_input_ = true;
+    } else {
+      bias_kind_ = kernels::GemmBias::kNone;
+      c_bcast_ = BroadcastIndex(cs, out[0]);
+      copy_c_ = true;
+    }
   }
 
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+           std::span<float> workspace) const override {
     const Dims& d = dims_;
     float* y = out[0].data;
     float beta = 0.0f;
-    if (d.has_c && beta_ != 0.0f) {
+    if (copy_c_) {
       const float* c = in[2].data;
       for (int64_t i = 0; i < d.m * d.n; ++i) y[i] = c[c_bcast_.source(i)];
       beta = beta_;
     }
-    const int64_t lda = trans_a_ ? d.m : d.k, ldb = trans_b_ ? d.k : d.n;
-    reference::gemm(trans_a_, trans_b_, d.m, d.n, d.k, alpha_, in[0].data, lda, in[1].data, ldb, beta, y, d.n);
+    kernels::GemmEpilogue epilogue;
+    epilogue.bias_kind = bias_kind_;
+    epilogue.bias = bias_is_input_ ? in[2].data : scaled_bias_.data();
+    epilogue.activation = activation_;
+    const kernels::GemmOperand a =
+        packed_a_.empty() ? kernels::GemmOperand(in[0].data, lda(), trans_a_) : kernels::GemmOperand(packed_a_);
+    const kernels::GemmOperand b =
+        packed_b_.empty() ? kernels::GemmOperand(in[1].data, ldb(), trans_b_) : kernels::GemmOperand(packed_b_);
+    kernels::gemm(d.m, d.n, d.k, alpha_, a, b, beta, y, d.n, epilogue, workspace, ctx.num_threads);
   }
 
  private:
@@ -76,10 +135,18 @@ class GemmOp final : public Op {
       throw OpError(fmt::format("C {} does not broadcast to [{},{}]", shape_str(in[2].shape), d.m, d.n));
     return d;
   }
+  int64_t lda() const { return trans_a_ ? dims_.m : dims_.k; }
+  int64_t ldb() const { return trans_b_ ? dims_.k : dims_.n; }
 
+  Activation activation_;  // fused by the fuse_activations pass
   float alpha_ = 1.0f, beta_ = 1.0f;
   bool trans_a_ = false, trans_b_ = false;
   Dims dims_;
+  kernels::PackedMatrix packed_a_, packed_b_;
+  kernels::GemmBias bias_kind_ = kernels::GemmBias::kNone;
+  std::vector<float> scaled_bias_;  // beta * C, when C is constant
+  bool bias_is_input_ = false;      // C (beta == 1) read as the bias at run time
+  bool copy_c_ = false;             // any other C: copied into Y, scaled by beta in the GEMM
   BroadcastIndex c_bcast_;
 };
 
@@ -97,19 +164,38 @@ class MatMulOp final : public Op {
     return c;
   }
 
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
-    dims_ = dims(in);
-    a_bcast_ = BroadcastIndex(dims_.a_batch, dims_.batch_shape);
-    b_bcast_ = BroadcastIndex(dims_.b_batch, dims_.batch_shape);
+  nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
+    return gemm_details(false, in[1].constant != nullptr);
   }
 
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
+  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
+    Dims d = dims(in);
+    return kernels::gemm_workspace_bytes(kernels::best_gemm_kernel(), d.m, d.n, d.k, threads,
+                                         packed_operands(false, in[1].constant != nullptr));
+  }
+
+  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
+    dims_ = dims(in);
+    const Dims& d = dims_;
+    a_bcast_ = BroadcastIndex(d.a_batch, d.batch_shape);
+    b_bcast_ = BroadcastIndex(d.b_batch, d.batch_shape);
+    if (in[1].constant) {
+      const float* b = in[1].constant->data.data();
+      for (int64_t i = 0; i < num_elements(d.b_batch); ++i)
+        packed_b_.push_back(
+            kernels::PackedMatrix::pack_b(kernels::best_gemm_kernel(), b + i * d.k * d.n, d.n, false, d.k, d.n));
+    }
+  }
+
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+           std::span<float> workspace) const override {
     const Dims& d = dims_;
     for (int64_t i = 0; i < d.batch; ++i) {
-      const float* a = in[0].data + a_bcast_.source(i) * d.m * d.k;
-      const float* b = in[1].data + b_bcast_.source(i) * d.k * d.n;
-      reference::gemm(false, false, d.m, d.n, d.k, 1.0f, a, d.k, b, d.n, 0.0f, out[0].data + i * d.m * d.n, d.n);
+      const int64_t bi = b_bcast_.source(i);
+      const kernels::GemmOperand a(in[0].data + a_bcast_.source(i) * d.m * d.k, d.k);
+      const kernels::GemmOperand b = packed_b_.empty() ? kernels::GemmOperand(in[1].data + bi * d.k * d.n, d.n)
+                                                       : kernels::GemmOperand(packed_b_[bi]);
+      kernels::gemm(d.m, d.n, d.k, 1.0f, a, b, 0.0f, out[0].data + i * d.m * d.n, d.n, {}, workspace, ctx.num_threads);
     }
   }
 
@@ -146,6 +232,7 @@ class MatMulOp final : public Op {
 
   Dims dims_;
   BroadcastIndex a_bcast_, b_bcast_;
+  std::vector<kernels::PackedMatrix> packed_b_;  // one per batch matrix of a constant B
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The memory plan as text (engine_bench --memory_plan): each arena buffer's offset,
 // size and lifetime, and an ASCII chart of lifetimes over the steps. Ops that plan their
-// own internal buffers (details.buffers, e.g. the LSTM cell) are shown the same way.
+// own internal buffers (details.cell_buffers: the LSTM cell) are shown the same way.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -53,10 +53,17 @@ std::string format_memory_plan(const json& r) {
                      with_commas(plan["arena_bytes"]), with_commas(plan["lower_bound_bytes"]),
                      with_commas(plan["naive_bytes"]), arena > 0 ? plan["naive_bytes"].get<double>() / arena : 0.0);
   buffer_table(out, plan["buffers"], "step");
+  // Any op detail that is a list of buffers with offsets and lifetimes (e.g. the LSTM
+  // cell's cell_buffers) is drawn the same way.
   for (const json& op : r["ops"]) {
-    if (!op["details"].contains("buffers")) continue;
-    out += fmt::format("\nInside {} ({}):\n", op["name"].get<std::string>(), op["type"].get<std::string>());
-    buffer_table(out, op["details"]["buffers"], "sub-step");
+    for (const auto& item : op["details"].items()) {
+      const json& v = item.value();
+      if (!v.is_array() || v.empty() || !v[0].is_object() || !v[0].contains("offset") || !v[0].contains("first_step"))
+        continue;
+      out += fmt::format("\nInside {} ({}): {}\n", op["name"].get<std::string>(), op["type"].get<std::string>(),
+                         item.key());
+      buffer_table(out, v, "sub-step");
+    }
   }
   return out;
 }

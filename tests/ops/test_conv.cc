@@ -66,28 +66,44 @@ TEST_P(ConvTest, MatchesDirectConvolution) {
     EXPECT_LT(max_rel_error(r.outputs[0], naive_conv(c, x, wt, b, oh, ow)), 1e-5) << "threads " << threads;
     EXPECT_EQ(r.cost.macs, c.n * c.kh * c.kw * (c.cin / c.group) * oh * ow * c.cout);
     EXPECT_EQ(r.details["kernel"], c.kernel);
+    if (std::string(c.kernel) == "depthwise_simd") {
+      EXPECT_TRUE(r.details["variant"].get<std::string>().starts_with("depthwise_f32_"));
+    }
+    if (std::string(c.kernel) == "direct_simd") {
+      EXPECT_TRUE(r.details["variant"].get<std::string>().starts_with("direct_conv_f32_"));
+    }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvTest,
     ::testing::Values(
-        ConvCase{1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // same padding
-        ConvCase{2, 4, 9, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // stride 2, odd sizes
+        ConvCase{1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},          // same padding
+        ConvCase{2, 4, 9, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},          // stride 2, odd sizes
+        ConvCase{1, 3, 30, 30, 8, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 1, false, "direct_simd"},       // ResNet's first
+        ConvCase{1, 5, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // same padding
+        ConvCase{2, 6, 9, 7, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // stride 2, odd sizes
         ConvCase{1, 5, 10, 10, 7, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},     // pointwise
         ConvCase{3, 8, 3, 11, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, "pointwise_gemm"},    // pointwise, batch 3
         ConvCase{2, 6, 7, 5, 4, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 2, true, "pointwise_gemm"},       // grouped 1x1
-        ConvCase{1, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_direct"},   // depthwise
+        ConvCase{1, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"},     // depthwise
+        ConvCase{2, 5, 13, 21, 5, 3, 3, 2, 2, 1, 1, 0, 1, 1, 0, 5, false, "depthwise_simd"},    // s2, asymmetric
+        ConvCase{3, 7, 9, 11, 7, 5, 5, 1, 1, 1, 1, 2, 1, 3, 4, 7, true, "depthwise_simd"},      // 5x5, batch 3
+        ConvCase{1, 9, 20, 19, 9, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 9, true, "depthwise_simd"},     // 5x5 s2
+        ConvCase{1, 4, 9, 9, 4, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 4, true, "depthwise_direct"},     // strides 1x2
         ConvCase{1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, false, "depthwise_direct"},  // multiplier 2
         ConvCase{2, 3, 10, 9, 9, 5, 5, 2, 1, 2, 1, 3, 2, 1, 0, 3, true, "depthwise_direct"},    // x3, dilated, asym
         ConvCase{1, 4, 5, 5, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 4, true, "depthwise_direct"},     // 1x1, multiplier 2
         ConvCase{1, 4, 1, 12, 8, 1, 3, 1, 2, 1, 1, 0, 1, 0, 1, 4, true, "depthwise_direct"},    // height 1 (1-D)
         ConvCase{1, 8, 9, 9, 4, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2, true, "im2col_gemm"},          // grouped
-        ConvCase{1, 3, 13, 13, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, true, "im2col_gemm"},        // dilation 2
-        ConvCase{1, 2, 7, 9, 3, 2, 4, 1, 3, 1, 1, 0, 1, 1, 2, 1, false, "im2col_gemm"},         // asymmetric all
-        ConvCase{1, 3, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, true, "im2col_gemm"},          // 5x5
-        ConvCase{1, 3, 4, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // padded 1x1
-        ConvCase{1, 3, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "im2col_gemm"}));        // strided 1x1
+        ConvCase{1, 3, 13, 13, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, true, "direct_simd"},        // dilation 2
+        ConvCase{1, 6, 13, 13, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, true, "im2col_gemm"},        // dilation 2
+        ConvCase{1, 2, 7, 9, 3, 2, 4, 1, 3, 1, 1, 0, 1, 1, 2, 1, false, "direct_simd"},         // asymmetric all
+        ConvCase{1, 5, 7, 9, 3, 2, 4, 1, 3, 1, 1, 0, 1, 1, 2, 1, false, "im2col_gemm"},         // asymmetric all
+        ConvCase{1, 6, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, true, "im2col_gemm"},          // 5x5
+        ConvCase{1, 5, 4, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // padded 1x1
+        ConvCase{1, 5, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "im2col_gemm"},          // strided 1x1
+        ConvCase{1, 3, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "direct_simd"}));        // strided 1x1
 
 TEST(ConvCost, SeedRegular3x3Example) {
   // Seed 003: 3x3, 128 filters, on 112x112x64 with same padding = 924,844,032 MACs.

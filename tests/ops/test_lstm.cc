@@ -435,6 +435,37 @@ TEST(Lstm, PlanOverrideReachesEveryLstm) {
   EXPECT_EQ(model->steps()[0].workspace_bytes, 4 * 6 * 4);
 }
 
+TEST(Lstm, BatchMajorLayoutIsTheTransposedProblem) {
+  // layout 1 puts batch first in X, Y, the initial states and Y_h/Y_c; everything else
+  // is the same computation as layout 0.
+  const LstmCase c{4, 3, 5, 6, "bidirectional", true, true, true};
+  const LstmData d = make_data(c);
+  const int64_t dirs = 2, h = c.hidden;
+  const OpResult seq_major = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, "minimal"), 3);
+  // Transposes [a, b, inner] to [b, a, inner].
+  auto swap01 = [](const std::vector<float>& v, int64_t a, int64_t b, int64_t inner) {
+    std::vector<float> t(v.size());
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j)
+        std::copy_n(v.begin() + (i * b + j) * inner, inner, t.begin() + (j * a + i) * inner);
+    return t;
+  };
+  std::vector<TestTensor> in = lstm_inputs(c, d);
+  in[0] = input({c.batch, c.seq, c.input}, swap01(d.x, c.seq, c.batch, c.input));
+  in[5] = input({c.batch, dirs, h}, swap01(d.h0, dirs, c.batch, h));
+  in[6] = input({c.batch, dirs, h}, swap01(d.c0, dirs, c.batch, h));
+  Attributes attrs = lstm_attrs(c, "fused");
+  attrs.set("layout", int64_t{1});
+  const OpResult batch_major = run_op("LSTM", in, attrs, 3);
+  ASSERT_EQ(batch_major.shapes[0], (Shape{c.batch, c.seq, dirs, h}));
+  ASSERT_EQ(batch_major.shapes[1], (Shape{c.batch, dirs, h}));
+  // Y [seq, dirs, batch, H] viewed as [seq*dirs, batch, H] -> [batch, seq*dirs, H].
+  EXPECT_LT(max_rel_error(batch_major.outputs[0], swap01(seq_major.outputs[0], c.seq * dirs, c.batch, h)), 1e-6);
+  EXPECT_LT(max_rel_error(batch_major.outputs[1], swap01(seq_major.outputs[1], dirs, c.batch, h)), 1e-6);
+  EXPECT_LT(max_rel_error(batch_major.outputs[2], swap01(seq_major.outputs[2], dirs, c.batch, h)), 1e-6);
+  EXPECT_EQ(batch_major.cost, seq_major.cost);
+}
+
 void expect_refused(const LstmCase& c, const LstmData& d, Attributes attrs, const std::string& message) {
   try {
     compile(single_op_graph("LSTM", lstm_inputs(c, d), std::move(attrs), 3));
@@ -452,7 +483,7 @@ TEST(Lstm, BadAttributesAndShapesAreRefused) {
     a.set(name, std::move(v));
     return a;
   };
-  expect_refused(c, d, with("layout", int64_t{1}), "attribute 'layout' 1 is not implemented");
+  expect_refused(c, d, with("layout", int64_t{2}), "attribute 'layout' must be 0 or 1, got 2");
   expect_refused(c, d, with("direction", std::string("sideways")), "attribute 'direction' must be forward");
   expect_refused(c, d, with("plan", std::string("huge")), "attribute 'plan' must be \"minimal\" or \"fused\"");
   expect_refused(c, d, with("activations", std::vector<std::string>{"Relu", "Tanh", "Tanh"}),

@@ -1,6 +1,8 @@
-// Gemm and MatMul against triple loops written here; costs M*K*N MACs.
+// Gemm and MatMul against triple loops written here, with constant and run-time
+// operands; costs M*K*N MACs.
 #include <gtest/gtest.h>
 
+#include "ops/kernels/gemm.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -24,10 +26,17 @@ struct GemmCase {
   bool ta, tb;
   float alpha, beta;
   Shape c_shape;  // empty: no C
+  // Which operands are initializers (packed at load, or C folded into the bias).
+  bool a_const = false, b_const = true, c_const = true;
 };
 
 void PrintTo(const GemmCase& g, std::ostream* os) {
-  *os << g.m << "x" << g.k << "x" << g.n << (g.ta ? "_tA" : "") << (g.tb ? "_tB" : "") << "_C" << g.c_shape.size();
+  *os << g.m << "x" << g.k << "x" << g.n << (g.ta ? "_tA" : "") << (g.tb ? "_tB" : "") << "_C" << g.c_shape.size()
+      << "_const" << (g.a_const ? "A" : "") << (g.b_const ? "B" : "") << (g.c_const ? "C" : "");
+}
+
+TestTensor operand(bool constant, Shape shape, std::vector<float> data) {
+  return constant ? weight(std::move(shape), std::move(data)) : input(std::move(shape), std::move(data));
 }
 
 class GemmTest : public ::testing::TestWithParam<GemmCase> {};
@@ -40,12 +49,12 @@ TEST_P(GemmTest, MatchesDefinition) {
   at.set("transB", int64_t{g.tb});
   at.set("alpha", double{g.alpha});
   at.set("beta", double{g.beta});
-  std::vector<TestTensor> in = {input(g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, a),
-                                weight(g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n}, b)};
+  std::vector<TestTensor> in = {operand(g.a_const, g.ta ? Shape{g.k, g.m} : Shape{g.m, g.k}, a),
+                                operand(g.b_const, g.tb ? Shape{g.n, g.k} : Shape{g.k, g.n}, b)};
   std::vector<float> c;
   if (!g.c_shape.empty()) {
     c = random_values(num_elements(g.c_shape), 3);
-    in.push_back(weight(g.c_shape, c));
+    in.push_back(operand(g.c_const, g.c_shape, c));
   }
   std::vector<float> want = naive_product(a, b, g.m, g.k, g.n, g.ta, g.tb);
   for (int64_t i = 0; i < g.m; ++i)
@@ -76,7 +85,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemmTest,
                                            GemmCase{6, 3, 8, true, false, 0.5f, 2.0f, {6, 1}},
                                            GemmCase{5, 17, 4, true, true, 1.5f, 0.25f, {5, 4}},
                                            GemmCase{1, 64, 10, false, true, 1.0f, 1.0f, {1, 10}},
-                                           GemmCase{4, 1, 3, false, false, 1.0f, 1.0f, {1}}));
+                                           GemmCase{4, 1, 3, false, false, 1.0f, 1.0f, {1}},
+                                           // Every operand a run-time input: C as the bias (beta 1) or copied.
+                                           GemmCase{9, 20, 30, false, true, 1.0f, 1.0f, {30}, false, false, false},
+                                           GemmCase{9, 20, 30, true, false, 1.0f, 0.5f, {9, 1}, false, false, false},
+                                           // A constant (packed), B an input.
+                                           GemmCase{13, 40, 7, true, true, 2.0f, 1.0f, {13, 1}, true, false, true},
+                                           // Large enough for cache blocks and a two-thread split.
+                                           GemmCase{70, 300, 90, false, true, 1.0f, 1.0f, {90}},
+                                           GemmCase{1, 520, 1000, false, true, 1.0f, 1.0f, {1000}}));
+
+TEST(Gemm, DetailsNameTheKernelAndThePackedOperands) {
+  auto model = compile(single_op_graph("Gemm", {input({2, 3}, {}), weight({3, 4}, std::vector<float>(12, 1.0f))}));
+  const nlohmann::json& d = model->steps()[0].details;
+  EXPECT_EQ(d.at("gemm_kernel"), kernels::best_gemm_kernel().name);
+  EXPECT_EQ(d.at("prepacked"), "B");
+}
 
 TEST(MatMul, Batched2DAndBroadcast) {
   // [2,3,4,5] x [5,6] -> [2,3,4,6]; and [3,1,4,5] x [2,5,6] -> [3,2,4,6]
@@ -103,6 +127,23 @@ TEST(MatMul, Batched2DAndBroadcast) {
       std::vector<float> got(r2.outputs[0].begin() + off, r2.outputs[0].begin() + off + 24);
       EXPECT_LT(max_rel_error(got, want), 1e-5);
     }
+}
+
+TEST(MatMul, ConstantBatchedBIsPackedPerMatrix) {
+  // [3,1,4,5] x constant [2,5,6] -> [3,2,4,6], for 1 and 2 threads.
+  auto a = random_values(3 * 4 * 5, 10), b = random_values(2 * 5 * 6, 11);
+  for (int threads : {1, 2}) {
+    OpResult r = run_op("MatMul", {input({3, 1, 4, 5}, a), weight({2, 5, 6}, b)}, {}, 1, threads);
+    ASSERT_EQ(r.shapes[0], (Shape{3, 2, 4, 6}));
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 2; ++j) {
+        std::vector<float> ai(a.begin() + i * 20, a.begin() + (i + 1) * 20);
+        std::vector<float> bj(b.begin() + j * 30, b.begin() + (j + 1) * 30);
+        const int64_t off = (i * 2 + j) * 24;
+        std::vector<float> got(r.outputs[0].begin() + off, r.outputs[0].begin() + off + 24);
+        EXPECT_LT(max_rel_error(got, naive_product(ai, bj, 4, 5, 6, false, false)), 1e-5);
+      }
+  }
 }
 
 TEST(MatMul, VectorOperandsAndSeedCost) {

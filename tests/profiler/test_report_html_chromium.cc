@@ -11,6 +11,7 @@
 #include <stb/stb_image.h>
 
 #include "engine/engine.h"
+#include "profiler/compare_report.h"
 
 namespace minfer {
 namespace {
@@ -55,8 +56,8 @@ class ChromiumTest : public testing::Test {
   fs::path dir_;
 };
 
-nlohmann::json digits_report() {
-  auto model = compile(load_model(std::string(MINFER_SOURCE_DIR) + "/models/digits_cnn.json"));
+nlohmann::json digits_report(const std::string& model_file = "digits_cnn.json") {
+  auto model = compile(load_model(std::string(MINFER_SOURCE_DIR) + "/models/" + model_file));
   Session s(model);
   for (int i = 0; i < 3; ++i) s.run();
   MachineModel m;
@@ -104,6 +105,41 @@ TEST_F(ChromiumTest, RendersTheChartsOfARealReport) {
   }
   EXPECT_GT(first_colour, 300u);
   EXPECT_GT(non_white, static_cast<size_t>(w * h / 50));
+}
+
+TEST_F(ChromiumTest, RendersTheCompareView) {
+  const nlohmann::json c = build_compare_report({"A", "", digits_report("small_cnn.json")},
+                                                {"B", "", digits_report("digits_cnn.json")}, "interleaved");
+  const fs::path page = dir_ / "compare.html";
+  std::ofstream(page) << format_compare_html(c);
+
+  const fs::path dom_file = dir_ / "dom.html";
+  ASSERT_EQ(chromium(page, "--dump-dom", dom_file), 0) << read_file(dir_ / "chromium.log");
+  const std::string dom = read_file(dom_file);
+  for (const char* s : {"<svg id=\"compare-ratio-chart\"", "<svg id=\"compare-op-type-chart\"",
+                        "<svg id=\"a-roofline-chart\"", "<svg id=\"b-roofline-chart\"", "<svg id=\"b-memory-chart\"",
+                        "<section id=\"compare\"", "minfer compare: A: small_cnn against B: digits_cnn"})
+    EXPECT_NE(dom.find(s), std::string::npos) << s;
+  EXPECT_EQ(count(dom, "<rect class=\"type-bar\""), 2 * c["op_types"].size());
+  EXPECT_EQ(count(dom, "<rect class=\"op-bar\""),
+            c["sides"][0]["report"]["ops"].size() + c["sides"][1]["report"]["ops"].size());
+
+  // The top of the page holds the comparison: its bars in A's blue and B's orange.
+  const fs::path shot = dir_ / "compare.png";
+  ASSERT_EQ(chromium(page, "--window-size=1000,1400 --screenshot=" + shot.string(), dir_ / "stdout.txt"), 0)
+      << read_file(dir_ / "chromium.log");
+  int w = 0, h = 0, ch = 0;
+  std::unique_ptr<unsigned char, decltype(&stbi_image_free)> px(stbi_load(shot.c_str(), &w, &h, &ch, 3),
+                                                                stbi_image_free);
+  ASSERT_TRUE(px) << "no screenshot";
+  size_t blue = 0, orange = 0;
+  for (int i = 0; i < w * h; ++i) {
+    const unsigned char* p = px.get() + 3 * i;
+    blue += std::abs(p[0] - 0x4e) < 6 && std::abs(p[1] - 0x79) < 6 && std::abs(p[2] - 0xa7) < 6;
+    orange += std::abs(p[0] - 0xf2) < 6 && std::abs(p[1] - 0x8e) < 6 && std::abs(p[2] - 0x2b) < 6;
+  }
+  EXPECT_GT(blue, 300u);
+  EXPECT_GT(orange, 300u);
 }
 
 }  // namespace

@@ -1,0 +1,173 @@
+// Convolution micro-benchmarks (Google Benchmark) on real model shapes: the depthwise
+// layers of MobileNetV1/V2 (and MobileNetV3's 5x5 ones) at 224, the first layers of
+// MobileNetV1 and ResNet-18, and a sweep of input channel counts that decides where the
+// direct small-channel kernel stops paying. Each shape runs the reference path and every
+// kernel target this CPU runs (plus im2col + OpenBLAS sgemm, when built with OpenBLAS, as
+// the stand-in for a good GEMM), in one binary. GFLOP/s by the op's cost convention
+// (2 x MACs; bias and activation not counted). One-thread rates use CPU time, two-thread
+// rates wall time. bench/conv_ratios.py turns the JSON output into the tables of
+// docs/performance.md.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/kernels/depthwise_conv.h"
+#include "ops/kernels/direct_conv.h"
+#include "ops/reference/conv2d.h"
+#include "ops/reference/depthwise_conv.h"
+#include "ops/reference/im2col.h"
+
+#ifdef MINFER_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace minfer {
+namespace {
+
+using reference::Conv2dShape;
+
+struct Layer {
+  std::string name;
+  int64_t cin, size, cout, k, stride, group;
+};
+
+Conv2dShape shape_of(const Layer& l) {
+  Conv2dShape s;
+  s.cin = l.cin, s.h = l.size, s.w = l.size, s.cout = l.cout, s.group = l.group;
+  const int64_t pad = l.k / 2;
+  s.win = {l.k, l.k, l.stride, l.stride, 1, 1, pad, pad, pad, pad};
+  s.out_h = s.out_w = (l.size + 2 * pad - l.k) / l.stride + 1;
+  return s;
+}
+
+int64_t flops(const Conv2dShape& s) {
+  return 2 * s.win.kh * s.win.kw * s.cin_per_group() * s.out_h * s.out_w * s.cout;
+}
+
+std::vector<float> random_floats(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// One layer's tensors: input, weights, bias, output and a workspace for the method.
+struct Tensors {
+  explicit Tensors(const Conv2dShape& s, int64_t workspace_floats)
+      : x(random_floats(s.cin * s.h * s.w, 1)),
+        w(random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2)),
+        b(random_floats(s.cout, 3)),
+        y(s.cout * s.out_h * s.out_w),
+        workspace(workspace_floats) {}
+  std::vector<float> x, w, b, y, workspace;
+};
+
+// Registers one benchmark running `method` on the layer, with its GFLOP/s counter.
+void add(const std::string& group, const Layer& layer, const std::string& method, int threads, int64_t workspace_floats,
+         std::function<void(const Conv2dShape&, Tensors&)> run) {
+  const Conv2dShape s = shape_of(layer);
+  auto* b = benchmark::RegisterBenchmark(fmt::format("{}/{}/{}/threads:{}", group, layer.name, method, threads).c_str(),
+                                         [s, workspace_floats, run](benchmark::State& state) {
+                                           Tensors t(s, workspace_floats);
+                                           for (auto _ : state) {
+                                             run(s, t);
+                                             benchmark::DoNotOptimize(t.y.data());
+                                             benchmark::ClobberMemory();
+                                           }
+                                           state.counters["GFLOP/s"] =
+                                               benchmark::Counter(static_cast<double>(flops(s)) * 1e-9,
+                                                                  benchmark::Counter::kIsIterationInvariantRate);
+                                         });
+  b->Unit(benchmark::kMicrosecond);
+  if (threads > 1) b->UseRealTime();
+}
+
+void add_depthwise(const Layer& l) {
+  const Conv2dShape s = shape_of(l);
+  add("depthwise", l, "reference", 1, 0, [](const Conv2dShape& s, Tensors& t) {
+    reference::depthwise_conv2d(s, t.x.data(), t.w.data(), t.b.data(), t.y.data());
+  });
+  for (kernels::Isa isa : kernels::runnable_isas()) {
+    const kernels::DepthwiseKernel* k = kernels::find_depthwise_kernel(s, isa);
+    for (int threads : {1, 2}) {
+      if (threads == 2 && isa != kernels::best_isa()) continue;
+      add("depthwise", l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
+          [k, threads](const Conv2dShape& s, Tensors& t) {
+            kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
+          });
+    }
+  }
+}
+
+// Regular convolutions: the reference im2col + scalar GEMM, im2col + OpenBLAS, and the
+// direct kernel of every target (whatever the channel count: the sweep compares them).
+void add_regular(const std::string& group, const Layer& l, bool reference_path) {
+  const Conv2dShape s = shape_of(l);
+  if (reference_path)
+    add(group, l, "reference_im2col", 1, s.col_floats(), [](const Conv2dShape& s, Tensors& t) {
+      reference::conv2d_im2col(s, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace.data());
+    });
+#ifdef MINFER_HAVE_OPENBLAS
+  add(group, l, "im2col_openblas", 1, s.col_floats(), [](const Conv2dShape& s, Tensors& t) {
+    const int64_t n = s.out_h * s.out_w, k = s.cin * s.win.kh * s.win.kw;
+    reference::im2col(t.x.data(), s.cin, s.h, s.w, s.win, s.out_h, s.out_w, t.workspace.data());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.cout, n, k, 1.0f, t.w.data(), k, t.workspace.data(), n,
+                0.0f, t.y.data(), n);
+    reference::add_bias(t.y.data(), s.cout, n, t.b.data());
+  });
+#endif
+  for (kernels::Isa isa : kernels::runnable_isas()) {
+    const kernels::DirectConvKernel* k = kernels::direct_conv_kernel(isa);
+    for (int threads : {1, 2}) {
+      if (threads == 2 && isa != kernels::best_isa()) continue;
+      add(group, l, k->name, threads, kernels::direct_conv_workspace_floats(*k, s, 1, threads),
+          [k, threads](const Conv2dShape& s, Tensors& t) {
+            kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
+          });
+    }
+  }
+}
+
+void register_all() {
+  const std::vector<Layer> depthwise = {
+      {"v1_dw1_32x112_s1", 32, 112, 32, 3, 1, 32},      {"v1_dw2_64x112_s2", 64, 112, 64, 3, 2, 64},
+      {"v1_dw3_128x56_s1", 128, 56, 128, 3, 1, 128},    {"v1_dw4_128x56_s2", 128, 56, 128, 3, 2, 128},
+      {"v1_dw5_256x28_s1", 256, 28, 256, 3, 1, 256},    {"v1_dw6_256x28_s2", 256, 28, 256, 3, 2, 256},
+      {"v1_dw7_512x14_s1", 512, 14, 512, 3, 1, 512},    {"v1_dw12_512x14_s2", 512, 14, 512, 3, 2, 512},
+      {"v1_dw13_1024x7_s1", 1024, 7, 1024, 3, 1, 1024}, {"v2_96x112_s2", 96, 112, 96, 3, 2, 96},
+      {"v2_144x56_s1", 144, 56, 144, 3, 1, 144},        {"v2_144x56_s2", 144, 56, 144, 3, 2, 144},
+      {"v2_192x28_s1", 192, 28, 192, 3, 1, 192},        {"v2_384x14_s1", 384, 14, 384, 3, 1, 384},
+      {"v2_576x14_s2", 576, 14, 576, 3, 2, 576},        {"v2_960x7_s1", 960, 7, 960, 3, 1, 960},
+      {"v3_5x5_72x56_s2", 72, 56, 72, 5, 2, 72},        {"v3_5x5_120x28_s1", 120, 28, 120, 5, 1, 120},
+      {"v3_5x5_672x14_s2", 672, 14, 672, 5, 2, 672},    {"v3_5x5_960x7_s1", 960, 7, 960, 5, 1, 960},
+  };
+  for (const Layer& l : depthwise) add_depthwise(l);
+  add_regular("first_layer", {"v1_conv1_3x224_3x3s2", 3, 224, 32, 3, 2, 1}, true);
+  add_regular("first_layer", {"resnet18_conv1_3x224_7x7s2", 3, 224, 64, 7, 2, 1}, true);
+  // Where the direct kernel stops paying: input channels 1..16 on a 3x3 layer of a first
+  // stage (56x56 -> 32 channels) and of a stem (112x112 stride 2).
+  for (int64_t cin : {1, 2, 3, 4, 6, 8, 16}) {
+    add_regular("small_cin", {fmt::format("cin{}_56_3x3s1", cin), cin, 56, 32, 3, 1, 1}, false);
+    add_regular("small_cin", {fmt::format("cin{}_112_3x3s2", cin), cin, 112, 32, 3, 2, 1}, false);
+  }
+}
+
+}  // namespace
+}  // namespace minfer
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+#ifdef MINFER_HAVE_OPENBLAS
+  openblas_set_num_threads(1);
+#endif
+  minfer::register_all();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,63 @@
+#include "ops/kernels/direct_conv.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cassert>
+
+#include "ops/kernels/padded_rows.h"
+#include "ops/kernels/threads.h"
+
+namespace minfer::kernels {
+namespace {
+
+// Floats of the padded input rows one output row reads: cin * kh rows of `stride` phases.
+int64_t scratch_floats(const DirectConvKernel& k, const reference::Conv2dShape& s) {
+  const Window2d& w = s.win;
+  return s.cin * w.kh * w.sw * padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw);
+}
+
+int threads_for(const reference::Conv2dShape& s, int64_t batch, int threads) {
+  const int64_t macs = batch * s.cout * s.out_h * s.out_w * s.cin * s.win.kh * s.win.kw;
+  return threads_worth_starting(macs, batch * s.out_h, threads);
+}
+
+}  // namespace
+
+const DirectConvKernel* direct_conv_kernel(Isa isa) {
+  if (!isa_runnable(isa)) return nullptr;
+  switch (isa) {
+    case Isa::kScalar: return &direct_conv_f32_4x4_scalar;
+    case Isa::kAvx2: return &direct_conv_f32_4x24_avx2;
+    case Isa::kAvx512: return &direct_conv_f32_4x48_avx512;
+  }
+  return nullptr;
+}
+
+const DirectConvKernel* find_direct_conv_kernel(const reference::Conv2dShape& s, Isa isa) {
+  if (s.group != 1 || s.cin > kDirectConvMaxCin || s.win.kw > kDirectConvMaxKernelWidth) return nullptr;
+  return direct_conv_kernel(isa);
+}
+
+int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch,
+                                     int threads) {
+  return scratch_floats(k, s) * threads_for(s, batch, threads);
+}
+
+void direct_conv2d(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,
+                   const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
+                   const Activation& act) {
+  const int64_t rows = batch * s.out_h, in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
+  const int64_t scratch = scratch_floats(k, s);
+  const int team = static_cast<int>(
+      std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
+  assert(team >= 1);
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t n = i / s.out_h;
+    k.run_row({&s, x + n * in_image, weights, bias, &act, y + n * out_image, i % s.out_h,
+               workspace.data() + omp_get_thread_num() * scratch});
+  }
+}
+
+}  // namespace minfer::kernels

@@ -1,0 +1,70 @@
+// Direct SIMD convolution for layers with few input channels (the RGB first layer of
+// most CNNs), where im2col + GEMM wastes its time: the GEMM's K (cin * kh * kw) is too
+// short to amortise its packing and tile overheads, and the column buffer is kh * kw times
+// the input. NCHW, group 1, any window, stride and dilation; vectorised along the output
+// width, a register tile of output channels x columns, a bias and activation epilogue,
+// OpenMP threads over output rows.
+//
+//   if (const DirectConvKernel* k = find_direct_conv_kernel(shape)) {
+//     workspace: direct_conv_workspace_floats(*k, shape, batch, threads) floats
+//     direct_conv2d(*k, shape, batch, x, weights, bias, y, workspace, threads, activation);
+//   }
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ops/activation.h"
+#include "ops/kernels/isa.h"
+#include "ops/reference/conv2d.h"
+
+namespace minfer::kernels {
+
+// The largest input channel count the direct kernel is chosen for; beyond it im2col +
+// GEMM is faster (see docs/performance.md for the measurement).
+inline constexpr int64_t kDirectConvMaxCin = 4;
+// The widest kernel it takes (its tap table is on the stack).
+inline constexpr int64_t kDirectConvMaxKernelWidth = 16;
+
+// One output row (all output channels) of one image.
+struct DirectConvRow {
+  const reference::Conv2dShape* shape;
+  const float* x;        // the image [cin, h, w]
+  const float* weights;  // [cout, cin, kh, kw]
+  const float* bias;     // [cout] or null
+  const Activation* activation;
+  float* y;  // the image's output [cout, out_h, out_w]
+  int64_t oy;
+  float* scratch;  // direct_conv_scratch_floats: the padded input rows the row reads
+};
+
+struct DirectConvKernel {
+  const char* name;  // direct_conv_f32_<channels>x<columns>_<isa>: its register tile
+  Isa isa;
+  int lanes;
+  void (*run_row)(const DirectConvRow& row);
+};
+
+// The kernel for s on target isa, or nullptr when s is not a case it is chosen for
+// (group 1, at most kDirectConvMaxCin input channels, kernel width up to 16) or the CPU
+// cannot run isa.
+const DirectConvKernel* find_direct_conv_kernel(const reference::Conv2dShape& s, Isa isa = best_isa());
+
+// The kernel of one target whatever the shape, for tests and benchmarks (nullptr if the
+// CPU cannot run it).
+const DirectConvKernel* direct_conv_kernel(Isa isa);
+
+// Floats of workspace direct_conv2d needs for `batch` images with up to `threads` threads.
+int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch,
+                                     int threads);
+
+// y[n] = act(bias + weights (*) x[n]) for batch images; bias may be null. Each output row
+// is computed by one thread, so the result does not depend on `threads`.
+void direct_conv2d(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,
+                   const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
+                   const Activation& act = {});
+
+// Defined in direct_conv_<isa>.cc; constant-initialised.
+extern const DirectConvKernel direct_conv_f32_4x4_scalar, direct_conv_f32_4x24_avx2, direct_conv_f32_4x48_avx512;
+
+}  // namespace minfer::kernels

@@ -1,0 +1,125 @@
+// The direct convolution row kernel, written once over a vector type and instantiated per
+// target by direct_conv_<isa>.cc, each compiled with its ISA flags. Only those files
+// include this header; everything here has internal linkage.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ops/kernels/direct_conv.h"
+#include "ops/kernels/padded_rows.h"
+#include "ops/kernels/simd.h"
+
+namespace minfer::kernels {
+namespace {
+
+struct DirectConvTile {
+  const float* panel;  // the padded rows (cin * kh of them, row_len apart) at the tile's first column
+  int64_t row_len;
+  int64_t rows;                // cin * kh
+  int64_t kw;                  // taps per row
+  const int64_t* tap_offsets;  // [kw]: where tap kj reads, from a row's start
+  const float* weights;        // the tile's first output channel; channels ckk apart, taps kw per row
+  int64_t ckk;
+  const float* bias;  // the tile's first output channel, or null
+  float* y;           // the tile's first output: channels `plane` apart
+  int64_t plane;
+  int64_t last_lanes;  // lanes stored of the tile's last vector
+};
+
+// An R output channels x NV vectors tile: every input vector loaded feeds R multiply-adds.
+template <class V, int R, int NV, class Activate>
+void direct_conv_tile(const DirectConvTile& t, Activate activate) {
+  constexpr int64_t W = V::size;
+  V acc[R][NV];
+  for (int r = 0; r < R; ++r) {
+    const V b(t.bias ? t.bias[r] : 0.0f);
+    for (int v = 0; v < NV; ++v) acc[r][v] = b;
+  }
+  for (int64_t row = 0; row < t.rows; ++row) {
+    const float* in = t.panel + row * t.row_len;
+    const float* w = t.weights + row * t.kw;
+    for (int64_t kj = 0; kj < t.kw; ++kj) {
+      const float* src = in + t.tap_offsets[kj];
+      V x[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) x[v] = V::load_unaligned(src + v * W);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        const V wv(w[r * t.ckk + kj]);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) acc[r][v] = multiply_add(x[v], wv, acc[r][v]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float* y = t.y + r * t.plane;
+    for (int v = 0; v + 1 < NV; ++v) activate(acc[r][v]).store_unaligned(y + v * W);
+    // The last vector's extra lanes would land on the next output row, which another
+    // thread may be writing.
+    if (t.last_lanes == W)
+      activate(acc[r][NV - 1]).store_unaligned(y + (NV - 1) * W);
+    else
+      store_first(activate(acc[r][NV - 1]), y + (NV - 1) * W, t.last_lanes);
+  }
+}
+
+// The tile for r <= R channels and nv <= NV vectors (the edges of the output).
+template <class V, int R, int NV, class Activate>
+void direct_conv_edge_tile(int r, int nv, const DirectConvTile& t, Activate activate) {
+  if constexpr (R > 1)
+    if (r < R) return direct_conv_edge_tile<V, R - 1, NV>(r, nv, t, activate);
+  if constexpr (NV > 1)
+    if (nv < NV) return direct_conv_edge_tile<V, R, NV - 1>(r, nv, t, activate);
+  direct_conv_tile<V, R, NV>(t, activate);
+}
+
+template <class V, int R, int NV>
+void direct_conv_row(const DirectConvRow& a) {
+  constexpr int64_t W = V::size;
+  const reference::Conv2dShape& s = *a.shape;
+  const Window2d& win = s.win;
+  const Activation act = *a.activation;  // a local copy: stores to y cannot alias it
+  const int64_t phase_len = padded_phase_len(s.out_w, W, win.kw, win.dw, win.sw);
+  const int64_t row_len = win.sw * phase_len;
+  for (int64_t ci = 0; ci < s.cin; ++ci)
+    for (int64_t ki = 0; ki < win.kh; ++ki) {
+      const int64_t iy = a.oy * win.sh - win.pad_top + ki * win.dh;
+      const float* src = iy >= 0 && iy < s.h ? a.x + (ci * s.h + iy) * s.w : nullptr;
+      float* dst = a.scratch + (ci * win.kh + ki) * row_len;
+      if (win.sw == 2)
+        fill_padded_row_stride2<V>(src, s.w, win.pad_left, phase_len, dst);
+      else
+        fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, dst);
+    }
+  int64_t tap_offsets[kDirectConvMaxKernelWidth];
+  for (int64_t kj = 0; kj < win.kw; ++kj) {
+    const int64_t t = kj * win.dw;
+    tap_offsets[kj] = (t % win.sw) * phase_len + t / win.sw;
+  }
+  const int64_t plane = s.out_h * s.out_w, ckk = s.cin * win.kh * win.kw;
+  DirectConvTile t{a.scratch, row_len, s.cin * win.kh, win.kw, tap_offsets, nullptr, ckk, nullptr, nullptr, plane, W};
+  with_activation<V>(act, [&](auto activate) {
+    for (int64_t oc = 0; oc < s.cout; oc += R) {
+      const int rows = static_cast<int>(std::min<int64_t>(R, s.cout - oc));
+      t.weights = a.weights + oc * ckk;
+      t.bias = a.bias ? a.bias + oc : nullptr;
+      for (int64_t ox = 0; ox < s.out_w; ox += NV * W) {
+        const int64_t cols = std::min<int64_t>(NV * W, s.out_w - ox);
+        const int vectors = static_cast<int>((cols + W - 1) / W);
+        t.panel = a.scratch + ox;
+        t.y = a.y + oc * plane + a.oy * s.out_w + ox;
+        t.last_lanes = cols - (vectors - 1) * W;
+        if (rows == R && vectors == NV)
+          direct_conv_tile<V, R, NV>(t, activate);
+        else
+          direct_conv_edge_tile<V, R, NV>(rows, vectors, t, activate);
+      }
+    }
+  });
+  if (!activation_in_registers(act))
+    for (int64_t oc = 0; oc < s.cout; ++oc) act.apply(a.y + oc * plane + a.oy * s.out_w, s.out_w);
+}
+
+}  // namespace
+}  // namespace minfer::kernels

@@ -1,0 +1,144 @@
+// The vector vocabulary the direct convolution kernels are written in, once for every
+// target: xsimd batches for the SIMD targets and a one-lane ScalarVec for the portable
+// one. Included only by the per-target translation units (*_avx2.cc, *_avx512.cc,
+// *_scalar.cc); everything has internal linkage so no target's code can be merged into
+// another's by the linker.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <xsimd/xsimd.hpp>
+
+#include "ops/activation.h"
+
+namespace minfer::kernels {
+namespace {
+
+// The portable target: the same kernel templates over one float.
+struct ScalarVec {
+  static constexpr std::size_t size = 1;
+  float v = 0.0f;
+  ScalarVec() = default;
+  ScalarVec(float x) : v(x) {}  // NOLINT: broadcasts like xsimd::batch's constructor
+  static ScalarVec load_unaligned(const float* p) { return ScalarVec(*p); }
+  void store_unaligned(float* p) const { *p = v; }
+};
+
+inline ScalarVec multiply_add(ScalarVec a, ScalarVec b, ScalarVec c) {
+  return ScalarVec(a.v * b.v + c.v);
+}
+
+template <class Arch>
+inline xsimd::batch<float, Arch> multiply_add(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b,
+                                              xsimd::batch<float, Arch> c) {
+  return xsimd::fma(a, b, c);
+}
+#if XSIMD_WITH_AVX512F
+// xsimd 8.1 has no avx512f fma (its generic one is a multiply then an add).
+template <>
+inline xsimd::batch<float, xsimd::avx512f> multiply_add(xsimd::batch<float, xsimd::avx512f> a,
+                                                        xsimd::batch<float, xsimd::avx512f> b,
+                                                        xsimd::batch<float, xsimd::avx512f> c) {
+  return _mm512_fmadd_ps(a, b, c);
+}
+#endif
+
+// The activations cheap enough to apply on the registers before the store; the others
+// run through Activation::apply on the stored row, while it is still in L1.
+inline bool activation_in_registers(const Activation& act) {
+  return act.kind == ActivationKind::kNone || act.kind == ActivationKind::kRelu || act.kind == ActivationKind::kClip ||
+         act.kind == ActivationKind::kLeakyRelu;
+}
+
+inline ScalarVec max(ScalarVec a, ScalarVec b) {
+  return ScalarVec(std::max(a.v, b.v));
+}
+inline ScalarVec min(ScalarVec a, ScalarVec b) {
+  return ScalarVec(std::min(a.v, b.v));
+}
+inline ScalarVec leaky(ScalarVec x, ScalarVec alpha) {
+  return ScalarVec(x.v < 0.0f ? alpha.v * x.v : x.v);
+}
+template <class Arch>
+inline xsimd::batch<float, Arch> leaky(xsimd::batch<float, Arch> x, xsimd::batch<float, Arch> alpha) {
+  return xsimd::select(x < xsimd::batch<float, Arch>(0.0f), x * alpha, x);
+}
+
+// Calls body(activate), where activate(V) -> V applies act on the registers (the
+// identity for the kinds that are not activation_in_registers). The switch runs once, so
+// the loops inside body are compiled once per kind with no branch on it.
+template <class V, class Body>
+inline void with_activation(const Activation& act, Body&& body) {
+  switch (act.kind) {
+    case ActivationKind::kRelu: body([](V x) { return max(x, V(0.0f)); }); return;
+    case ActivationKind::kClip: {
+      const V lo(act.alpha), hi(act.beta);
+      body([lo, hi](V x) { return min(max(x, lo), hi); });
+      return;
+    }
+    case ActivationKind::kLeakyRelu: {
+      const V alpha(act.alpha);
+      body([alpha](V x) { return leaky(x, alpha); });
+      return;
+    }
+    default: body([](V x) { return x; });
+  }
+}
+
+// Splits the 2 * size floats at src into their even- and odd-indexed elements.
+inline void deinterleave(const float* src, float* even, float* odd) {
+  *even = src[0];
+  *odd = src[1];
+}
+#if XSIMD_WITH_AVX512F
+inline void deinterleave_avx512(const float* src, float* even, float* odd) {
+  const __m512 a = _mm512_loadu_ps(src), b = _mm512_loadu_ps(src + 16);
+  const __m512i even_index = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_index = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  _mm512_storeu_ps(even, _mm512_permutex2var_ps(a, even_index, b));
+  _mm512_storeu_ps(odd, _mm512_permutex2var_ps(a, odd_index, b));
+}
+#endif
+#if XSIMD_WITH_AVX2
+inline void deinterleave_avx2(const float* src, float* even, float* odd) {
+  const __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
+  // Within 128-bit lanes: [a0 a2 b0 b2 | a4 a6 b4 b6]; then swap the middle 64-bit pairs.
+  const __m256 e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xdd);
+  _mm256_storeu_ps(even, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8)));
+  _mm256_storeu_ps(odd, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8)));
+}
+#endif
+// The 4-pair step the SIMD targets use for the rest of a short row (SSE: every x86-64).
+inline void deinterleave_4(const float* src, float* even, float* odd) {
+  const __m128 a = _mm_loadu_ps(src), b = _mm_loadu_ps(src + 4);
+  _mm_storeu_ps(even, _mm_shuffle_ps(a, b, 0x88));
+  _mm_storeu_ps(odd, _mm_shuffle_ps(a, b, 0xdd));
+}
+
+template <class V>
+inline void deinterleave_vector(const float* src, float* even, float* odd) {
+  if constexpr (V::size == 1) deinterleave(src, even, odd);
+#if XSIMD_WITH_AVX512F
+  else if constexpr (V::size == 16)
+    deinterleave_avx512(src, even, odd);
+#endif
+#if XSIMD_WITH_AVX2
+  else if constexpr (V::size == 8)
+    deinterleave_avx2(src, even, odd);
+#endif
+  else
+    static_assert(V::size == 1, "no deinterleave for this vector width");
+}
+
+// Stores the first n (< V::size) lanes: the tail of a row.
+template <class V>
+inline void store_first(V x, float* p, int64_t n) {
+  float lanes[V::size];
+  x.store_unaligned(lanes);
+  std::memcpy(p, lanes, static_cast<size_t>(n) * sizeof(float));
+}
+
+}  // namespace
+}  // namespace minfer::kernels

@@ -1,0 +1,143 @@
+// The direct depthwise kernels of every target this CPU runs, against the scalar
+// reference (ops/reference/depthwise_conv.h) followed by the activation element by
+// element, over edge shapes, every padding, both strides, 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include "ops/kernels/depthwise_conv.h"
+#include "ops/reference/depthwise_conv.h"
+#include "tests/kernels/conv_kernel_test_util.h"
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+using kernels::DepthwiseKernel;
+using kernels::Isa;
+
+std::vector<float> reference_result(const reference::Conv2dShape& s, int64_t batch, const std::vector<float>& x,
+                                    const std::vector<float>& wt, const float* bias, const Activation& act) {
+  const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
+  std::vector<float> y(batch * out_image);
+  for (int64_t n = 0; n < batch; ++n)
+    reference::depthwise_conv2d(s, x.data() + n * in_image, wt.data(), bias, y.data() + n * out_image);
+  for (float& v : y) v = act.apply(v);
+  return y;
+}
+
+std::vector<float> kernel_result(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch,
+                                 const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
+                                 const Activation& act, int threads) {
+  std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
+  std::vector<float> workspace(kernels::depthwise_workspace_floats(k, s, batch, threads), NAN);
+  kernels::depthwise_conv2d(k, s, batch, x.data(), wt.data(), bias, y.data(), workspace, threads, act);
+  return y;
+}
+
+// Runs kernel `k` on s and checks it against the reference, for 1 and 2 threads (whose
+// results must be identical). Returns whether it passed, so sweeps can stop early.
+bool check(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch, bool with_bias,
+           const Activation& act, uint32_t seed) {
+  const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
+  const std::vector<float> wt = random_values(s.cout * s.win.kh * s.win.kw, seed + 1);
+  const std::vector<float> b = random_values(s.cout, seed + 2);
+  const float* bias = with_bias ? b.data() : nullptr;
+  const std::vector<float> expected = reference_result(s, batch, x, wt, bias, act);
+  const std::vector<float> one = kernel_result(k, s, batch, x, wt, bias, act, 1);
+  const std::vector<float> two = kernel_result(k, s, batch, x, wt, bias, act, 2);
+  const double err = max_rel_error(one, expected);
+  EXPECT_LT(err, 1e-5) << k.name << " " << describe(s, batch) << " bias " << with_bias << " activation "
+                       << static_cast<int>(act.kind);
+  EXPECT_EQ(one, two) << k.name << " " << describe(s, batch) << ": 2 threads differ from 1";
+  return err < 1e-5 && one == two;
+}
+
+TEST(DepthwiseKernels, EveryTargetHasTheFourWindows) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    std::vector<std::string> names;
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) names.push_back(k.name);
+    const std::string t = kernels::isa_name(isa);
+    EXPECT_EQ(names, (std::vector<std::string>{"depthwise_f32_3x3s1_" + t, "depthwise_f32_3x3s2_" + t,
+                                               "depthwise_f32_5x5s1_" + t, "depthwise_f32_5x5s2_" + t}));
+  }
+  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx2)[0].lanes, 8);
+  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx512)[0].lanes, 16);
+  EXPECT_EQ(kernels::depthwise_kernels(Isa::kScalar)[0].lanes, 1);
+}
+
+TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
+  auto name = [](const reference::Conv2dShape& s, Isa isa) {
+    const DepthwiseKernel* k = kernels::find_depthwise_kernel(s, isa);
+    return k ? std::string(k->name) : std::string("reference");
+  };
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kScalar), "depthwise_f32_3x3s1_scalar");
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 5, 2, 2, 2, 2, 2), Isa::kScalar), "depthwise_f32_5x5s2_scalar");
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 16, 8, 3, 1, 1, 1, 1, 1), Isa::kScalar), "reference");    // multiplier 2
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 1, 2, 2, 2, 2, 2), Isa::kScalar), "reference");  // dilation 2
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 7, 1, 3, 3, 3, 3), Isa::kScalar), "reference");     // 7x7
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 3, 1, 1, 1, 1), Isa::kScalar), "reference");     // stride 3
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 4, 3, 1, 1, 1, 1, 1), Isa::kScalar), "reference");     // grouped
+  reference::Conv2dShape rect = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
+  rect.win.kw = 5;
+  EXPECT_EQ(name(rect, Isa::kScalar), "reference");
+  reference::Conv2dShape mixed_stride = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
+  mixed_stride.win.sw = 2;
+  EXPECT_EQ(name(mixed_stride, Isa::kScalar), "reference");
+  if (kernels::isa_runnable(Isa::kAvx2)) {
+    EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 2, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s2_avx2");
+  }
+  if (!kernels::isa_runnable(Isa::kAvx512)) {
+    EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx512), "reference");
+  }
+}
+
+// Every padding 0..k-1 on each side independently, over widths below, at and around the
+// vector widths (8 and 16) and heights down to 1.
+TEST(DepthwiseKernels, MatchReferenceOverEveryPadding) {
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1}, {1, 7}, {6, 1}, {5, 8}, {7, 9}, {4, 17}, {3, 33}};
+  uint32_t seed = 1;
+  for (Isa isa : kernels::runnable_isas())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
+      for (auto [h, w] : sizes)
+        for (int64_t pt = 0; pt < k.kernel_size; ++pt)
+          for (int64_t pl = 0; pl < k.kernel_size; ++pl)
+            for (int64_t pb = 0; pb < k.kernel_size; ++pb)
+              for (int64_t pr = 0; pr < k.kernel_size; ++pr) {
+                const reference::Conv2dShape s = conv_shape(3, h, w, 3, 3, k.kernel_size, k.stride, pt, pl, pb, pr);
+                if (!window_fits(s)) continue;
+                ASSERT_EQ(kernels::find_depthwise_kernel(s, isa), &k);
+                if (!check(k, s, 1, true, {}, seed++)) return;
+              }
+}
+
+// Larger planes (several vectors and a tail per row), odd channel counts, batch > 1.
+TEST(DepthwiseKernels, MatchReferenceOnLargerPlanesAndBatches) {
+  struct Case {
+    int64_t batch, channels, h, w;
+  };
+  const std::vector<Case> cases = {{2, 5, 23, 41}, {3, 7, 16, 16}, {1, 1, 40, 57}, {2, 3, 2, 100}};
+  uint32_t seed = 1000;
+  for (Isa isa : kernels::runnable_isas())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
+      for (const Case& c : cases)
+        for (bool bias : {false, true}) {
+          const int64_t p = k.kernel_size / 2;
+          const reference::Conv2dShape s = conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
+                                                      k.stride, p, p, p + (c.h % 2), p - 1);
+          if (!check(k, s, c.batch, bias, {}, seed++)) return;
+        }
+}
+
+TEST(DepthwiseKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
+  uint32_t seed = 2000;
+  for (Isa isa : kernels::runnable_isas())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
+      for (const Activation& act : every_activation()) {
+        // 19 columns: two vectors and a tail for AVX2, one and a tail for AVX-512.
+        const reference::Conv2dShape s =
+            conv_shape(3, 9, 19 * k.stride, 3, 3, k.kernel_size, k.stride, 1, 1, 1, k.kernel_size - 1);
+        if (!check(k, s, 2, true, act, seed++)) return;
+      }
+}
+
+}  // namespace
+}  // namespace minfer::test

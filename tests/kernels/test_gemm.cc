@@ -1,0 +1,317 @@
+// The packed SGEMM against ops/reference/gemm, for every kernel this CPU runs, over edge
+// shapes, transposes, alpha/beta, leading dimensions, packed operands, the bias and
+// activation epilogue, and 1 and 2 threads (whose results must be bit-identical).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <xsimd/xsimd.hpp>
+
+#include "ops/kernels/gemm.h"
+#include "ops/reference/gemm.h"
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+using kernels::GemmBias;
+using kernels::GemmEpilogue;
+using kernels::GemmKernel;
+using kernels::GemmOperand;
+using kernels::GemmPacked;
+using kernels::PackedMatrix;
+
+struct Case {
+  int64_t m, n, k;
+  bool ta = false, tb = false;
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t pad = 0;  // extra columns in every leading dimension
+  GemmBias bias = GemmBias::kNone;
+  ActivationKind act = ActivationKind::kNone;
+};
+
+std::string describe(const Case& c) {
+  return fmt::format("{}x{}x{} ta={} tb={} alpha={} beta={} pad={} bias={} act={}", c.m, c.n, c.k, c.ta, c.tb, c.alpha,
+                     c.beta, c.pad, int(c.bias), int(c.act));
+}
+
+Activation activation_of(ActivationKind kind) {
+  Activation a;
+  a.kind = kind;
+  if (kind == ActivationKind::kClip) {
+    a.alpha = -0.25f;
+    a.beta = 0.5f;
+  }
+  if (kind == ActivationKind::kLeakyRelu) a.alpha = 0.1f;
+  return a;
+}
+
+// The activations by their definitions, independent of ops/activation.cc.
+float activate(ActivationKind kind, float x) {
+  switch (kind) {
+    case ActivationKind::kRelu: return x > 0 ? x : 0;
+    case ActivationKind::kClip: return x < -0.25f ? -0.25f : (x > 0.5f ? 0.5f : x);
+    case ActivationKind::kLeakyRelu: return x < 0 ? 0.1f * x : x;
+    case ActivationKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+    default: return x;
+  }
+}
+
+// Operands stored as the case says (transposed or not, rows padded), and C.
+struct Operands {
+  Case c;
+  int64_t lda, ldb, ldc;
+  std::vector<float> a, b, c0, bias;
+
+  explicit Operands(const Case& cs, uint32_t seed = 1) : c(cs) {
+    lda = (cs.ta ? cs.m : cs.k) + cs.pad;
+    ldb = (cs.tb ? cs.k : cs.n) + cs.pad;
+    ldc = cs.n + cs.pad;
+    a = random_values((cs.ta ? cs.k : cs.m) * lda, seed);
+    b = random_values((cs.tb ? cs.n : cs.k) * ldb, seed + 1);
+    c0 = random_values(cs.m * ldc, seed + 2);
+    bias = random_values(cs.bias == GemmBias::kPerRow ? cs.m : cs.n, seed + 3);
+  }
+
+  // reference::gemm, then the epilogue by definition.
+  std::vector<float> expected() const {
+    std::vector<float> y = c0;
+    reference::gemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, y.data(), ldc);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        float& x = y[i * ldc + j];
+        if (c.bias == GemmBias::kPerRow) x += bias[i];
+        if (c.bias == GemmBias::kPerColumn) x += bias[j];
+        x = activate(c.act, x);
+      }
+    return y;
+  }
+
+  // Rounding allowance per element: float error grows with the sum of |products|.
+  std::vector<float> tolerance() const {
+    std::vector<float> abs_a(a.size()), abs_b(b.size()), t(c.m * ldc, 0.0f);
+    for (size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
+    for (size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
+    reference::gemm(c.ta, c.tb, c.m, c.n, c.k, std::fabs(c.alpha), abs_a.data(), lda, abs_b.data(), ldb, 0.0f, t.data(),
+                    ldc);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        float& x = t[i * ldc + j];
+        x = 1e-5f * (1.0f + x + std::fabs(c.beta * c0[i * ldc + j]) + 1.0f);
+      }
+    return t;
+  }
+
+  std::vector<float> run(const GemmKernel& kernel, int threads, GemmPacked packed) const {
+    PackedMatrix pa, pb;
+    const bool pack_a = packed == GemmPacked::kA || packed == GemmPacked::kBoth;
+    const bool pack_b = packed == GemmPacked::kB || packed == GemmPacked::kBoth;
+    if (pack_a) pa = PackedMatrix::pack_a(kernel, a.data(), lda, c.ta, c.m, c.k);
+    if (pack_b) pb = PackedMatrix::pack_b(kernel, b.data(), ldb, c.tb, c.k, c.n);
+    const GemmOperand op_a = pack_a ? GemmOperand(pa) : GemmOperand(a.data(), lda, c.ta);
+    const GemmOperand op_b = pack_b ? GemmOperand(pb) : GemmOperand(b.data(), ldb, c.tb);
+    std::vector<float> workspace(kernels::gemm_workspace_bytes(kernel, c.m, c.n, c.k, threads, packed) / 4);
+    GemmEpilogue ep;
+    ep.bias_kind = c.bias;
+    ep.bias = c.bias == GemmBias::kNone ? nullptr : bias.data();
+    ep.activation = activation_of(c.act);
+    std::vector<float> y = c0;
+    kernels::gemm(c.m, c.n, c.k, c.alpha, op_a, op_b, c.beta, y.data(), ldc, ep, workspace, threads, kernel);
+    return y;
+  }
+};
+
+// Checks the valid part of C against the reference and that the padding is untouched.
+void expect_matches(const Operands& o, const std::vector<float>& got, const std::string& what) {
+  const std::vector<float> want = o.expected(), tol = o.tolerance();
+  int64_t bad = 0;
+  for (int64_t i = 0; i < o.c.m; ++i)
+    for (int64_t j = 0; j < o.ldc; ++j) {
+      const int64_t e = i * o.ldc + j;
+      const bool ok = j < o.c.n ? std::fabs(got[e] - want[e]) <= tol[e] : got[e] == o.c0[e];
+      if (!ok && bad++ < 3)
+        ADD_FAILURE() << what << ": C[" << i << "," << j << "] = " << got[e] << ", want "
+                      << (j < o.c.n ? want[e] : o.c0[e]);
+    }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+std::vector<const GemmKernel*> kernels_under_test() {
+  return kernels::runnable_gemm_kernels();
+}
+
+// Sizes around the tiles (4x8, 6x16 and its 6x8 edge tile), the blocks (mc 128..168, kc 256, nc ~4k) and 1.
+std::vector<Case> edge_cases() {
+  std::vector<Case> cases;
+  for (int64_t m : {1, 2, 5, 6, 7, 13, 25, 170})
+    for (int64_t n : {1, 7, 8, 16, 17, 24, 33, 50})
+      for (int64_t k : {1, 3, 16, 257}) cases.push_back({m, n, k});
+  cases.push_back({3, 4200, 20});  // N beyond nc
+  cases.push_back({9, 40, 600});   // three k-blocks
+  return cases;
+}
+
+TEST(GemmKernel, BestIsTheHighestRunnableTarget) {
+  const auto runnable = kernels_under_test();
+  ASSERT_FALSE(runnable.empty());
+  EXPECT_EQ(&kernels::best_gemm_kernel(), runnable.front());
+  EXPECT_EQ(runnable.back()->isa, kernels::Isa::kScalar);
+  const auto cpu = xsimd::available_architectures();
+  EXPECT_EQ(kernels::gemm_kernel_for(kernels::Isa::kAvx2) != nullptr, bool(cpu.fma3_avx2));
+  EXPECT_EQ(kernels::gemm_kernel_for(kernels::Isa::kAvx512) != nullptr, bool(cpu.avx512f));
+  for (const GemmKernel* kn : runnable) std::cout << "[ runnable ] " << kn->name << "\n";
+}
+
+TEST(GemmKernel, EdgeShapesMatchReference) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (const Case& c : edge_cases()) {
+      Operands o(c);
+      expect_matches(o, o.run(*kn, 1, GemmPacked::kNone), fmt::format("{} {}", kn->name, describe(c)));
+    }
+}
+
+TEST(GemmKernel, TransposesAlphaBetaAndLeadingDimensions) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (float beta : {0.0f, 1.0f, -0.5f})
+          for (const Case& shape : {Case{7, 19, 5}, Case{31, 45, 300}, Case{1, 3, 1}}) {
+            Case c = shape;
+            c.ta = ta;
+            c.tb = tb;
+            c.alpha = 1.5f;
+            c.beta = beta;
+            c.pad = 3;
+            Operands o(c);
+            expect_matches(o, o.run(*kn, 1, GemmPacked::kNone), fmt::format("{} {}", kn->name, describe(c)));
+          }
+}
+
+TEST(GemmKernel, EpilogueBiasAndActivation) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (GemmBias bias : {GemmBias::kNone, GemmBias::kPerRow, GemmBias::kPerColumn})
+      for (ActivationKind act : {ActivationKind::kNone, ActivationKind::kRelu, ActivationKind::kClip,
+                                 ActivationKind::kLeakyRelu, ActivationKind::kSigmoid})
+        for (const Case& shape : {Case{13, 37, 9}, Case{8, 64, 520}}) {
+          Case c = shape;
+          c.bias = bias;
+          c.act = act;
+          c.beta = 0.5f;  // the epilogue follows beta * C, on the last k-block only
+          c.pad = 1;
+          Operands o(c);
+          expect_matches(o, o.run(*kn, 1, GemmPacked::kNone), fmt::format("{} {}", kn->name, describe(c)));
+        }
+}
+
+TEST(GemmKernel, PackedOperandsGiveTheSameBits) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (const Case& shape : {Case{23, 41, 300}, Case{6, 16, 1}, Case{200, 70, 40}}) {
+          Case c = shape;
+          c.ta = ta;
+          c.tb = tb;
+          c.beta = 1.0f;
+          c.pad = 2;
+          c.bias = GemmBias::kPerRow;
+          c.act = ActivationKind::kRelu;
+          Operands o(c);
+          const std::vector<float> plain = o.run(*kn, 1, GemmPacked::kNone);
+          expect_matches(o, plain, fmt::format("{} {}", kn->name, describe(c)));
+          for (GemmPacked packed : {GemmPacked::kA, GemmPacked::kB, GemmPacked::kBoth})
+            EXPECT_EQ(o.run(*kn, 1, packed), plain) << kn->name << " packed=" << int(packed) << " " << describe(c);
+        }
+}
+
+// Shapes big enough to be split (by rows, by columns, or beyond one block per thread):
+// two threads must reproduce one thread's bits exactly.
+TEST(GemmKernel, TwoThreadsGiveTheSameBitsAsOne) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (const Case& shape :
+         {Case{64, 1000, 300}, Case{1000, 20, 300}, Case{129, 130, 131}, Case{300, 4500, 40}, Case{5, 3000, 600}}) {
+      for (GemmPacked packed : {GemmPacked::kNone, GemmPacked::kA, GemmPacked::kB}) {
+        Case c = shape;
+        c.bias = GemmBias::kPerColumn;
+        c.act = ActivationKind::kClip;
+        c.beta = 0.25f;
+        Operands o(c);
+        const std::vector<float> one = o.run(*kn, 1, packed);
+        const std::vector<float> two = o.run(*kn, 2, packed);
+        EXPECT_EQ(two, one) << kn->name << " packed=" << int(packed) << " " << describe(c);
+        if (packed == GemmPacked::kNone) expect_matches(o, two, fmt::format("{} {} 2 threads", kn->name, describe(c)));
+      }
+    }
+}
+
+TEST(GemmKernel, WorkspaceForTwoThreadsExceedsOneWhenSplit) {
+  const GemmKernel& kn = kernels::best_gemm_kernel();
+  const int64_t one = kernels::gemm_workspace_bytes(kn, 500, 500, 500, 1, GemmPacked::kNone);
+  EXPECT_GT(one, 0);
+  EXPECT_EQ(kernels::gemm_workspace_bytes(kn, 500, 500, 500, 2, GemmPacked::kNone), 2 * one);
+  // Too little work to split: one thread's scratch.
+  EXPECT_EQ(kernels::gemm_workspace_bytes(kn, 4, 4, 4, 2, GemmPacked::kNone),
+            kernels::gemm_workspace_bytes(kn, 4, 4, 4, 1, GemmPacked::kNone));
+  EXPECT_EQ(kernels::gemm_workspace_bytes(kn, 500, 500, 500, 2, GemmPacked::kBoth), 0);
+}
+
+TEST(GemmKernel, SmallerWorkspaceRunsFewerThreadsNotFewerElements) {
+  Case c{300, 300, 300};
+  Operands o(c);
+  const GemmKernel& kn = kernels::best_gemm_kernel();
+  std::vector<float> workspace(kernels::gemm_workspace_bytes(kn, c.m, c.n, c.k, 1, GemmPacked::kNone) / 4);
+  std::vector<float> y = o.c0;
+  kernels::gemm(c.m, c.n, c.k, 1.0f, GemmOperand(o.a.data(), o.lda), GemmOperand(o.b.data(), o.ldb), 0.0f, y.data(),
+                o.ldc, {}, workspace, 2, kn);
+  EXPECT_EQ(y, o.run(kn, 1, GemmPacked::kNone));
+  std::vector<float> none;
+  EXPECT_THROW(kernels::gemm(c.m, c.n, c.k, 1.0f, GemmOperand(o.a.data(), o.lda), GemmOperand(o.b.data(), o.ldb), 0.0f,
+                             y.data(), o.ldc, {}, none, 1, kn),
+               std::invalid_argument);
+}
+
+TEST(GemmKernel, BetaZeroIgnoresNaNInC) {
+  for (const GemmKernel* kn : kernels_under_test()) {
+    Case c{7, 20, 5};
+    Operands o(c);
+    std::fill(o.c0.begin(), o.c0.end(), std::numeric_limits<float>::quiet_NaN());
+    const std::vector<float> y = o.run(*kn, 1, GemmPacked::kNone);
+    for (int64_t i = 0; i < c.m * c.n; ++i) ASSERT_FALSE(std::isnan(y[i])) << kn->name;
+  }
+}
+
+TEST(GemmKernel, KZeroScalesCAndAppliesTheEpilogue) {
+  Case c{3, 5, 0};
+  c.beta = 2.0f;
+  c.bias = GemmBias::kPerColumn;
+  c.act = ActivationKind::kRelu;
+  Operands o(c);
+  const std::vector<float> y = o.run(kernels::best_gemm_kernel(), 1, GemmPacked::kNone);
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j)
+      EXPECT_FLOAT_EQ(y[i * c.n + j], std::max(0.0f, 2.0f * o.c0[i * c.n + j] + o.bias[j]));
+}
+
+TEST(GemmKernel, RejectsPackedOperandsOfTheWrongShapeOrSide) {
+  const GemmKernel& kn = kernels::best_gemm_kernel();
+  std::vector<float> a(6, 1.0f), y(9);
+  PackedMatrix pa = PackedMatrix::pack_a(kn, a.data(), 2, false, 3, 2);  // [3, 2]
+  const GemmOperand plain(a.data(), 3);
+  // Enough workspace for any of these calls, so only the packed operand can be at fault.
+  std::vector<float> ws(kernels::gemm_workspace_bytes(kn, 3, 3, 3, 1, GemmPacked::kNone) / 4);
+  EXPECT_THROW(kernels::gemm(3, 3, 3, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1), std::invalid_argument);
+  EXPECT_THROW(kernels::gemm(2, 3, 3, 1.0f, plain, pa, 0.0f, y.data(), 3, {}, ws, 1), std::invalid_argument);
+  EXPECT_NO_THROW(kernels::gemm(3, 3, 2, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1));
+}
+
+TEST(GemmKernel, RejectsOperandsPackedForDifferentKernels) {
+  const auto runnable = kernels_under_test();
+  if (runnable.size() < 2) GTEST_SKIP() << "one kernel only on this CPU";
+  std::vector<float> a(4, 1.0f), b(4, 1.0f), y(4);
+  PackedMatrix pa = PackedMatrix::pack_a(*runnable[0], a.data(), 2, false, 2, 2);
+  PackedMatrix pb = PackedMatrix::pack_b(*runnable[1], b.data(), 2, false, 2, 2);
+  EXPECT_THROW(kernels::gemm(2, 2, 2, 1.0f, pa, pb, 0.0f, y.data(), 2, {}, {}, 1), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace minfer::test

@@ -1,0 +1,81 @@
+// docs/cost-model.md's worked examples, checked against the ops' own cost(): the table
+// and the code cannot drift apart.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+// "1x64x112x112" -> {1, 64, 112, 112}
+Shape parse_shape(const std::string& text) {
+  Shape s;
+  std::stringstream in(text);
+  std::string dim;
+  while (std::getline(in, dim, 'x')) s.push_back(std::stoll(dim));
+  return s;
+}
+
+Attributes parse_attrs(const nlohmann::json& attrs) {
+  Attributes a;
+  for (const auto& item : attrs.items()) {
+    const auto& v = item.value();
+    if (v.is_number_integer()) a.set(item.key(), v.get<int64_t>());
+    else if (v.is_number()) a.set(item.key(), v.get<double>());
+    else if (v.is_string()) a.set(item.key(), v.get<std::string>());
+    else a.set(item.key(), v.get<std::vector<int64_t>>());
+  }
+  return a;
+}
+
+std::vector<nlohmann::json> doc_examples() {
+  std::ifstream f(std::string(MINFER_SOURCE_DIR) + "/docs/cost-model.md");
+  std::vector<nlohmann::json> examples;
+  bool inside = false;
+  for (std::string line; std::getline(f, line);) {
+    if (line == "```cost-examples") inside = true;
+    else if (line == "```") inside = false;
+    else if (inside && !line.empty()) examples.push_back(nlohmann::json::parse(line));
+  }
+  return examples;
+}
+
+TEST(CostModelDoc, ExamplesMatchTheCode) {
+  const auto examples = doc_examples();
+  ASSERT_GE(examples.size(), 20u) << "the examples block of docs/cost-model.md was not found";
+  for (const auto& e : examples) {
+    SCOPED_TRACE(e["what"].get<std::string>());
+    std::vector<TestTensor> inputs;
+    for (const auto& s : e["inputs"]) {
+      std::string text = s;
+      const bool constant = text[0] == '*';
+      if (constant) text = text.substr(1);
+      const Shape shape = parse_shape(text);
+      inputs.push_back(constant ? weight(shape, std::vector<float>(num_elements(shape), 0.5f)) : input(shape, {}));
+    }
+    const OpResult r = cost_of(e["op"], inputs, parse_attrs(e.value("attrs", nlohmann::json::object())));
+    const std::pair<const char*, int64_t> fields[] = {{"macs", r.cost.macs},
+                                                       {"flops", r.cost.flops},
+                                                       {"params", r.cost.params},
+                                                       {"bytes_read", r.cost.bytes_read},
+                                                       {"bytes_written", r.cost.bytes_written}};
+    int checked = 0;
+    for (const auto& [field, value] : fields) {
+      if (!e.contains(field)) continue;
+      EXPECT_EQ(value, e[field].get<int64_t>()) << field;
+      ++checked;
+    }
+    if (e.contains("kind")) {
+      EXPECT_EQ(r.kind, e["kind"].get<std::string>());
+    }
+    EXPECT_GT(checked, 0) << "an example that checks nothing";
+  }
+}
+
+}  // namespace
+}  // namespace minfer::test
