@@ -61,9 +61,13 @@ int main(int argc, char** argv) {
     return failed;
   if (auto status = minfer::cli::parse_command_line(app, "engine_bench", args.rest)) return *status;
 
+  // The output files (path, contents) are written together by emit(), so a failure
+  // leaves none of them and nothing on stdout.
+  std::vector<std::pair<std::string, std::string>> files;
   auto emit = [&](const std::string& text) {
+    if (!output_path.empty()) files.emplace_back(output_path, text);
+    minfer::cli::write_files_atomically(files);
     if (output_path.empty()) std::cout << text;
-    else minfer::cli::write_file_atomically(output_path, text);
   };
   return minfer::cli::run_tool("engine_bench", [&] {
     if (!args.sides.empty()) {
@@ -79,7 +83,7 @@ int main(int argc, char** argv) {
       if (memory_plan)
         for (const nlohmann::json& side : comparison["sides"])
           text += "\nSide " + side["label"].get<std::string>() + ":\n" + minfer::format_memory_plan(side["report"]);
-      if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_compare_html(comparison));
+      if (!html_path.empty()) files.emplace_back(html_path, minfer::format_compare_html(comparison));
       emit(text);
       return 0;
     }
@@ -120,9 +124,8 @@ int main(int argc, char** argv) {
     else if (format == "csv") text = minfer::format_csv(report);
     else text = minfer::format_text(report);
     if (memory_plan) text += "\n" + minfer::format_memory_plan(report);
-    if (!trace_path.empty())
-      minfer::cli::write_file_atomically(trace_path, minfer::format_trace(report, session.profile()));
-    if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_html(report));
+    if (!trace_path.empty()) files.emplace_back(trace_path, minfer::format_trace(report, session.profile()));
+    if (!html_path.empty()) files.emplace_back(html_path, minfer::format_html(report));
     emit(text);
     return 0;
   });

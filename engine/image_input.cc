@@ -63,6 +63,8 @@ std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const s
   int w = 0, h = 0, file_channels = 0;
   if (!stbi_info_from_memory(bytes.data(), length, &w, &h, &file_channels))
     throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
+  // stb accepts some headers that claim no pixels (a BMP 0 pixels wide); nothing to resize.
+  if (w <= 0 || h <= 0) throw UsageError(fmt::format("{}: cannot read the image (it is {}x{} pixels)", path, w, h));
   // Decoding, the float copy and the resized tensor, checked before any is allocated.
   const int64_t pixels_in = int64_t{w} * h;
   MemoryBudget budget(max_memory);

@@ -9,7 +9,8 @@
 //    --model), with optional "image" (engine_bench --image; "names": "image" when the
 //    message is about the image), "max_memory" and "check_numerics"; or
 //  - "tool" and "args": a command line alone, with {models}, {bad} and {out} (an empty
-//    directory for output files, holding "setup_dirs" first) in the arguments.
+//    directory for output files, holding "setup_dirs" first) in the arguments and the
+//    expected error.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -135,14 +136,14 @@ TEST_P(BadInput, IsRefusedWithOneLineNamingFileAndCause) {
 
   if (e.contains("tool")) {
     for (const std::string& dir : e.value("setup_dirs", std::vector<std::string>{})) fs::create_directories(out_ / dir);
+    auto expand = [&](const std::string& text) {
+      return replace_all(replace_all(replace_all(text, "{models}", kSource + "/models"), "{bad}", kBad), "{out}",
+                         out_.string());
+    };
     std::vector<std::string> args;
-    for (const auto& a : e["args"]) {
-      std::string arg = replace_all(a.get<std::string>(), "{models}", kSource + "/models");
-      arg = replace_all(arg, "{bad}", kBad);
-      args.push_back(replace_all(arg, "{out}", out_.string()));
-    }
+    for (const auto& a : e["args"]) args.push_back(expand(a.get<std::string>()));
     const std::string message = run_tool(e["tool"], args);
-    EXPECT_NE(message.find(replace_all(expected, "{out}", out_.string())), std::string::npos) << message;
+    EXPECT_NE(message.find(expand(expected)), std::string::npos) << message;
     for (const std::string& dir : e.value("setup_dirs", std::vector<std::string>{})) fs::remove_all(out_ / dir);
     return;
   }

@@ -157,6 +157,10 @@ def main():
     save("onnx_sequence_input.onnx",
          model([helper.make_node("Identity", ["x"], ["y"], name="identity")], [seq], [value("y", None)]))
 
+    # A net.json cut off mid-document.
+    with open(os.path.join(HERE, "../../../models/small_cnn.json"), "rb") as f:
+        write("truncated_json.json", f.read()[:400])
+
     images()
 
 
@@ -170,8 +174,8 @@ def images():
     write("image_truncated.png", digit[:100])
     write("image_corrupt.jpg", b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + bytes(range(7, 250, 3)) * 3)
     write("image_text.png", b"hello, I am not an image\n")
-    # A valid header claiming 100000 x 100000 pixels, and no pixel data.
-    header = struct.pack(">IIBBBBB", 100000, 100000, 8, 0, 0, 0, 0)
+    # A valid header claiming 30000 x 30000 pixels (within stb's own limit of 2^30), and no pixel data.
+    header = struct.pack(">IIBBBBB", 30000, 30000, 8, 0, 0, 0, 0)
     write("image_huge.png", b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IEND", b""))
     # A BMP whose header says 0 pixels wide.
     info = struct.pack("<IiiHHIIiiII", 40, 0, 8, 1, 24, 0, 0, 2835, 2835, 0, 0)
