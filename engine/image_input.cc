@@ -1,14 +1,15 @@
 #include "engine/image_input.h"
 
+#include <fmt/format.h>
+#include <stb/stb_image.h>
+
 #include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <numeric>
-
-#include <fmt/format.h>
-#include <stb/stb_image.h>
+#include <span>
 
 #include "engine/image_resize.h"
 #include "graph/errors.h"
@@ -29,6 +30,34 @@ float per_channel(const std::vector<float>& values, int64_t c) {
 // stb_image's own buffers take up to this many bytes per pixel while it decodes (a
 // progressive JPEG's coefficients, a PNG's filtered rows, then the pixels themselves).
 constexpr int64_t kDecodeBytesPerPixel = 16;
+
+// Debian's stb_image (2.27) trusts the code counts of a JPEG's Huffman tables (DHT
+// segments): counts adding up to more than 256 write past its tables (found by
+// tests/fuzz/fuzz_image; newer stb refuses them). Walks the segments as stb reads them.
+bool has_oversized_jpeg_huffman_table(std::span<const unsigned char> b) {
+  if (b.size() < 2 || b[0] != 0xFF || b[1] != 0xD8) return false;
+  auto byte = [&](size_t i) -> size_t { return i < b.size() ? b[i] : 0; };  // stb reads 0 past the end
+  for (size_t i = 2; i + 1 < b.size();) {
+    const unsigned char marker = b[i + 1];
+    // Entropy-coded data, fill bytes, stuffed zeros and the markers without a length.
+    if (b[i] != 0xFF || marker == 0xFF || marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD9)) {
+      i += b[i] == 0xFF && marker != 0xFF ? 2 : 1;
+      continue;
+    }
+    const size_t length = byte(i + 2) << 8 | byte(i + 3);
+    if (marker == 0xC4) {
+      for (size_t t = i + 4; t < i + 2 + length;) {
+        if (byte(t) >> 4 > 1 || (byte(t) & 15) > 3) break;  // stb refuses the table itself
+        size_t codes = 0;
+        for (size_t k = 1; k <= 16; ++k) codes += byte(t + k);
+        if (codes > 256) return true;
+        t += 17 + codes;
+      }
+    }
+    i += 2 + length;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -60,6 +89,9 @@ std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const s
 
   if (bytes.size() > INT_MAX) throw UsageError(fmt::format("{}: cannot read the image (the file is too large)", path));
   const auto length = static_cast<int>(bytes.size());
+  if (has_oversized_jpeg_huffman_table(bytes))
+    throw UsageError(
+        fmt::format("{}: cannot read the image (corrupt JPEG: a Huffman table of more than 256 codes)", path));
   int w = 0, h = 0, file_channels = 0;
   if (!stbi_info_from_memory(bytes.data(), length, &w, &h, &file_channels))
     throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
