@@ -177,8 +177,10 @@ def images():
     # A valid header claiming 30000 x 30000 pixels (within stb's own limit of 2^30), and no pixel data.
     header = struct.pack(">IIBBBBB", 30000, 30000, 8, 0, 0, 0, 0)
     write("image_huge.png", b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IEND", b""))
-    # image_jpeg_huffman_overflow.jpg is not made here: it is fuzz_image's finding, kept as
-    # found (a DHT segment whose code counts add up to more than 256).
+    # image_jpeg_huffman_overflow.jpg and onnx_node_without_outputs.onnx are not made
+    # here: they are fuzz_image's and fuzz_onnx's findings, kept as found (a JPEG DHT
+    # segment whose code counts add up to more than 256; a BatchNormalization node that
+    # lists no outputs).
     # A BMP whose header says 0 pixels wide.
     info = struct.pack("<IiiHHIIiiII", 40, 0, 8, 1, 24, 0, 0, 2835, 2835, 0, 0)
     write("image_zero_width.bmp", b"BM" + struct.pack("<IHHI", 14 + 40, 0, 0, 14 + 40) + info)
