@@ -12,6 +12,7 @@
 #include <random>
 
 #include "graph/errors.h"
+#include "graph/memory_limit.h"
 
 namespace minfer::cli {
 
@@ -41,6 +42,20 @@ void add_override(CLI::App& app, const std::string& name, CompileOptions& option
 
 void add_compile_flags(CLI::App& app, CompileOptions& options) {
   app.add_option("--num_threads", options.num_threads, "Threads inside kernels")->check(CLI::Range(1, 1024));
+  app.add_option_function<std::string>(
+      "--max_memory",
+      [&options](const std::string& v) {
+        try {
+          options.max_memory = parse_byte_size("--max_memory", v);
+        } catch (const UsageError& e) {
+          throw CLI::ValidationError(e.what());
+        }
+      },
+      fmt::format("Most bytes of tensor data the model may take: constants plus one run's activations; K, M, G, T "
+                  "suffixes (default: half the physical memory, here {})",
+                  format_bytes(default_max_memory())));
+  app.add_flag("--check_numerics", options.check_numerics,
+               "Check every op's outputs for NaN and infinities; the first op that produces one is an error");
   add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
   add_switch(app, "--fuse", options.passes.fuse, "Fuse activations into Conv/ConvTranspose/Gemm epilogues");
   add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
@@ -48,6 +63,24 @@ void add_compile_flags(CLI::App& app, CompileOptions& options) {
                "ConvTranspose method for every node (overrides the model's)");
   add_override(app, "--lstm_plan", options, "LSTM", "plan", {"minimal", "fused"},
                "Memory plan of every LSTM cell (default: each node's 'plan')");
+}
+
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv) {
+  return parse_command_line(app, tool, std::vector<std::string>(argv + 1, argv + argc));
+}
+
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes a vector of arguments last first
+  try {
+    app.parse(args);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string cause = e.what();
+    std::replace(cause.begin(), cause.end(), '\n', ' ');
+    std::cerr << tool << ": " << cause << " (--help lists the flags)\n";
+    return 2;
+  }
 }
 
 void fill_inputs_deterministic(Session& session, uint64_t seed) {
@@ -81,22 +114,31 @@ std::vector<float> parse_float_list(const std::string& flag, const std::string& 
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + ".tmp";
-  {
+  write_files_atomically({{path, contents}});
+}
+
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::string> temps;
+  auto fail = [&](const std::string& path, const std::string& cause) {
+    std::error_code ignored;
+    for (const std::string& t : temps) std::filesystem::remove(t, ignored);
+    throw UsageError(fmt::format("{}: {}", path, cause));
+  };
+  for (const auto& [path, contents] : files) {
+    // Checked first: a rename onto a directory would fail after the others succeeded.
+    if (std::filesystem::is_directory(path)) fail(path, "is a directory");
+    const std::string tmp = path + ".tmp";
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UsageError(fmt::format("{}: cannot open for writing", path));
+    if (!out) fail(path, "cannot open for writing");
+    temps.push_back(tmp);
     out << contents;
     out.flush();
-    if (!out) {
-      std::filesystem::remove(tmp);
-      throw UsageError(fmt::format("{}: write failed", path));
-    }
+    if (!out) fail(path, "write failed");
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw UsageError(fmt::format("{}: {}", path, ec.message()));
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    std::filesystem::rename(temps[i], files[i].first, ec);
+    if (ec) fail(files[i].first, ec.message());
   }
 }
 

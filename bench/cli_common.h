@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,11 +15,19 @@ class App;
 
 namespace minfer::cli {
 
-// The run-wide flags that change how a model compiles or runs (--num_threads, and
-// options such as --deconv_method that become CompileOptions attribute overrides).
+// The run-wide flags that change how a model compiles or runs (--num_threads,
+// --max_memory, --check_numerics, and options such as --deconv_method that become
+// CompileOptions attribute overrides).
 // Every tool that compiles a model registers them here, so a flag added once reaches
 // engine_bench and engine_check alike.
 void add_compile_flags(CLI::App& app, CompileOptions& options);
+
+// Parses the command line. A bad flag is one line on stderr, "<tool>: <cause> (--help
+// lists the flags)", and exit status 2. Returns the status main returns (0 after
+// --help), or nullopt when the tool goes on.
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv);
+// The same for arguments already taken apart (in command-line order, without the program).
+std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vector<std::string> args);
 
 // Fills every graph input with reproducible pseudo-random values in [0, 1).
 void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
@@ -28,6 +37,9 @@ std::vector<float> parse_float_list(const std::string& flag, const std::string& 
 
 // Writes via a temporary file and a rename, so a failed run leaves no partial file.
 void write_file_atomically(const std::string& path, const std::string& contents);
+// Several files (path, contents) that belong together: all are written to temporary
+// files before any is renamed into place, so a failure leaves none of them.
+void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
 int run_tool(const char* tool, const std::function<int()>& body);

@@ -88,6 +88,7 @@ nlohmann::json run_comparison(const std::string& spec_a, const std::string& spec
   for (int i = 0; i < 2; ++i) {
     try {
       LoadOptions load;
+      load.max_memory = sides[i].options.max_memory;
       if (!sides[i].input_shape.empty()) load.input_shapes = parse_input_shapes(sides[i].input_shape);
       sessions.push_back(std::make_unique<Session>(compile(load_model(sides[i].model_path, load), sides[i].options)));
     } catch (const std::exception& e) {

@@ -83,6 +83,7 @@ void run_data_set(const fs::path& model, const fs::path& set, const std::vector<
     fail(fmt::format("the data set has {} inputs, the model {}", input_files.size(), signature.size()));
 
   LoadOptions load;
+  load.max_memory = options.max_memory;
   std::vector<std::pair<std::string, std::vector<float>>> feeds;  // run-time inputs
   for (size_t k = 0; k < signature.size(); ++k) {
     const InputSignature& in = signature[k];

@@ -59,16 +59,15 @@ int main(int argc, char** argv) {
         return 0;
       }))
     return failed;
-  std::reverse(args.rest.begin(), args.rest.end());  // CLI11 takes a vector of arguments last first
-  try {
-    app.parse(args.rest);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (auto status = minfer::cli::parse_command_line(app, "engine_bench", args.rest)) return *status;
 
+  // The output files (path, contents) are written together by emit(), so a failure
+  // leaves none of them and nothing on stdout.
+  std::vector<std::pair<std::string, std::string>> files;
   auto emit = [&](const std::string& text) {
+    if (!output_path.empty()) files.emplace_back(output_path, text);
+    minfer::cli::write_files_atomically(files);
     if (output_path.empty()) std::cout << text;
-    else minfer::cli::write_file_atomically(output_path, text);
   };
   return minfer::cli::run_tool("engine_bench", [&] {
     if (!args.sides.empty()) {
@@ -84,12 +83,13 @@ int main(int argc, char** argv) {
       if (memory_plan)
         for (const nlohmann::json& side : comparison["sides"])
           text += "\nSide " + side["label"].get<std::string>() + ":\n" + minfer::format_memory_plan(side["report"]);
-      if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_compare_html(comparison));
+      if (!html_path.empty()) files.emplace_back(html_path, minfer::format_compare_html(comparison));
       emit(text);
       return 0;
     }
     if (model_path.empty()) throw minfer::UsageError("--model is required (or --compare A B)");
     minfer::LoadOptions load;
+    load.max_memory = options.max_memory;
     if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
     minfer::Graph graph = minfer::load_model(model_path, load);
     minfer::Preprocess preprocess = graph.preprocess;
@@ -124,9 +124,8 @@ int main(int argc, char** argv) {
     else if (format == "csv") text = minfer::format_csv(report);
     else text = minfer::format_text(report);
     if (memory_plan) text += "\n" + minfer::format_memory_plan(report);
-    if (!trace_path.empty())
-      minfer::cli::write_file_atomically(trace_path, minfer::format_trace(report, session.profile()));
-    if (!html_path.empty()) minfer::cli::write_file_atomically(html_path, minfer::format_html(report));
+    if (!trace_path.empty()) files.emplace_back(trace_path, minfer::format_trace(report, session.profile()));
+    if (!html_path.empty()) files.emplace_back(html_path, minfer::format_html(report));
     emit(text);
     return 0;
   });

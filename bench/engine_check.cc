@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
                  "File of 'case: reason' lines: those cases may fail (XFAIL) and must not pass (XPASS fails)");
   app.add_option("--filter", filter, "Run only the cases whose name matches this regular expression");
   minfer::cli::add_compile_flags(app, options);
-  CLI11_PARSE(app, argc, argv);
+  if (auto status = minfer::cli::parse_command_line(app, "engine_check", argc, argv)) return *status;
 
   return minfer::cli::run_tool("engine_check", [&] {
     using minfer::cli::CaseStatus;

@@ -14,11 +14,12 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"Convert a model: model.onnx <-> net.json (+ its .bin weights file)."};
-  std::string in_path, out_path, input_shape;
+  std::string in_path, out_path, input_shape, max_memory;
   app.add_option("input", in_path, "Model to read (.onnx or .json)")->required();
   app.add_option("output", out_path, "Model to write (.json: net.json and <stem>.bin beside it; .onnx)")->required();
   app.add_option("--input_shape", input_shape, "Fix input shapes first: name:1,3,224,224[;name2:...]");
-  CLI11_PARSE(app, argc, argv);
+  app.add_option("--max_memory", max_memory, "Most bytes of constant data the model may take (K, M, G, T suffixes)");
+  if (auto status = minfer::cli::parse_command_line(app, "engine_convert", argc, argv)) return *status;
 
   return minfer::cli::run_tool("engine_convert", [&] {
     namespace fs = std::filesystem;
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
     if (ext != ".json" && ext != ".onnx")
       throw minfer::UsageError(fmt::format("{}: unknown output format '{}' (expected .json or .onnx)", out_path, ext));
     minfer::LoadOptions load;
+    if (!max_memory.empty()) load.max_memory = minfer::parse_byte_size("--max_memory", max_memory);
     if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
     const minfer::Graph graph = minfer::load_model(in_path, load);
     if (ext == ".onnx") {
@@ -34,8 +36,9 @@ int main(int argc, char** argv) {
     }
     const fs::path weights = fs::path(out_path).replace_extension(".bin");
     const minfer::NetJsonFiles files = minfer::to_netjson(graph, weights.filename().string());
-    if (!files.weights.empty()) minfer::cli::write_file_atomically(weights.string(), files.weights);
-    minfer::cli::write_file_atomically(out_path, files.json);
+    std::vector<std::pair<std::string, std::string>> outputs = {{out_path, files.json}};
+    if (!files.weights.empty()) outputs.emplace_back(weights.string(), files.weights);
+    minfer::cli::write_files_atomically(outputs);
     return 0;
   });
 }

@@ -12,12 +12,14 @@ namespace minfer {
 CompiledModel::CompiledModel(Graph graph, CompileOptions options)
     : graph_(std::move(graph)), options_(options) {
   if (options_.num_threads < 1) throw UsageError(fmt::format("num_threads must be at least 1, got {}", options_.num_threads));
+  if (options_.max_memory <= 0) throw UsageError(fmt::format("max_memory must be positive, got {}", options_.max_memory));
   for (const AttributeOverride& o : options_.attribute_overrides)
     for (Node& n : graph_.nodes)
       if (n.op_type == o.op_type) n.attrs.set(o.attribute, o.value);
   apply_passes();
   build_steps();
   plan_memory_layout();
+  check_memory_limit();
 }
 
 int CompiledModel::value_index(const std::string& name) const {
@@ -44,6 +46,7 @@ int CompiledModel::step_index(const std::string& step_name) const {
 void CompiledModel::apply_passes() {
   const Topology topo = build_topology(graph_);
   const ShapeMap shapes = infer_shapes(graph_, topo);
+  check_tensor_sizes(shapes);
   for (const Node& node : graph_.nodes) {
     with_node_context(graph_, node, [&] {
       std::vector<Shape> out;
@@ -54,6 +57,42 @@ void CompiledModel::apply_passes() {
     });
   }
   pass_logs_ = run_passes(graph_, options_.passes);
+}
+
+// Each tensor on its own within the limit, before any cost or scratch size is computed
+// from the shapes: those products then stay far from overflowing.
+void CompiledModel::check_tensor_sizes(const ShapeMap& shapes) const {
+  const MemoryBudget budget(options_.max_memory);
+  auto check = [&](const std::string& name, const char* what) {
+    const Shape& shape = shapes.at(name);
+    budget.check(tensor_bytes(num_elements(shape)), fmt::format("{} '{}' of shape {}", what, name, shape_str(shape)));
+  };
+  for (const GraphInput& in : graph_.inputs) {
+    try {
+      check(in.name, "input");
+    } catch (const OpError& e) {
+      throw ModelError(fmt::format("{}: {}", graph_.source, e.what()));
+    }
+  }
+  for (const Node& node : graph_.nodes)
+    with_node_context(graph_, node, [&] {
+      for (const std::string& o : node.outputs)
+        if (!o.empty()) check(o, "output");
+    });
+}
+
+// The constants and one session's arena, before any session allocates it.
+void CompiledModel::check_memory_limit() const {
+  int64_t constant_bytes = 0;
+  for (const auto& entry : graph_.initializers)
+    constant_bytes = checked_add({constant_bytes, tensor_bytes(num_elements(entry.second.shape))});
+  int64_t total = 0;
+  if (__builtin_add_overflow(constant_bytes, arena_bytes_, &total) || total > options_.max_memory)
+    throw ModelError(fmt::format(
+        "{}: the constants ({}) and one session's activation arena ({}) need {}: over the memory limit of {} "
+        "(--max_memory)",
+        graph_.source, format_bytes(constant_bytes), format_bytes(arena_bytes_), format_bytes(total),
+        format_bytes(options_.max_memory)));
 }
 
 Cost CompiledModel::total_cost() const {

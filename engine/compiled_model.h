@@ -12,6 +12,7 @@
 
 #include "engine/memory_planner.h"
 #include "graph/graph.h"
+#include "graph/memory_limit.h"
 #include "graph/passes/pipeline.h"
 #include "ops/op.h"
 #include "profiler/cost.h"
@@ -30,6 +31,11 @@ struct CompileOptions {
   int num_threads = 1;
   std::vector<AttributeOverride> attribute_overrides;
   PassOptions passes;
+  // Every tensor, and the constants plus one session's activation arena, must fit:
+  // checked at compile time, before any session allocates (graph/memory_limit.h).
+  int64_t max_memory = default_max_memory();
+  // Sessions check every run for NaN and infinities (Session::set_check_numerics).
+  bool check_numerics = false;
 };
 
 // Where a tensor lives: in the activation arena, or in the graph's constant data.
@@ -92,8 +98,10 @@ class CompiledModel {
 
  private:
   void apply_passes();
+  void check_tensor_sizes(const std::map<std::string, Shape>& shapes) const;
   void build_steps();
   void plan_memory_layout();
+  void check_memory_limit() const;
 
   Graph graph_;
   CompileOptions options_;

@@ -1,11 +1,15 @@
 #include "engine/image_input.h"
 
-#include <algorithm>
-#include <memory>
-#include <numeric>
-
 #include <fmt/format.h>
 #include <stb/stb_image.h>
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <numeric>
+#include <span>
 
 #include "engine/image_resize.h"
 #include "graph/errors.h"
@@ -23,9 +27,57 @@ float per_channel(const std::vector<float>& values, int64_t c) {
   return values.size() == 1 ? values[0] : values[c];
 }
 
+// stb_image's own buffers take up to this many bytes per pixel while it decodes (a
+// progressive JPEG's coefficients, a PNG's filtered rows, then the pixels themselves).
+constexpr int64_t kDecodeBytesPerPixel = 16;
+
+// Debian's stb_image (2.27) trusts the code counts of a JPEG's Huffman tables (DHT
+// segments): counts adding up to more than 256 write past its tables (found by
+// tests/fuzz/fuzz_image; newer stb refuses them). Walks the segments as stb reads them.
+bool has_oversized_jpeg_huffman_table(std::span<const unsigned char> b) {
+  if (b.size() < 2 || b[0] != 0xFF || b[1] != 0xD8) return false;
+  auto byte = [&](size_t i) -> size_t { return i < b.size() ? b[i] : 0; };  // stb reads 0 past the end
+  for (size_t i = 2; i + 1 < b.size();) {
+    const unsigned char marker = b[i + 1];
+    // Entropy-coded data, fill bytes, stuffed zeros and the markers without a length.
+    if (b[i] != 0xFF || marker == 0xFF || marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD9)) {
+      i += b[i] == 0xFF && marker != 0xFF ? 2 : 1;
+      continue;
+    }
+    const size_t length = byte(i + 2) << 8 | byte(i + 3);
+    if (marker == 0xC4) {
+      for (size_t t = i + 4; t < i + 2 + length;) {
+        if (byte(t) >> 4 > 1 || (byte(t) & 15) > 3) break;  // stb refuses the table itself
+        size_t codes = 0;
+        for (size_t k = 1; k <= 16; ++k) codes += byte(t + k);
+        if (codes > 256) return true;
+        t += 17 + codes;
+      }
+    }
+    i += 2 + length;
+  }
+  return false;
+}
+
 }  // namespace
 
-std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& p) {
+std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& preprocess,
+                                   int64_t max_memory) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!in || ec) throw UsageError(fmt::format("{}: cannot read the image (cannot open the file)", path));
+  if (size > static_cast<uintmax_t>(std::min<int64_t>(max_memory, INT_MAX)))  // stb takes an int length
+    throw UsageError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
+                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
+  std::vector<unsigned char> bytes(static_cast<size_t>(size));
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return image_to_tensor(bytes, path, shape, preprocess, max_memory);
+}
+
+std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const std::string& path, const Shape& shape,
+                                   const Preprocess& p, int64_t max_memory) {
   if (shape.size() != 4 || (shape[1] != 1 && shape[1] != 3))
     throw UsageError(
         fmt::format("{}: the model input has shape {}; an image fills [N, 1 or 3, H, W]", path, shape_str(shape)));
@@ -35,10 +87,28 @@ std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, 
       throw UsageError(fmt::format("{}: preprocess '{}' has {} values, the input has {} channels", path, name,
                                    values->size(), channels));
 
+  if (bytes.size() > INT_MAX) throw UsageError(fmt::format("{}: cannot read the image (the file is too large)", path));
+  const auto length = static_cast<int>(bytes.size());
+  if (has_oversized_jpeg_huffman_table(bytes))
+    throw UsageError(
+        fmt::format("{}: cannot read the image (corrupt JPEG: a Huffman table of more than 256 codes)", path));
   int w = 0, h = 0, file_channels = 0;
+  if (!stbi_info_from_memory(bytes.data(), length, &w, &h, &file_channels))
+    throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
+  // stb accepts some headers that claim no pixels (a BMP 0 pixels wide); nothing to resize.
+  if (w <= 0 || h <= 0) throw UsageError(fmt::format("{}: cannot read the image (it is {}x{} pixels)", path, w, h));
+  // Decoding, the float copy and the resized tensor, checked before any is allocated.
+  const int64_t pixels_in = int64_t{w} * h;
+  MemoryBudget budget(max_memory);
+  try {
+    budget.reserve(checked_mul({pixels_in, kDecodeBytesPerPixel + 4 * channels}), fmt::format("a {}x{} image", w, h));
+    budget.reserve(tensor_bytes(checked_mul({n, channels, height, width}), 8), "its tensor");
+  } catch (const OpError& e) {
+    throw UsageError(fmt::format("{}: {}", path, e.what()));
+  }
   // stb converts to the requested channel count: luma for 1, alpha dropped for 3.
   std::unique_ptr<unsigned char, StbiFree> pixels(
-      stbi_load(path.c_str(), &w, &h, &file_channels, static_cast<int>(channels)));
+      stbi_load_from_memory(bytes.data(), length, &w, &h, &file_channels, static_cast<int>(channels)));
   if (!pixels) throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
 
   const size_t src_size = static_cast<size_t>(w) * h * channels;
@@ -63,7 +133,7 @@ void set_image_input(Session& session, const std::string& path, const Preprocess
   if (m.input_values().empty())
     throw UsageError(fmt::format("{}: the model has no input for an image", m.graph().source));
   const std::string& input = m.values()[m.input_values()[0]].name;
-  session.set_input(input, image_to_tensor(path, session.shape(input), preprocess));
+  session.set_input(input, image_to_tensor(path, session.shape(input), preprocess, m.options().max_memory));
 }
 
 std::vector<ClassScore> top_classes(std::span<const float> scores, int k, const Graph& graph) {

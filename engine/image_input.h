@@ -1,6 +1,6 @@
-// Images as model inputs: decode (PNG, JPEG, BMP and the other formats stb_image reads),
-// resize to the input's height and width, take grayscale or RGB by its channel count,
-// normalise into NCHW floats; and the top classes of a classifier's output.
+// Images as model inputs: decode (PNG, JPEG, BMP, with stb_image), resize to the
+// input's height and width, take grayscale or RGB by its channel count, normalise into
+// NCHW floats; and the top classes of a classifier's output.
 #pragma once
 
 #include <span>
@@ -10,16 +10,24 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/session.h"
+#include "graph/memory_limit.h"
 
 namespace minfer {
 
 // The image at `path` as a tensor of `shape` [N, C, H, W] (C 1: grayscale, 3: RGB; every
 // batch row holds the image), resized by resize_image (engine/image_resize.h). Pixels
 // become [0, 1], then (x - mean[c]) / std[c]. Throws UsageError "<path>: <cause>" for
-// an unreadable image.
-std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& preprocess);
+// an unreadable image, or one whose decoding would pass `max_memory` (the file's header
+// gives its size, checked before any pixel is decoded).
+std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& preprocess,
+                                   int64_t max_memory = default_max_memory());
 
-// Puts the image into the model's first graph input.
+// The same from the encoded file's bytes in memory; `source` names it in messages.
+std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const std::string& source,
+                                   const Shape& shape, const Preprocess& preprocess,
+                                   int64_t max_memory = default_max_memory());
+
+// Puts the image into the model's first graph input (under the model's max_memory).
 void set_image_input(Session& session, const std::string& path, const Preprocess& preprocess);
 
 struct ClassScore {

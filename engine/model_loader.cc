@@ -22,7 +22,9 @@ std::string model_format(const std::string& path) {
 
 // net.json inputs given values become initializers.
 void bind_input_values(Graph& graph, const std::map<std::string, TypedTensor>& values) {
-  for (const auto& [name, value] : values) {
+  for (const auto& entry : values) {
+    const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture structured bindings
+    const TypedTensor& value = entry.second;
     auto it =
         std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
     if (it == graph.inputs.end()) throw UsageError(fmt::format("{}: '{}' is not a graph input", graph.source, name));
@@ -38,8 +40,9 @@ void bind_input_values(Graph& graph, const std::map<std::string, TypedTensor>& v
 }  // namespace
 
 Graph load_model(const std::string& path, const LoadOptions& options) {
-  if (model_format(path) == ".onnx") return load_onnx(path, options.input_shapes, options.input_values);
-  Graph graph = load_netjson(path);
+  if (model_format(path) == ".onnx")
+    return load_onnx(path, options.input_shapes, options.input_values, options.max_memory);
+  Graph graph = load_netjson(path, options.max_memory);
   override_input_shapes(graph, options.input_shapes);
   bind_input_values(graph, options.input_values);
   return graph;

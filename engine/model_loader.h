@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/memory_limit.h"
 #include "graph/onnx_loader.h"
 #include "graph/typed_tensor.h"
 
@@ -13,10 +14,12 @@ namespace minfer {
 
 // What a caller fixes when loading. input_shapes replace the declared ones before any
 // shape is inferred (ONNX inputs with dynamic dimensions need them); input_values turn
-// inputs into constants (engine_check binds integer inputs such as Reshape's shape).
+// inputs into constants (engine_check binds integer inputs such as Reshape's shape);
+// the file and the constant data it holds must fit in max_memory (graph/memory_limit.h).
 struct LoadOptions {
   std::map<std::string, Shape> input_shapes;
   std::map<std::string, TypedTensor> input_values;
+  int64_t max_memory = default_max_memory();
 };
 
 // Chooses the loader by extension (.json: net.json, .onnx: ONNX). Throws ModelError

@@ -1,13 +1,14 @@
 #include "engine/session.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
 namespace minfer {
 
 Session::Session(std::shared_ptr<const CompiledModel> model)
-    : model_(std::move(model)), arena_(model_->arena_bytes()) {
+    : model_(std::move(model)), arena_(model_->arena_bytes()), check_numerics_(model_->options().check_numerics) {
   auto view = [&](int v) {
     if (v < 0) return TensorView{};  // omitted optional input or output
     return TensorView{value_data(v).data(), model_->values()[v].shape};
@@ -62,11 +63,60 @@ void Session::run_step(size_t index, const RunContext& ctx) {
   }
 }
 
+namespace {
+
+// The index of the first NaN or infinity, or -1.
+int64_t first_non_finite(std::span<const float> values) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i])) return static_cast<int64_t>(i);
+  return -1;
+}
+
+std::string describe(float value) {
+  return std::isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf";
+}
+
+}  // namespace
+
+void Session::check_sources() const {
+  const CompiledModel& m = *model_;
+  for (int v : m.input_values()) {
+    const int64_t i = first_non_finite(value_data(v));
+    if (i >= 0)
+      throw NumericsError(fmt::format("{}: input '{}' already holds {} at index {} of {}, before any op runs",
+                                      m.graph().source, m.values()[v].name, describe(value_data(v)[i]), i,
+                                      shape_str(m.values()[v].shape)));
+  }
+  for (const auto& [name, tensor] : m.graph().initializers) {
+    const int64_t i = first_non_finite(tensor.data);
+    if (i >= 0)
+      throw NumericsError(fmt::format("{}: initializer '{}' holds {} at index {} of {}", m.graph().source, name,
+                                      describe(tensor.data[i]), i, shape_str(tensor.shape)));
+  }
+}
+
+void Session::check_step_outputs(size_t index) const {
+  const Step& s = model_->steps()[index];
+  for (int v : s.outputs) {
+    if (v < 0) continue;
+    const int64_t i = first_non_finite(value_data(v));
+    if (i >= 0)
+      throw NumericsError(fmt::format("{}: output '{}' holds {} at index {} of {}; every input of the op was finite",
+                                      node_context(model_->graph(), *model_->graph().find_node(s.name)),
+                                      model_->values()[v].name, describe(value_data(v)[i]), i,
+                                      shape_str(model_->values()[v].shape)));
+  }
+}
+
 void Session::run() {
   const std::vector<Step>& steps = model_->steps();
   const RunContext ctx{model_->options().num_threads};
+  if (check_numerics_) check_sources();
   if (!profiling_) {
-    for (size_t i = 0; i < steps.size(); ++i) run_step(i, ctx);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      run_step(i, ctx);
+      if (check_numerics_) check_step_outputs(i);
+    }
     return;
   }
   RunTimes& times = profile_.begin_run(steps.size());
@@ -74,8 +124,12 @@ void Session::run() {
   for (size_t i = 0; i < steps.size(); ++i) {
     times.step_start_ms[i] = elapsed_ms(times.start, t0);
     run_step(i, ctx);
-    const Clock::time_point t1 = Clock::now();
+    Clock::time_point t1 = Clock::now();
     times.step_ms[i] = elapsed_ms(t0, t1);
+    if (check_numerics_) {
+      check_step_outputs(i);  // not timed
+      t1 = Clock::now();
+    }
     t0 = t1;
   }
   profile_.end_run(elapsed_ms(times.start, t0));

@@ -31,17 +31,24 @@ class Session {
   const Shape& shape(const std::string& name) const;
 
   void set_profiling(bool on) { profiling_ = on; }
+  // With checking on (CompileOptions::check_numerics), run() scans the graph inputs and constants, then each step's
+  // outputs, and throws NumericsError at the first NaN or infinity: it names the op that
+  // produced it from finite inputs, or the input or constant that already held it.
+  void set_check_numerics(bool on) { check_numerics_ = on; }
   const RunProfile& profile() const { return profile_; }
   void clear_profile() { profile_.clear(); }
 
  private:
   // Runs one step; an OpError about run-time data becomes a UsageError naming the node.
   void run_step(size_t index, const RunContext& ctx);
+  void check_sources() const;
+  void check_step_outputs(size_t index) const;
   std::span<float> value_data(int value) const;
   int graph_input(const std::string& name) const;
 
   std::shared_ptr<const CompiledModel> model_;
   AlignedBuffer arena_;
+  bool check_numerics_;
   std::vector<std::vector<TensorView>> step_inputs_, step_outputs_;
   RunProfile profile_;
   bool profiling_ = true;

@@ -41,14 +41,14 @@ Shape strides_of(const Shape& shape) {
   return s;
 }
 
-// Folding builds tensors in memory at load time; a shape computation never needs more.
-constexpr int64_t kMaxFoldedElements = int64_t{1} << 28;
-
-int64_t checked_size(const Shape& shape) {
+// The elements of a tensor folding is about to build, checked against the memory
+// limit before anything is allocated: its values and the index that gathers them, 8
+// bytes each (TypedTensor holds int64 or double).
+int64_t checked_size(const Shape& shape, const MemoryBudget& budget) {
   const int64_t n = num_elements(shape);
-  if (n > kMaxFoldedElements)
-    throw UnsupportedError(fmt::format("folding would build a tensor of {} elements (shape {}); the limit is {}", n,
-                                       shape_str(shape), kMaxFoldedElements));
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(n, int64_t{16}, &bytes)) bytes = INT64_MAX;
+  budget.check(bytes, fmt::format("folding a tensor of shape {}", shape_str(shape)));
   return n;
 }
 
@@ -68,9 +68,9 @@ TypedTensor take(const TypedTensor& src, Shape shape, const std::vector<int64_t>
 }
 
 // The source index of every element of a broadcast of `from` to `to`.
-std::vector<int64_t> broadcast_index(const Shape& from, const Shape& to) {
+std::vector<int64_t> broadcast_index(const Shape& from, const Shape& to, const MemoryBudget& budget) {
   const BroadcastIndex b(from, to);
-  const int64_t n = checked_size(to);
+  const int64_t n = checked_size(to, budget);
   std::vector<int64_t> index(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) index[i] = b.source(i);
   return index;
@@ -97,14 +97,14 @@ TypedTensor constant(const FoldNode& node) {
   return int_tensor({n}, std::move(v));
 }
 
-TypedTensor constant_of_shape(const FoldNode& node, const Inputs& in) {
+TypedTensor constant_of_shape(const FoldNode& node, const Inputs& in, const MemoryBudget& budget) {
   Shape shape = ints_of(value(in, 0, "shape"), "shape");
   for (int64_t d : shape)
     if (d < 0) throw OpError(fmt::format("shape {} has a negative dimension", shape_str(shape)));
   TypedTensor fill = real_tensor({}, {0.0});
   if (auto it = node.tensor_attrs.find("value"); it != node.tensor_attrs.end()) fill = it->second;
   if (fill.size() != 1) throw OpError("attribute 'value' must hold one element");
-  return take(fill, shape, std::vector<int64_t>(static_cast<size_t>(checked_size(shape)), 0));
+  return take(fill, shape, std::vector<int64_t>(static_cast<size_t>(checked_size(shape, budget)), 0));
 }
 
 TypedTensor shape_of(const FoldNode& node, const Inputs& in) {
@@ -118,8 +118,9 @@ TypedTensor shape_of(const FoldNode& node, const Inputs& in) {
   return int_tensor({n}, std::move(dims));
 }
 
-TypedTensor cast(const FoldNode& node, const TypedTensor& x) {
+TypedTensor cast(const FoldNode& node, const TypedTensor& x, const MemoryBudget& budget) {
   if (!node.attrs.has("to")) throw OpError("attribute 'to' is required");
+  checked_size(x.shape, budget);
   const auto to = static_cast<DataType>(node.attrs.get_int("to", 0));
   TypedTensor out;
   out.type = to;
@@ -141,7 +142,7 @@ TypedTensor cast(const FoldNode& node, const TypedTensor& x) {
     for (int64_t i = 0; i < x.size(); ++i) {
       const double v = x.real(i);
       // float32 and narrower keep float32's precision here (the engine's own type).
-      out.reals.push_back(to == DataType::kDouble ? v : static_cast<double>(static_cast<float>(v)));
+      out.reals.push_back(to == DataType::kDouble ? v : static_cast<double>(narrow_to_float(v)));
     }
   } else {
     throw UnsupportedError(fmt::format("casting to {} is not supported", data_type_name(to)));
@@ -151,8 +152,9 @@ TypedTensor cast(const FoldNode& node, const TypedTensor& x) {
 
 // Reshape, Flatten, Squeeze, Unsqueeze: the data is unchanged; the output shape comes
 // from the engine's own op, so both paths share one reading of the attributes.
-TypedTensor same_data(const FoldNode& node, const Inputs& in) {
+TypedTensor same_data(const FoldNode& node, const Inputs& in, const MemoryBudget& budget) {
   const TypedTensor& x = value(in, 0, "data");
+  checked_size(x.shape, budget);
   Node engine_node{"", node.op_type, {}, {"out"}, node.attrs};
   std::vector<Tensor> constants;  // the float32 form of the shape/axes inputs
   constants.reserve(in.size());
@@ -174,7 +176,7 @@ TypedTensor same_data(const FoldNode& node, const Inputs& in) {
   return y;
 }
 
-TypedTensor concat(const FoldNode& node, const Inputs& in) {
+TypedTensor concat(const FoldNode& node, const Inputs& in, const MemoryBudget& budget) {
   if (!node.attrs.has("axis") && node.opset >= 4) throw OpError("attribute 'axis' is required");
   if (in.empty()) throw OpError("needs at least one input");
   const TypedTensor& first = value(in, 0, "input");
@@ -190,8 +192,9 @@ TypedTensor concat(const FoldNode& node, const Inputs& in) {
       throw OpError(fmt::format("input {} ({} {}) does not match input 0 ({} {}) along axis {}", i,
                                 data_type_name(t.type), shape_str(t.shape), data_type_name(first.type),
                                 shape_str(first.shape), axis));
-    shape[axis] += t.shape[axis];
+    if (__builtin_add_overflow(shape[axis], t.shape[axis], &shape[axis])) throw OpError("the output size overflows");
   }
+  checked_size(shape, budget);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
   for (int64_t d = axis + 1; d < rank; ++d) inner *= shape[d];
@@ -211,7 +214,7 @@ TypedTensor concat(const FoldNode& node, const Inputs& in) {
   return out;
 }
 
-TypedTensor gather(const FoldNode& node, const Inputs& in) {
+TypedTensor gather(const FoldNode& node, const Inputs& in, const MemoryBudget& budget) {
   const TypedTensor& data = value(in, 0, "data");
   const TypedTensor& indices = value(in, 1, "indices");
   const int64_t rank = static_cast<int64_t>(data.shape.size());
@@ -225,6 +228,7 @@ TypedTensor gather(const FoldNode& node, const Inputs& in) {
   for (int64_t d = 0; d < axis; ++d) outer *= data.shape[d];
   for (int64_t d = axis + 1; d < rank; ++d) inner *= data.shape[d];
   std::vector<int64_t> index;
+  index.reserve(static_cast<size_t>(checked_size(shape, budget)));
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k : ints_of(indices, "indices")) {
       if (k < -dim || k >= dim) throw OpError(fmt::format("index {} is out of range for axis of size {}", k, dim));
@@ -235,7 +239,7 @@ TypedTensor gather(const FoldNode& node, const Inputs& in) {
   return take(data, shape, index);
 }
 
-TypedTensor slice(const FoldNode& node, const Inputs& in) {
+TypedTensor slice(const FoldNode& node, const Inputs& in, const MemoryBudget& budget) {
   const TypedTensor& data = value(in, 0, "data");
   const int64_t rank = static_cast<int64_t>(data.shape.size());
   std::vector<int64_t> starts, ends, axes, steps;
@@ -279,7 +283,7 @@ TypedTensor slice(const FoldNode& node, const Inputs& in) {
     step[a] = s;
   }
   const Shape src_strides = strides_of(data.shape);
-  const int64_t n = num_elements(shape);
+  const int64_t n = checked_size(shape, budget);
   std::vector<int64_t> index(static_cast<size_t>(n));
   const Shape out_strides = strides_of(shape);
   for (int64_t i = 0; i < n; ++i) {
@@ -290,7 +294,7 @@ TypedTensor slice(const FoldNode& node, const Inputs& in) {
   return take(data, shape, index);
 }
 
-TypedTensor transpose(const FoldNode& node, const TypedTensor& x) {
+TypedTensor transpose(const FoldNode& node, const TypedTensor& x, const MemoryBudget& budget) {
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<int64_t> perm = node.attrs.get_ints("perm");
   if (perm.empty())
@@ -305,7 +309,7 @@ TypedTensor transpose(const FoldNode& node, const TypedTensor& x) {
     shape[i] = x.shape[perm[i]];
   }
   const Shape src_strides = strides_of(x.shape), out_strides = strides_of(shape);
-  const int64_t n = num_elements(shape);
+  const int64_t n = checked_size(shape, budget);
   std::vector<int64_t> index(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     int64_t src = 0;
@@ -315,14 +319,14 @@ TypedTensor transpose(const FoldNode& node, const TypedTensor& x) {
   return take(x, shape, index);
 }
 
-TypedTensor expand(const Inputs& in) {
+TypedTensor expand(const Inputs& in, const MemoryBudget& budget) {
   const TypedTensor& x = value(in, 0, "input");
   const Shape target = ints_of(value(in, 1, "shape"), "shape");
   const Shape shape = broadcast_shapes(x.shape, target);
-  return take(x, shape, broadcast_index(x.shape, shape));
+  return take(x, shape, broadcast_index(x.shape, shape, budget));
 }
 
-TypedTensor range(const Inputs& in) {
+TypedTensor range(const Inputs& in, const MemoryBudget& budget) {
   const TypedTensor& start = value(in, 0, "start");
   const TypedTensor& limit = value(in, 1, "limit");
   const TypedTensor& delta = value(in, 2, "delta");
@@ -336,7 +340,7 @@ TypedTensor range(const Inputs& in) {
     int64_t span = 0;  // |limit - start|, when the range runs toward limit
     if ((d > 0 ? __builtin_sub_overflow(l, s, &span) : __builtin_sub_overflow(s, l, &span)) || d == INT64_MIN)
       throw OpError("the range overflows int64");
-    const int64_t n = checked_size({span > 0 ? (span - 1) / (d > 0 ? d : -d) + 1 : 0});
+    const int64_t n = checked_size({span > 0 ? (span - 1) / (d > 0 ? d : -d) + 1 : 0}, budget);
     std::vector<int64_t> v(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) v[i] = s + i * d;
     return int_tensor({n}, std::move(v), start.type);
@@ -344,17 +348,17 @@ TypedTensor range(const Inputs& in) {
   const double s = start.reals[0], l = limit.reals[0], d = delta.reals[0];
   if (d == 0) throw OpError("delta must not be 0");
   const double count = std::max(0.0, std::ceil((l - s) / d));
-  if (!(count <= static_cast<double>(kMaxFoldedElements))) checked_size({kMaxFoldedElements + 1});
-  const auto n = static_cast<int64_t>(count);
+  if (!(count < 0x1.0p62)) throw OpError(fmt::format("a range from {} to {} by {} has too many elements", s, l, d));
+  const int64_t n = checked_size({static_cast<int64_t>(count)}, budget);
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[i] = s + static_cast<double>(i) * d;
   return real_tensor({n}, std::move(v), start.type);
 }
 
 // Element-wise binary ops with numpy broadcasting, on integers when both inputs are.
-TypedTensor binary(const std::string& op, const TypedTensor& a, const TypedTensor& b) {
+TypedTensor binary(const std::string& op, const TypedTensor& a, const TypedTensor& b, const MemoryBudget& budget) {
   const Shape shape = broadcast_shapes(a.shape, b.shape);
-  const std::vector<int64_t> ia = broadcast_index(a.shape, shape), ib = broadcast_index(b.shape, shape);
+  const std::vector<int64_t> ia = broadcast_index(a.shape, shape, budget), ib = broadcast_index(b.shape, shape, budget);
   const bool compare = op == "Equal" || op == "Less" || op == "Greater";
   const bool integer = a.is_integer() && b.is_integer();
   TypedTensor out;
@@ -385,20 +389,20 @@ TypedTensor binary(const std::string& op, const TypedTensor& a, const TypedTenso
     } else {
       const double x = a.real(ia[i]), y = b.real(ib[i]);
       const double r = op == "Add" ? x + y : op == "Sub" ? x - y : op == "Mul" ? x * y : x / y;
-      out.reals.push_back(out.type == DataType::kDouble ? r : static_cast<double>(static_cast<float>(r)));
+      out.reals.push_back(out.type == DataType::kDouble ? r : static_cast<double>(narrow_to_float(r)));
     }
   }
   return out;
 }
 
-TypedTensor where(const Inputs& in) {
+TypedTensor where(const Inputs& in, const MemoryBudget& budget) {
   const TypedTensor& c = value(in, 0, "condition");
   const TypedTensor& x = value(in, 1, "X");
   const TypedTensor& y = value(in, 2, "Y");
   if (x.is_integer() != y.is_integer()) throw OpError("X and Y must have the same type");
   const Shape shape = broadcast_shapes(broadcast_shapes(c.shape, x.shape), y.shape);
-  const std::vector<int64_t> ic = broadcast_index(c.shape, shape), ix = broadcast_index(x.shape, shape),
-                             iy = broadcast_index(y.shape, shape);
+  const std::vector<int64_t> ic = broadcast_index(c.shape, shape, budget), ix = broadcast_index(x.shape, shape, budget),
+                             iy = broadcast_index(y.shape, shape, budget);
   TypedTensor out;
   out.type = x.type;
   out.shape = shape;
@@ -412,7 +416,8 @@ TypedTensor where(const Inputs& in) {
   return out;
 }
 
-TypedTensor neg(const TypedTensor& x) {
+TypedTensor neg(const TypedTensor& x, const MemoryBudget& budget) {
+  checked_size(x.shape, budget);
   TypedTensor out = x;
   for (int64_t& v : out.ints) {
     if (v == INT64_MIN) throw OpError("Neg of the smallest int64 overflows");
@@ -452,7 +457,7 @@ bool can_fold(const FoldNode& node, const std::vector<FoldInput>& in) {
   return std::all_of(in.begin(), in.end(), [](const FoldInput& i) { return !i.present || i.value; });
 }
 
-std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>& in) {
+std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>& in, const MemoryBudget& budget) {
   const std::string& op = node.op_type;
   const Attributes& a = node.attrs;
   if (op == "Constant")
@@ -472,25 +477,29 @@ std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>
   } else
     a.check_known({});
   if (op == "Constant") return {constant(node)};
-  if (op == "ConstantOfShape") return {constant_of_shape(node, in)};
+  if (op == "ConstantOfShape") return {constant_of_shape(node, in, budget)};
   if (op == "Shape") return {shape_of(node, in)};
   if (op == "Size") {
     if (in.empty() || !in[0].present) throw OpError("missing input 0 (data)");
     return {int_tensor({}, {num_elements(in[0].shape)})};
   }
-  if (op == "Identity") return {value(in, 0, "input")};
-  if (op == "Cast") return {cast(node, value(in, 0, "input"))};
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return {same_data(node, in)};
-  if (op == "Concat") return {concat(node, in)};
-  if (op == "Gather") return {gather(node, in)};
-  if (op == "Slice") return {slice(node, in)};
-  if (op == "Transpose") return {transpose(node, value(in, 0, "data"))};
-  if (op == "Expand") return {expand(in)};
-  if (op == "Range") return {range(in)};
-  if (op == "Neg") return {neg(value(in, 0, "X"))};
-  if (op == "Where") return {where(in)};
+  if (op == "Identity") {
+    const TypedTensor& x = value(in, 0, "input");
+    checked_size(x.shape, budget);
+    return {x};
+  }
+  if (op == "Cast") return {cast(node, value(in, 0, "input"), budget)};
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return {same_data(node, in, budget)};
+  if (op == "Concat") return {concat(node, in, budget)};
+  if (op == "Gather") return {gather(node, in, budget)};
+  if (op == "Slice") return {slice(node, in, budget)};
+  if (op == "Transpose") return {transpose(node, value(in, 0, "data"), budget)};
+  if (op == "Expand") return {expand(in, budget)};
+  if (op == "Range") return {range(in, budget)};
+  if (op == "Neg") return {neg(value(in, 0, "X"), budget)};
+  if (op == "Where") return {where(in, budget)};
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal" || op == "Less" || op == "Greater")
-    return {binary(op, value(in, 0, "A"), value(in, 1, "B"))};
+    return {binary(op, value(in, 0, "A"), value(in, 1, "B"), budget)};
   throw UnsupportedError(fmt::format("op type '{}' cannot be folded", op));
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/attributes.h"
+#include "graph/memory_limit.h"
 #include "graph/typed_tensor.h"
 
 namespace minfer {
@@ -33,8 +34,10 @@ bool is_foldable_op(const std::string& op_type);
 // only their input's shape).
 bool can_fold(const FoldNode& node, const std::vector<FoldInput>& in);
 
-// The node's outputs. Throws OpError for an invalid node, UnsupportedError for a valid
-// one the folder does not implement (a string Constant, say).
-std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>& in);
+// The node's outputs. Throws OpError for an invalid node or for a tensor that would
+// pass the memory limit (checked against `budget` before it is allocated; the caller
+// counts the outputs), UnsupportedError for a valid one the folder does not implement
+// (a string Constant, say).
+std::vector<TypedTensor> fold(const FoldNode& node, const std::vector<FoldInput>& in, const MemoryBudget& budget);
 
 }  // namespace minfer

@@ -30,6 +30,12 @@ struct UnsupportedModelError : ModelError {
   using ModelError::ModelError;
 };
 
+// A NaN or infinity where Session::set_check_numerics looks for one, with the op,
+// input or constant that holds it first.
+struct NumericsError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 // A caller mistake at run time: unknown input name, wrong input size.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/errors.h"
+#include "graph/memory_limit.h"
 
 namespace minfer {
 
@@ -18,12 +20,18 @@ using nlohmann::json;
 
 namespace {
 
+// A JSON document in memory can take this many bytes per byte of text (an array of
+// empty objects: a 16-byte value plus a heap-allocated map per 3 bytes, and the array's
+// spare capacity), so the text is refused when that much would pass the memory limit.
+constexpr int64_t kJsonBytesPerTextByte = 32;
+
 class Parser {
  public:
-  explicit Parser(std::string path) : path_(std::move(path)) {}
+  Parser(std::string source, std::filesystem::path base_dir, int64_t max_memory)
+      : path_(std::move(source)), base_dir_(std::move(base_dir)), budget_(max_memory) {}
 
-  Graph parse() {
-    json doc = read_json();
+  Graph parse(std::string_view text) {
+    json doc = parse_json(text);
     if (!doc.is_object()) fail("the top level must be a JSON object");
     check_keys(doc, "the top level",
                {"format", "version", "name", "doc", "inputs", "outputs", "weights_file", "initializers", "nodes",
@@ -40,7 +48,7 @@ class Parser {
       g.outputs.push_back(get_string(o, "outputs[]"));
     if (doc.contains("weights_file")) {
       weights_path_ = get_string(doc["weights_file"], "weights_file");
-      load_weights_file();
+      open_weights_file();
     }
     if (doc.contains("initializers")) parse_initializers(doc["initializers"], g);
     for (const json& n : require_array(doc, "nodes", "the top level")) g.nodes.push_back(parse_node(n));
@@ -55,13 +63,30 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& cause) const { throw ModelError(path_ + ": " + cause); }
 
-  json read_json() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) fail("cannot open the file");
+  json parse_json(std::string_view text) {
+    int64_t bytes = 0;
+    if (__builtin_mul_overflow(static_cast<int64_t>(text.size()), kJsonBytesPerTextByte, &bytes)) bytes = INT64_MAX;
+    budget_check(bytes, fmt::format("parsing {} of JSON", format_bytes(static_cast<int64_t>(text.size()))));
     try {
-      return json::parse(in);
+      return json::parse(text);
     } catch (const json::parse_error& e) {
       fail(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
+    }
+  }
+
+  // The budget's checks with the file named first.
+  void budget_check(int64_t bytes, const std::string& what) const {
+    try {
+      budget_.check(bytes, what);
+    } catch (const OpError& e) {
+      fail(e.what());
+    }
+  }
+  void reserve(int64_t bytes, const std::string& what) {
+    try {
+      budget_.reserve(bytes, what);
+    } catch (const OpError& e) {
+      fail(e.what());
     }
   }
 
@@ -87,6 +112,15 @@ class Parser {
   std::string get_string(const json& v, const std::string& where) const {
     if (!v.is_string()) fail(fmt::format("{} must be a string, got {}", where, v.dump()));
     return v.get<std::string>();
+  }
+
+  // A number as float32; a value past its range is refused (model data and ONNX's float
+  // attributes are float32).
+  float get_float(const json& v, const std::string& where) const {
+    const double d = v.get<double>();
+    if (!(std::fabs(d) <= std::numeric_limits<float>::max()))
+      fail(fmt::format("{} value {} is outside float32's range", where, v.dump()));
+    return static_cast<float>(d);
   }
 
   Shape get_shape(const json& v, const std::string& where) const {
@@ -127,6 +161,7 @@ class Parser {
       Tensor t;
       t.shape = get_shape(require(v, "shape", where), where);
       const int64_t n = num_elements(t.shape);
+      reserve(tensor_bytes(n), where);
       const int forms = int(v.contains("data")) + int(v.contains("offset")) + int(v.contains("init"));
       if (forms != 1) fail(where + " must have exactly one of 'data', 'offset' or 'init'");
       if (v.contains("seed") && !v.contains("init")) fail(where + ": 'seed' is only valid with \"init\": \"random\"");
@@ -138,7 +173,7 @@ class Parser {
         t.data.reserve(n);
         for (const json& x : d) {
           if (!x.is_number()) fail(fmt::format("{}: 'data' must hold numbers, got {}", where, x.dump()));
-          t.data.push_back(x.get<float>());
+          t.data.push_back(get_float(x, where + ": 'data'"));
         }
       } else if (v.contains("offset")) {
         t.data = read_weights(v["offset"], n, where);
@@ -175,7 +210,7 @@ class Parser {
       values.clear();
       for (const json& x : v) {
         if (!x.is_number()) fail(fmt::format("preprocess: '{}' must hold numbers, got {}", key, x.dump()));
-        values.push_back(x.get<float>());
+        values.push_back(get_float(x, fmt::format("preprocess: '{}'", key)));
       }
     }
     for (float s : out.std)
@@ -184,10 +219,15 @@ class Parser {
   }
 
   // One label per line, in output order.
-  std::vector<std::string> read_labels(const std::string& name) const {
-    const std::filesystem::path p = std::filesystem::path(path_).parent_path() / name;
+  std::vector<std::string> read_labels(const std::string& name) {
+    const std::filesystem::path p = base_dir_ / name;
     std::ifstream in(p);
     if (!in) fail(fmt::format("labels file '{}' cannot be opened (looked for {})", name, p.string()));
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(p, ec);
+    if (ec) fail(fmt::format("labels file '{}' cannot be read (looked for {})", name, p.string()));
+    // A label costs its std::string (32 bytes) besides its text.
+    reserve(static_cast<int64_t>(std::min<uintmax_t>(size, INT64_MAX / 64)) * 33, fmt::format("labels file '{}'", name));
     std::vector<std::string> labels;
     for (std::string line; std::getline(in, line);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -202,19 +242,27 @@ class Parser {
     if (weights_path_.empty()) fail(where + " has an 'offset' but the model names no 'weights_file'");
     const uint64_t offset = offset_json.get<uint64_t>();
     const uint64_t bytes = 4 * static_cast<uint64_t>(n);
-    if (offset > weights_.size() || bytes > weights_.size() - offset)
+    if (offset > weights_size_ || bytes > weights_size_ - offset)
       fail(fmt::format("{}: bytes {}..{} are past the end of weights file '{}' ({} bytes)", where, offset,
-                       offset + bytes, weights_path_, weights_.size()));
+                       offset + bytes, weights_path_, weights_size_));
     std::vector<float> data(n);
-    std::memcpy(data.data(), weights_.data() + offset, bytes);  // the format is little-endian, as is x86
+    // Only the initializers' bytes are read, never the whole file: its size does not
+    // count against the memory limit. The format is little-endian, as is x86.
+    weights_.seekg(static_cast<std::streamoff>(offset));
+    weights_.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(bytes));
+    if (static_cast<uint64_t>(weights_.gcount()) != bytes)
+      fail(fmt::format("{}: weights file '{}' cannot be read at bytes {}..{}", where, weights_path_, offset,
+                       offset + bytes));
     return data;
   }
 
-  void load_weights_file() {
-    std::filesystem::path p = std::filesystem::path(path_).parent_path() / weights_path_;
-    std::ifstream in(p, std::ios::binary);
-    if (!in) fail(fmt::format("weights file '{}' cannot be opened (looked for {})", weights_path_, p.string()));
-    weights_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  void open_weights_file() {
+    const std::filesystem::path p = base_dir_ / weights_path_;
+    weights_.open(p, std::ios::binary);
+    std::error_code ec;
+    weights_size_ = std::filesystem::file_size(p, ec);
+    if (!weights_ || ec)
+      fail(fmt::format("weights file '{}' cannot be opened (looked for {})", weights_path_, p.string()));
   }
 
   Node parse_node(const json& n) {
@@ -239,7 +287,10 @@ class Parser {
 
   AttrValue parse_attr(const json& v, const std::string& where) const {
     if (v.is_number_integer()) return v.get<int64_t>();
-    if (v.is_number()) return v.get<double>();
+    if (v.is_number()) {
+      get_float(v, where);  // in float32's range, where ops read it
+      return v.get<double>();
+    }
     if (v.is_string()) return v.get<std::string>();
     if (v.is_boolean()) return static_cast<int64_t>(v.get<bool>());
     if (v.is_array()) {
@@ -250,15 +301,21 @@ class Parser {
         all_str = all_str && x.is_string();
       }
       if (all_int) return v.get<std::vector<int64_t>>();
-      if (all_num) return v.get<std::vector<double>>();
+      if (all_num) {
+        for (const json& x : v) get_float(x, where);
+        return v.get<std::vector<double>>();
+      }
       if (all_str) return v.get<std::vector<std::string>>();
     }
     fail(fmt::format("{} must be a number, a string or a list of one of them, got {}", where, v.dump()));
   }
 
   std::string path_;
+  std::filesystem::path base_dir_;  // where the weights and labels files are
+  MemoryBudget budget_;
   std::string weights_path_;
-  std::vector<char> weights_;
+  std::ifstream weights_;
+  uint64_t weights_size_ = 0;
   std::set<std::string> node_names_;
 };
 
@@ -288,6 +345,24 @@ std::vector<float> random_init(const Shape& shape, uint64_t seed) {
   return data;
 }
 
-Graph load_netjson(const std::string& path) { return Parser(path).parse(); }
+Graph load_netjson(const std::string& path, int64_t max_memory) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!in || ec) throw ModelError(path + ": cannot open the file");
+  // The text itself is checked before it is read; parse() checks what parsing it takes.
+  if (size > static_cast<uintmax_t>(max_memory))
+    throw ModelError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
+                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
+  std::string text(static_cast<size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return parse_netjson(text, path, std::filesystem::path(path).parent_path().string(), max_memory);
+}
+
+Graph parse_netjson(std::string_view text, const std::string& source, const std::string& base_dir,
+                    int64_t max_memory) {
+  return Parser(source, base_dir, max_memory).parse(text);
+}
 
 }  // namespace minfer

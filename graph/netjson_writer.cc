@@ -42,7 +42,8 @@ std::string format_document(const ordered_json& doc) {
   std::string out = "{\n";
   size_t key_index = 0;
   for (const auto& [key, value] : doc.items()) {
-    out += " " + ordered_json(key).dump() + ": ";
+    // fmt rather than operator+: GCC 12 at -O3 sees a false overflow in " " + string&&.
+    out += fmt::format(" {}: ", ordered_json(key).dump());
     if ((value.is_array() || value.is_object()) && !value.empty() && key != "outputs") {
       out += value.is_array() ? "[\n" : "{\n";
       size_t i = 0;

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "graph/constant_folding.h"
 #include "graph/errors.h"
@@ -18,15 +17,26 @@
 namespace minfer {
 namespace {
 
-onnx::ModelProto read_model(const std::string& path) {
+// The file's bytes, refused before they are read when they alone pass the memory limit.
+std::string read_file(const std::string& path, int64_t max_memory) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": cannot open the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!in || ec) throw ModelError(path + ": cannot open the file");
+  if (size > static_cast<uintmax_t>(max_memory))
+    throw ModelError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
+                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  return bytes;
+}
+
+onnx::ModelProto parse_model(const std::string& bytes, const std::string& source) {
   onnx::ModelProto model;
-  if (!model.ParseFromString(bytes.str()))
-    throw ModelError(path + ": not an ONNX model (the protobuf does not parse: truncated or corrupt file?)");
-  if (!model.has_graph()) throw ModelError(path + ": the model has no graph");
+  if (!model.ParseFromString(bytes))
+    throw ModelError(source + ": not an ONNX model (the protobuf does not parse: truncated or corrupt file?)");
+  if (!model.has_graph()) throw ModelError(source + ": the model has no graph");
   return model;
 }
 
@@ -48,7 +58,7 @@ onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a
   return onnx::AttributeProto::UNDEFINED;
 }
 
-NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::string& dir) {
+NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::string& dir, MemoryBudget& budget) {
   NodeAttributes out;
   for (const onnx::AttributeProto& a : proto.attribute()) {
     const std::string& name = a.name();
@@ -69,7 +79,7 @@ NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::strin
       case onnx::AttributeProto::STRINGS:
         out.attrs.set(name, std::vector<std::string>(a.strings().begin(), a.strings().end()));
         break;
-      case onnx::AttributeProto::TENSOR: try { out.tensors[name] = tensor_from_proto(a.t(), dir);
+      case onnx::AttributeProto::TENSOR: try { out.tensors[name] = tensor_from_proto(a.t(), dir, &budget);
         } catch (const UnsupportedError& e) {
           throw UnsupportedError(fmt::format("attribute '{}': {}", name, e.what()));
         } catch (const OpError& e) {
@@ -86,15 +96,16 @@ NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::strin
 
 class OnnxImporter {
  public:
-  OnnxImporter(std::string path, const std::map<std::string, Shape>& input_shapes,
-               const std::map<std::string, TypedTensor>& input_values)
-      : path_(std::move(path)),
-        dir_(std::filesystem::path(path_).parent_path().string()),
+  OnnxImporter(std::string source, std::string dir, const std::map<std::string, Shape>& input_shapes,
+               const std::map<std::string, TypedTensor>& input_values, int64_t max_memory)
+      : path_(std::move(source)),
+        dir_(std::move(dir)),
         input_shapes_(input_shapes),
-        input_values_(input_values) {}
+        input_values_(input_values),
+        budget_(max_memory) {}
 
-  Graph run() {
-    model_ = read_model(path_);
+  Graph run(const std::string& bytes) {
+    model_ = parse_model(bytes, path_);
     const onnx::GraphProto& g = model_.graph();
     graph_.source = path_;
     graph_.name = g.name().empty() ? std::filesystem::path(path_).stem().string() : g.name();
@@ -192,7 +203,7 @@ class OnnxImporter {
     auto pending = undecoded_.find(name);
     if (pending == undecoded_.end()) return nullptr;
     try {
-      constants_[name] = tensor_from_proto(*pending->second, dir_);
+      constants_[name] = tensor_from_proto(*pending->second, dir_, &budget_);
     } catch (const UnsupportedError& e) {
       throw UnsupportedError(fmt::format("initializer '{}': {}", name, e.what()));
     } catch (const std::exception& e) {
@@ -205,8 +216,11 @@ class OnnxImporter {
   // Gives a constant the engine reads a float32 initializer.
   void materialize(const std::string& name) {
     if (graph_.initializers.count(name)) return;
-    if (const TypedTensor* c = constant(name))
-      graph_.initializers[name] = to_float32(*c, fmt::format("tensor '{}'", name));
+    if (const TypedTensor* c = constant(name)) {
+      const std::string what = fmt::format("tensor '{}'", name);
+      budget_.reserve(tensor_bytes(c->size()), what);
+      graph_.initializers[name] = to_float32(*c, what);
+    }
   }
 
   std::string unique_node_name(std::string name, int index) {
@@ -236,7 +250,7 @@ class OnnxImporter {
               "input '{}' is not a graph input, an initializer or the output of an earlier node (ONNX lists nodes in "
               "topological order)",
               in));
-      NodeAttributes attributes = convert_attributes(proto, dir_);
+      NodeAttributes attributes = convert_attributes(proto, dir_, budget_);
       node.attrs = std::move(attributes.attrs);
       UpgradedNode up = upgrade_to_opset13(node, opset_, [&](const std::string& name) { return shapes_.at(name); });
       for (auto& [name, value] : up.constants) define_constant(name, std::move(value));
@@ -249,6 +263,7 @@ class OnnxImporter {
 
   void define_constant(const std::string& name, TypedTensor value) {
     if (shapes_.count(name)) throw OpError(fmt::format("tensor '{}' is defined twice", name));
+    budget_.reserve(tensor_bytes(value.size(), 8), fmt::format("tensor '{}'", name));  // int64 or double values
     shapes_[name] = value.shape;
     constants_[name] = std::move(value);
   }
@@ -268,7 +283,7 @@ class OnnxImporter {
         }
         const FoldNode fold_node{node.op_type, opset_, node.attrs, tensor_attrs};
         if (can_fold(fold_node, in)) {
-          std::vector<TypedTensor> values = fold(fold_node, in);
+          std::vector<TypedTensor> values = fold(fold_node, in, budget_);
           if (node.outputs.size() > values.size())
             throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), values.size()));
           for (size_t i = 0; i < node.outputs.size(); ++i)
@@ -325,6 +340,7 @@ class OnnxImporter {
   std::string path_, dir_;
   const std::map<std::string, Shape>& input_shapes_;
   const std::map<std::string, TypedTensor>& input_values_;
+  MemoryBudget budget_;  // constants decoded, folded and materialized
   onnx::ModelProto model_;
   int opset_ = 0;
   Graph graph_;
@@ -338,12 +354,19 @@ class OnnxImporter {
 }  // namespace
 
 Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes,
-                const std::map<std::string, TypedTensor>& input_values) {
-  return OnnxImporter(path, input_shapes, input_values).run();
+                const std::map<std::string, TypedTensor>& input_values, int64_t max_memory) {
+  return parse_onnx(read_file(path, max_memory), path, std::filesystem::path(path).parent_path().string(),
+                    input_shapes, input_values, max_memory);
+}
+
+Graph parse_onnx(const std::string& bytes, const std::string& source, const std::string& base_dir,
+                 const std::map<std::string, Shape>& input_shapes, const std::map<std::string, TypedTensor>& input_values,
+                 int64_t max_memory) {
+  return OnnxImporter(source, base_dir, input_shapes, input_values, max_memory).run(bytes);
 }
 
 std::vector<InputSignature> onnx_inputs(const std::string& path) {
-  const onnx::ModelProto model = read_model(path);
+  const onnx::ModelProto model = parse_model(read_file(path, default_max_memory()), path);
   std::set<std::string> initializers;
   for (const onnx::TensorProto& t : model.graph().initializer()) initializers.insert(t.name());
   std::vector<InputSignature> inputs;

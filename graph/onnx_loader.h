@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "graph/memory_limit.h"
 #include "graph/typed_tensor.h"
 
 namespace minfer {
@@ -17,9 +18,18 @@ namespace minfer {
 // anything is inferred; `input_values` fixes inputs at load time (they become
 // constants, so shape computations that read them fold). Throws ModelError,
 // UnsupportedModelError (an op, type or attribute the engine lacks) or UsageError (an
-// option naming no graph input).
+// option naming no graph input). The file, the constants it decodes and those folding
+// builds count against `max_memory` before they are allocated.
 Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes = {},
-                const std::map<std::string, TypedTensor>& input_values = {});
+                const std::map<std::string, TypedTensor>& input_values = {},
+                int64_t max_memory = default_max_memory());
+
+// The same from the file's bytes in memory: `source` names it in messages; external
+// data files are looked up in `base_dir`.
+Graph parse_onnx(const std::string& bytes, const std::string& source, const std::string& base_dir,
+                 const std::map<std::string, Shape>& input_shapes = {},
+                 const std::map<std::string, TypedTensor>& input_values = {},
+                 int64_t max_memory = default_max_memory());
 
 // A graph input as the file declares it.
 struct InputSignature {

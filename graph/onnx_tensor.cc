@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "graph/errors.h"
+#include "graph/memory_limit.h"
 
 namespace minfer {
 
@@ -132,8 +133,14 @@ const std::string* raw_bytes(const onnx::TensorProto& proto, const Layout& l, co
 
 }  // namespace
 
-TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir) {
+TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, MemoryBudget* budget) {
   const Layout l = layout_of(proto);
+  if (budget) {
+    const std::string what = fmt::format("a {} tensor of shape {}", data_type_name(l.type), shape_str(l.shape));
+    // External bytes are read whole before they are decoded, then freed.
+    if (proto.data_location() == onnx::TensorProto::EXTERNAL) budget->check(tensor_bytes(l.count, static_cast<int64_t>(l.step) + 8), what);
+    budget->reserve(tensor_bytes(l.count, 8), what);  // the values, as int64 or double
+  }
   TypedTensor t;
   t.type = l.type;
   t.shape = l.shape;

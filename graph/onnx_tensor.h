@@ -7,14 +7,18 @@
 
 #include <string>
 
+#include "graph/memory_limit.h"
 #include "graph/typed_tensor.h"
 
 namespace minfer {
 
 // Decodes any numeric TensorProto (typed fields or raw_data; external data relative to
 // `base_dir`). Throws UnsupportedError for strings, complex numbers and sparse data,
-// OpError for a malformed tensor (wrong value count, unreadable external file).
-TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir);
+// OpError for a malformed tensor (wrong value count, unreadable external file). With a
+// budget, the decoded values (and external bytes while they are read) count against
+// the memory limit before they are allocated.
+TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
+                              MemoryBudget* budget = nullptr);
 
 // The engine's float32 form directly (float32 data is copied once, not widened to
 // float64 on the way); other types as to_float32(tensor_from_proto(...)).

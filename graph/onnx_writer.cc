@@ -131,7 +131,9 @@ std::string to_onnx(const Graph& graph) {
     n.set_name(node.name);
     n.set_op_type(node.op_type);
     std::vector<std::string> inputs = node.inputs;
-    for (const auto& [name, value] : node.attrs.all()) {
+    for (const auto& attribute : node.attrs.all()) {
+      const std::string& name = attribute.first;  // plain references: clang 14 cannot capture structured bindings
+      const AttrValue& value = attribute.second;
       if (schema.attributes().count(name)) {
         write_attribute(name, value, *n.add_attribute());
         continue;

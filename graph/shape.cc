@@ -16,6 +16,22 @@ int64_t num_elements(const Shape& shape) {
   return n;
 }
 
+int64_t checked_mul(std::initializer_list<int64_t> factors) {
+  int64_t p = 1;
+  for (int64_t f : factors)
+    if (__builtin_mul_overflow(p, f, &p))
+      throw std::overflow_error(fmt::format("the product of {} overflows 64 bits", fmt::join(factors, " x ")));
+  return p;
+}
+
+int64_t checked_add(std::initializer_list<int64_t> terms) {
+  int64_t s = 0;
+  for (int64_t t : terms)
+    if (__builtin_add_overflow(s, t, &s))
+      throw std::overflow_error(fmt::format("the sum of {} overflows 64 bits", fmt::join(terms, " + ")));
+  return s;
+}
+
 std::string shape_str(const Shape& shape) {
   if (shape.empty()) return "scalar";
   return fmt::format("{}", fmt::join(shape, "x"));

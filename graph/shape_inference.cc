@@ -28,6 +28,9 @@ void infer_node_shapes(const Graph& graph, const Node& node, ShapeMap& shapes) {
     std::vector<Shape> out = op->infer_shapes(arg_infos(graph, node, shapes));
     if (node.outputs.size() > out.size())
       throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), out.size()));
+    // Trailing outputs may be left off, but not all of them (ops' costs read output 0).
+    if (node.outputs.empty() && !out.empty() && !op->output_optional(0))
+      throw OpError("output 0 is required and cannot be omitted");
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i].empty()) {
         if (!op->output_optional(i)) throw OpError(fmt::format("output {} is required and cannot be omitted", i));

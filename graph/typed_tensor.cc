@@ -76,7 +76,7 @@ Tensor to_float32(const TypedTensor& t, const std::string& what) {
   Tensor out{t.shape, {}};
   out.data.reserve(static_cast<size_t>(t.size()));
   if (!t.is_integer()) {
-    for (double v : t.reals) out.data.push_back(static_cast<float>(v));
+    for (double v : t.reals) out.data.push_back(narrow_to_float(v));
     return out;
   }
   for (int64_t v : t.ints) {
@@ -88,6 +88,11 @@ Tensor to_float32(const TypedTensor& t, const std::string& what) {
     out.data.push_back(f);
   }
   return out;
+}
+
+float narrow_to_float(double v) {
+  if (std::isnan(v) || std::fabs(v) <= std::numeric_limits<float>::max()) return static_cast<float>(v);
+  return v > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
 }
 
 float half_to_float(uint16_t h) {

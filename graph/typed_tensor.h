@@ -59,6 +59,10 @@ TypedTensor real_tensor(Shape shape, std::vector<double> values, DataType type =
 // empty tensors.
 Tensor to_float32(const TypedTensor& t, const std::string& what);
 
+// The float32 nearest to `v`, with values past float32's range as infinities (a plain
+// cast of those is undefined behaviour in C++).
+float narrow_to_float(double v);
+
 // IEEE half and bfloat16 bit patterns to float.
 float half_to_float(uint16_t bits);
 float bfloat16_to_float(uint16_t bits);

@@ -8,17 +8,26 @@
 
 namespace minfer {
 
+namespace {
+
+// Comparisons written so that a NaN falls through to the value itself: max(NaN, 0) is
+// NaN in ONNX and numpy, where `x > 0 ? x : 0` would make it 0.
+float relu(float x) { return x < 0.0f ? 0.0f : x; }
+float clamp01(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+
+}  // namespace
+
 float Activation::apply(float x) const {
   switch (kind) {
     case ActivationKind::kNone: return x;
-    case ActivationKind::kRelu: return x > 0.0f ? x : 0.0f;
+    case ActivationKind::kRelu: return relu(x);
     case ActivationKind::kClip: return std::min(std::max(x, alpha), beta);
     case ActivationKind::kLeakyRelu: return x < 0.0f ? alpha * x : x;
     case ActivationKind::kElu: return x < 0.0f ? alpha * (std::exp(x) - 1.0f) : x;
     case ActivationKind::kSelu: return x <= 0.0f ? gamma * (alpha * std::exp(x) - alpha) : gamma * x;
     case ActivationKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
-    case ActivationKind::kHardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * x + beta));
-    case ActivationKind::kHardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
+    case ActivationKind::kHardSigmoid: return clamp01(alpha * x + beta);
+    case ActivationKind::kHardSwish: return x * clamp01(x / 6.0f + 0.5f);
     case ActivationKind::kTanh: return std::tanh(x);
     // log(1 + e^x) overflows e^x for large x, where it equals x to float precision.
     case ActivationKind::kSoftplus: return x > 20.0f ? x : std::log1p(std::exp(x));
@@ -31,9 +40,9 @@ void Activation::apply(float* y, int64_t n) const {
   switch (kind) {
     case ActivationKind::kNone: return;
     case ActivationKind::kRelu:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+      for (int64_t i = 0; i < n; ++i) y[i] = relu(y[i]);
       return;
-    case ActivationKind::kClip:
+    case ActivationKind::kClip:  // std::max(NaN, a) and std::min(NaN, b) return the NaN
       for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], alpha), beta);
       return;
     default:

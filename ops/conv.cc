@@ -62,8 +62,9 @@ class ConvOp final : public Op {
   Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
     ConvGeometry g = geometry(in);
     Cost c = data_movement(in, out);
-    c.macs = g.batch * g.win.kh * g.win.kw * g.cin_per_group() * g.out_h * g.out_w * g.cout;
-    c.flops = 2 * c.macs + activation_.flops_per_element() * g.batch * g.cout * g.out_h * g.out_w;
+    c.macs = checked_mul({g.batch, g.win.kh, g.win.kw, g.cin_per_group(), g.out_h, g.out_w, g.cout});
+    c.flops = checked_add({checked_mul({2, c.macs}),
+                           checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
     return c;
   }
 

@@ -38,11 +38,11 @@ struct DeconvGeometry {
 
   int64_t cin_per_group() const { return cin / group; }
   int64_t cout_per_group() const { return cout / group; }
-  int64_t kernel_size() const { return win.kh * win.kw; }
+  int64_t kernel_size() const { return checked_mul({win.kh, win.kw}); }
   bool strided() const { return win.sh > 1 || win.sw > 1; }
 
-  int64_t col2im_macs() const { return batch * kernel_size() * cin * cout_per_group() * h * w; }
-  int64_t conv_macs() const { return batch * kernel_size() * cin_per_group() * cout * out_h * out_w; }
+  int64_t col2im_macs() const { return checked_mul({batch, kernel_size(), cin, cout_per_group(), h, w}); }
+  int64_t conv_macs() const { return checked_mul({batch, kernel_size(), cin_per_group(), cout, out_h, out_w}); }
 
   // The conv method's convolution: over the zero-inserted input, unit stride, the
   // same dilation, and pads that make the kernel's flipped reach land where the
@@ -50,8 +50,8 @@ struct DeconvGeometry {
   reference::Conv2dShape conv_shape() const {
     reference::Conv2dShape s;
     s.cin = cin;
-    s.h = (h - 1) * win.sh + 1;
-    s.w = (w - 1) * win.sw + 1;
+    s.h = checked_add({checked_mul({h - 1, win.sh}), 1});
+    s.w = checked_add({checked_mul({w - 1, win.sw}), 1});
     s.cout = cout;
     s.out_h = out_h;
     s.out_w = out_w;
@@ -71,22 +71,22 @@ struct DeconvGeometry {
   // conv: the flipped weights (unless constant: flipped and packed once), the
   // zero-inserted image (not needed at unit stride), then the convolution's GEMM scratch
   // (no im2col matrix: it is packed straight into the GEMM's panels).
-  int64_t col2im_rows() const { return cout_per_group() * kernel_size(); }
-  int64_t col_floats() const { return col2im_rows() * h * w; }
+  int64_t col2im_rows() const { return checked_mul({cout_per_group(), kernel_size()}); }
+  int64_t col_floats() const { return checked_mul({col2im_rows(), h, w}); }
   int64_t col2im_workspace(bool weights_constant, int threads) const {
-    return col_floats() +
-           kernels::gemm_workspace_bytes(kernels::best_gemm_kernel(), col2im_rows(), h * w, cin_per_group(), threads,
-                                         weights_constant ? kernels::GemmPacked::kA : kernels::GemmPacked::kNone) /
-               4;
+    return checked_add({col_floats(), kernels::gemm_workspace_bytes(
+                                          kernels::best_gemm_kernel(), col2im_rows(), h * w, cin_per_group(), threads,
+                                          weights_constant ? kernels::GemmPacked::kA : kernels::GemmPacked::kNone) /
+                                          4});
   }
-  int64_t flipped_weights() const { return cout * cin_per_group() * kernel_size(); }
+  int64_t flipped_weights() const { return checked_mul({cout, cin_per_group(), kernel_size()}); }
   int64_t zero_inserted() const {
     const reference::Conv2dShape s = conv_shape();
-    return strided() ? cin * s.h * s.w : 0;
+    return strided() ? checked_mul({cin, s.h, s.w}) : 0;
   }
   int64_t conv_workspace(bool weights_constant, int threads) const {
-    return (weights_constant ? 0 : flipped_weights()) + zero_inserted() +
-           kernels::conv_gemm_workspace_floats(conv_shape(), weights_constant, threads);
+    return checked_add({weights_constant ? 0 : flipped_weights(), zero_inserted(),
+                        kernels::conv_gemm_workspace_floats(conv_shape(), weights_constant, threads)});
   }
 };
 
@@ -137,7 +137,8 @@ class ConvTransposeOp final : public Op {
     DeconvGeometry g = geometry(in);
     Cost c = data_movement(in, out);
     c.macs = method_ == DeconvMethod::kCol2im ? g.col2im_macs() : g.conv_macs();
-    c.flops = 2 * c.macs + activation_.flops_per_element() * g.batch * g.cout * g.out_h * g.out_w;
+    c.flops = checked_add({checked_mul({2, c.macs}),
+                           checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
     return c;
   }
 
@@ -157,8 +158,8 @@ class ConvTransposeOp final : public Op {
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
     DeconvGeometry g = geometry(in);
     const bool constant = in[1].constant != nullptr;
-    return 4 * (method_ == DeconvMethod::kCol2im ? g.col2im_workspace(constant, threads)
-                                                 : g.conv_workspace(constant, threads));
+    return checked_mul({4, method_ == DeconvMethod::kCol2im ? g.col2im_workspace(constant, threads)
+                                                            : g.conv_workspace(constant, threads)});
   }
 
   void prepare(const ArgInfos& in, const std::vector<Shape>&) override {

@@ -110,8 +110,8 @@ class LstmOp final : public Op {
     // time, and the gate matmuls run on the whole batch anyway.
     const int64_t row_steps = g.seq * g.batch * g.directions;
     Cost c = data_movement(in, out);
-    c.macs = row_steps * cell.gate_matmuls() * g.hidden * (g.input_size + g.hidden);
-    c.flops = 2 * c.macs + row_steps * g.hidden * cell.elementwise_flops_per_unit();
+    c.macs = checked_mul({row_steps, cell.gate_matmuls(), g.hidden, g.input_size + g.hidden});
+    c.flops = checked_add({checked_mul({2, c.macs}), checked_mul({row_steps, g.hidden, cell.elementwise_flops_per_unit()})});
     return c;
   }
 

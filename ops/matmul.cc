@@ -47,8 +47,8 @@ class GemmOp final : public Op {
   Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
     Dims d = dims(in);
     Cost c = data_movement(in, out);
-    c.macs = d.m * d.k * d.n;
-    c.flops = 2 * c.macs + activation_.flops_per_element() * d.m * d.n;
+    c.macs = checked_mul({d.m, d.k, d.n});
+    c.flops = checked_add({checked_mul({2, c.macs}), checked_mul({activation_.flops_per_element(), d.m, d.n})});
     return c;
   }
 
@@ -159,8 +159,8 @@ class MatMulOp final : public Op {
   Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
     Dims d = dims(in);
     Cost c = data_movement(in, out);
-    c.macs = d.batch * d.m * d.k * d.n;
-    c.flops = 2 * c.macs;
+    c.macs = checked_mul({d.batch, d.m, d.k, d.n});
+    c.flops = checked_mul({2, c.macs});
     return c;
   }
 

@@ -1,6 +1,7 @@
 // Pooling: MaxPool, AveragePool (1-D and 2-D windows) and the global pools.
 // FLOPs: output elements x window size (the seed's count).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -12,6 +13,10 @@ namespace minfer {
 namespace {
 
 enum class PoolKind { kMax, kAverage };
+
+// A NaN anywhere in the window makes the maximum NaN, as in ONNX and numpy (std::max
+// would keep whichever operand came first).
+float nan_max(float acc, float v) { return acc < v || std::isnan(v) ? v : acc; }
 
 class PoolOp final : public Op {
  public:
@@ -37,7 +42,7 @@ class PoolOp final : public Op {
   Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
     Geometry g = geometry(in);
     Cost c = data_movement(in, out);
-    c.flops = num_elements(out[0]) * g.win.kh * g.win.kw;
+    c.flops = checked_mul({num_elements(out[0]), g.win.kh, g.win.kw});
     return c;
   }
 
@@ -61,7 +66,7 @@ class PoolOp final : public Op {
               const int64_t ix = ox * w.sw - w.pad_left + kj * w.dw;
               if (ix < 0 || ix >= g.w) continue;
               const float v = x[iy * g.w + ix];
-              acc = kind_ == PoolKind::kMax ? std::max(acc, v) : acc + v;
+              acc = kind_ == PoolKind::kMax ? nan_max(acc, v) : acc + v;
               ++counted;
             }
           }
@@ -141,7 +146,9 @@ class GlobalPoolOp final : public Op {
     for (int64_t p = 0; p < planes; ++p) {
       const float* src = in[0].data + p * size;
       if (kind_ == PoolKind::kMax) {
-        out[0].data[p] = *std::max_element(src, src + size);
+        float m = src[0];
+        for (int64_t i = 1; i < size; ++i) m = nan_max(m, src[i]);
+        out[0].data[p] = m;
       } else {
         double sum = 0.0;  // planes can be large; accumulate in double
         for (int64_t i = 0; i < size; ++i) sum += src[i];

@@ -42,12 +42,12 @@ Shape window_output_shape(const Shape& x, int64_t channels, int64_t out_h, int64
 
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
                            int64_t pad_end, bool ceil_mode) {
-  int64_t span = (k - 1) * dilation + 1;
-  int64_t padded = in + pad_begin + pad_end;
+  const int64_t span = checked_add({checked_mul({k - 1, dilation}), 1});
+  const int64_t padded = checked_add({in, pad_begin, pad_end});
   if (span > padded)
     throw OpError(fmt::format("kernel extent {} is larger than the padded input {}", span, padded));
-  int64_t steps = padded - span;
-  int64_t out = (ceil_mode ? (steps + stride - 1) / stride : steps / stride) + 1;
+  const int64_t steps = padded - span;
+  int64_t out = (ceil_mode ? checked_add({steps, stride - 1}) / stride : steps / stride) + 1;
   // As ONNX and PyTorch: in ceil mode a last window that starts in the end padding is dropped.
   if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
   return out;
@@ -85,8 +85,9 @@ Window2d resolve_window(const WindowAttrs& a, const Shape& spatial_in, const std
     std::fill(p.begin(), p.end(), 0);
   } else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
     for (size_t i = 0; i < rank; ++i) {
-      int64_t out = (spatial_in[i] + s[i] - 1) / s[i];
-      int64_t total = std::max<int64_t>(0, (out - 1) * s[i] + (k[i] - 1) * d[i] + 1 - spatial_in[i]);
+      const int64_t out = checked_add({spatial_in[i], s[i] - 1}) / s[i];
+      const int64_t total = std::max<int64_t>(
+          0, checked_add({checked_mul({out - 1, s[i]}), checked_mul({k[i] - 1, d[i]}), 1, -spatial_in[i]}));
       int64_t small = total / 2, large = total - small;
       p[i] = a.auto_pad == "SAME_UPPER" ? small : large;
       p[i + rank] = a.auto_pad == "SAME_UPPER" ? large : small;
@@ -143,10 +144,11 @@ TransposedWindow resolve_transposed_window(const WindowAttrs& a, const Shape& sp
       throw OpError(fmt::format("attribute 'output_padding' value {} must be non-negative and smaller than the "
                                 "stride {} or the dilation {}",
                                 adj, x.s, x.d));
-    const int64_t reach = x.s * (x.in - 1) + adj + (x.k - 1) * x.d + 1;  // the output with no padding
+    // the output with no padding
+    const int64_t reach = checked_add({checked_mul({x.s, x.in - 1}), adj, checked_mul({x.k - 1, x.d}), 1});
     const bool same = a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";
     if (!output_shape.empty() || same) {
-      const int64_t target = output_shape.empty() ? x.in * x.s : output_shape[i];
+      const int64_t target = output_shape.empty() ? checked_mul({x.in, x.s}) : output_shape[i];
       if (target <= 0) throw OpError(fmt::format("attribute 'output_shape' must be positive, got {}", target));
       const int64_t total = reach - target;
       if (total < 0) {
@@ -162,7 +164,7 @@ TransposedWindow resolve_transposed_window(const WindowAttrs& a, const Shape& sp
     } else if (a.auto_pad == "VALID") {
       x.pad_begin = x.pad_end = 0;
     }
-    x.out = reach - x.pad_begin - x.pad_end;
+    x.out = checked_add({reach, -x.pad_begin, -x.pad_end});
     if (x.out <= 0)
       throw OpError(fmt::format("pads {} and {} leave no output (the input reaches {} positions)", x.pad_begin,
                                 x.pad_end, reach));

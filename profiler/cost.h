@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 
 namespace minfer {
 
@@ -13,12 +14,13 @@ struct Cost {
   int64_t bytes_read = 0;     // inputs and weights
   int64_t bytes_written = 0;  // outputs
 
+  // Throws std::overflow_error rather than wrap around (hostile shapes).
   Cost& operator+=(const Cost& o) {
-    macs += o.macs;
-    flops += o.flops;
-    params += o.params;
-    bytes_read += o.bytes_read;
-    bytes_written += o.bytes_written;
+    if (__builtin_add_overflow(macs, o.macs, &macs) || __builtin_add_overflow(flops, o.flops, &flops) ||
+        __builtin_add_overflow(params, o.params, &params) ||
+        __builtin_add_overflow(bytes_read, o.bytes_read, &bytes_read) ||
+        __builtin_add_overflow(bytes_written, o.bytes_written, &bytes_written))
+      throw std::overflow_error("the model's total cost overflows 64 bits");
     return *this;
   }
   int64_t bytes() const { return bytes_read + bytes_written; }

@@ -18,7 +18,7 @@ struct Conv2dShape {
   int64_t cin_per_group() const { return cin / group; }
   int64_t cout_per_group() const { return cout / group; }
   // Floats of the column buffer conv2d_im2col needs: one group's im2col matrix.
-  int64_t col_floats() const { return cin_per_group() * win.kh * win.kw * out_h * out_w; }
+  int64_t col_floats() const { return checked_mul({cin_per_group(), win.kh, win.kw, out_h, out_w}); }
 };
 
 // Any window; col is scratch of s.col_floats() floats. bias may be null.

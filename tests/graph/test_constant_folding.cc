@@ -15,10 +15,12 @@ FoldInput known(const TypedTensor& t) {
   return {&t, t.shape, true};
 }
 
+const MemoryBudget kBudget(int64_t{1} << 30);
+
 TypedTensor fold1(const std::string& op, const std::vector<FoldInput>& in, Attributes attrs = {}, int opset = 13) {
   const FoldNode node{op, opset, std::move(attrs), {}};
   EXPECT_TRUE(can_fold(node, in));
-  return fold(node, in).at(0);
+  return fold(node, in, kBudget).at(0);
 }
 
 Attributes attrs(std::initializer_list<std::pair<const std::string, AttrValue>> list) {
@@ -122,18 +124,30 @@ TEST(ConstantFolding, ArithmeticCastAndRange) {
 
 TEST(ConstantFolding, ConstantsAndShapeOps) {
   FoldNode constant{"Constant", 13, attrs({{"value_ints", std::vector<int64_t>{4, 5}}}), {}};
-  EXPECT_EQ(fold(constant, {}).at(0).ints, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(fold(constant, {}, kBudget).at(0).ints, (std::vector<int64_t>{4, 5}));
   constant.tensor_attrs["value"] = real_tensor({}, {1.0});
-  EXPECT_THROW(fold(constant, {}), OpError);  // two values
+  EXPECT_THROW(fold(constant, {}, kBudget), OpError);  // two values
 
   const TypedTensor shape = int_tensor({2}, {2, 3});
   FoldNode fill{"ConstantOfShape", 13, {}, {{"value", int_tensor({1}, {7}, DataType::kInt32)}}};
-  const TypedTensor filled = fold(fill, {known(shape)}).at(0);
+  const TypedTensor filled = fold(fill, {known(shape)}, kBudget).at(0);
   EXPECT_EQ(filled.type, DataType::kInt32);
   EXPECT_EQ(filled.shape, (Shape{2, 3}));
   EXPECT_EQ(filled.ints, std::vector<int64_t>(6, 7));
   const TypedTensor huge = int_tensor({2}, {1 << 20, 1 << 20});  // 2^40 elements: refused, not allocated
-  EXPECT_THROW(fold(fill, {known(huge)}), UnsupportedError);
+  try {
+    fold(fill, {known(huge)}, kBudget);
+    ADD_FAILURE() << "folded a tensor over the memory limit";
+  } catch (const OpError& e) {
+    EXPECT_STREQ(e.what(),
+                 "folding a tensor of shape 1048576x1048576 needs 16 TiB: over the memory limit of 1 GiB (--max_memory)");
+  }
+  // Concat and Gather check the size of what they build before building it.
+  const TypedTensor big = int_tensor({1, 1 << 20}, std::vector<int64_t>(1 << 20, 1));
+  const TypedTensor zeros = int_tensor({1 << 10}, std::vector<int64_t>(1 << 10, 0));
+  EXPECT_THROW(fold1("Gather", {known(big), known(zeros)}), OpError);  // 2^30 elements
+  const std::vector<FoldInput> many(1 << 10, known(big));
+  EXPECT_THROW(fold1("Concat", many, attrs({{"axis", int64_t{0}}})), OpError);
 
   // Reshape, Squeeze and Unsqueeze read their attributes through the engine's own ops.
   const TypedTensor x = int_tensor({2, 3}, {1, 2, 3, 4, 5, 6});
