@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "ops/kernels/threads.h"
 #include "ops/op.h"
 #include "ops/window.h"
 
@@ -48,39 +49,61 @@ class PoolOp final : public Op {
 
   void prepare(const ArgInfos& in, const std::vector<Shape>&) override { geo_ = geometry(in); }
 
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            std::span<float>) const override {
     const Geometry& g = geo_;
-    const Window2d& w = g.win;
-    for (int64_t plane = 0; plane < g.batch * g.channels; ++plane) {
+    const int64_t planes = g.batch * g.channels;
+    const int threads = kernels::threads_worth_starting(num_elements(out[0].shape) * g.win.kh * g.win.kw, planes,
+                                                        ctx.num_threads);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (int64_t plane = 0; plane < planes; ++plane) {
       const float* x = in[0].data + plane * g.h * g.w;
       float* y = out[0].data + plane * g.out_h * g.out_w;
-      for (int64_t oy = 0; oy < g.out_h; ++oy) {
-        for (int64_t ox = 0; ox < g.out_w; ++ox) {
-          float acc = kind_ == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
-          int64_t counted = 0;  // window positions inside the input
-          for (int64_t ki = 0; ki < w.kh; ++ki) {
-            const int64_t iy = oy * w.sh - w.pad_top + ki * w.dh;
-            if (iy < 0 || iy >= g.h) continue;
-            for (int64_t kj = 0; kj < w.kw; ++kj) {
-              const int64_t ix = ox * w.sw - w.pad_left + kj * w.dw;
-              if (ix < 0 || ix >= g.w) continue;
-              const float v = x[iy * g.w + ix];
-              acc = kind_ == PoolKind::kMax ? nan_max(acc, v) : acc + v;
-              ++counted;
-            }
-          }
-          if (kind_ == PoolKind::kAverage) acc /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : counted);
-          y[oy * g.out_w + ox] = acc;
-        }
-      }
+      if (kind_ == PoolKind::kMax)
+        pool_plane<PoolKind::kMax>(x, y);
+      else
+        pool_plane<PoolKind::kAverage>(x, y);
     }
   }
 
  private:
+  // One output row at a time: each window row and column that falls inside the input
+  // adds its contribution to the whole row, over the range of outputs for which it is
+  // inside, so the inner loop has no bounds checks (and vectorises at unit stride).
+  template <PoolKind kKind>
+  void pool_plane(const float* x, float* y) const {
+    const Geometry& g = geo_;
+    const Window2d& w = g.win;
+    for (int64_t oy = 0; oy < g.out_h; ++oy) {
+      float* yr = y + oy * g.out_w;
+      std::fill(yr, yr + g.out_w, kKind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
+      int64_t rows = 0;  // window rows inside the input
+      for (int64_t ki = 0; ki < w.kh; ++ki) {
+        const int64_t iy = oy * w.sh - w.pad_top + ki * w.dh;
+        if (iy < 0 || iy >= g.h) continue;
+        ++rows;
+        const float* xr = x + iy * g.w;
+        for (int64_t kj = 0; kj < w.kw; ++kj) {
+          const int64_t offset = kj * w.dw - w.pad_left;  // ix = ox * sw + offset
+          const int64_t lo = offset >= 0 ? 0 : (-offset + w.sw - 1) / w.sw;
+          const int64_t hi = std::min(g.out_w, g.w - 1 - offset < 0 ? 0 : (g.w - 1 - offset) / w.sw + 1);
+          for (int64_t ox = lo; ox < hi; ++ox) {
+            const float v = xr[ox * w.sw + offset];
+            yr[ox] = kKind == PoolKind::kMax ? nan_max(yr[ox], v) : yr[ox] + v;
+          }
+        }
+      }
+      if constexpr (kKind == PoolKind::kAverage) {
+        for (int64_t ox = 0; ox < g.out_w; ++ox)
+          yr[ox] /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : rows * geo_.columns_inside[ox]);
+      }
+    }
+  }
+
   struct Geometry {
     int64_t batch = 0, channels = 0, h = 0, w = 0, out_h = 0, out_w = 0;
     Window2d win;
+    std::vector<int64_t> columns_inside;  // per output column: window columns inside the input
   };
 
   Geometry geometry(const ArgInfos& in) const {
@@ -94,6 +117,14 @@ class PoolOp final : public Op {
     g.out_h = window_output_size(g.h, g.win.kh, g.win.sh, g.win.dh, g.win.pad_top, g.win.pad_bottom, attrs_.ceil_mode);
     g.out_w =
         window_output_size(g.w, g.win.kw, g.win.sw, g.win.dw, g.win.pad_left, g.win.pad_right, attrs_.ceil_mode);
+    for (int64_t ox = 0; ox < g.out_w; ++ox) {
+      int64_t n = 0;
+      for (int64_t kj = 0; kj < g.win.kw; ++kj) {
+        const int64_t ix = ox * g.win.sw - g.win.pad_left + kj * g.win.dw;
+        n += ix >= 0 && ix < g.w;
+      }
+      g.columns_inside.push_back(n);
+    }
     return g;
   }
 

@@ -62,13 +62,17 @@ TEST_P(PoolTest, MaxAndAverageMatchDirectLoops) {
   a.set("strides", std::vector<int64_t>{p.sh, p.sw});
   a.set("pads", std::vector<int64_t>{p.pt, p.pl, p.pb, p.pr});
   a.set("ceil_mode", int64_t{p.ceil_mode});
-  OpResult mx = run_op("MaxPool", {input({p.n, p.c, p.h, p.w}, x)}, a);
-  ASSERT_EQ(mx.shapes[0], (Shape{p.n, p.c, oh, ow}));
-  EXPECT_EQ(mx.outputs[0], naive_pool(p, x, true, oh, ow));
-  EXPECT_EQ(mx.cost.flops, p.n * p.c * oh * ow * p.kh * p.kw);
-  a.set("count_include_pad", int64_t{p.count_include_pad});
-  OpResult av = run_op("AveragePool", {input({p.n, p.c, p.h, p.w}, x)}, a);
-  EXPECT_LT(max_rel_error(av.outputs[0], naive_pool(p, x, false, oh, ow)), 1e-6);
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(threads);
+    OpResult mx = run_op("MaxPool", {input({p.n, p.c, p.h, p.w}, x)}, a, 1, threads);
+    ASSERT_EQ(mx.shapes[0], (Shape{p.n, p.c, oh, ow}));
+    EXPECT_EQ(mx.outputs[0], naive_pool(p, x, true, oh, ow));
+    EXPECT_EQ(mx.cost.flops, p.n * p.c * oh * ow * p.kh * p.kw);
+    Attributes average = a;
+    average.set("count_include_pad", int64_t{p.count_include_pad});
+    OpResult av = run_op("AveragePool", {input({p.n, p.c, p.h, p.w}, x)}, average, 1, threads);
+    EXPECT_LT(max_rel_error(av.outputs[0], naive_pool(p, x, false, oh, ow)), 1e-6);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, PoolTest,
@@ -77,7 +81,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PoolTest,
                                            PoolCase{1, 2, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, false, true},
                                            PoolCase{1, 1, 6, 6, 3, 3, 2, 2, 0, 0, 0, 0, true, false},
                                            PoolCase{1, 2, 5, 8, 2, 3, 1, 2, 0, 1, 1, 0, true, true},
-                                           PoolCase{1, 1, 9, 9, 3, 3, 3, 3, 1, 1, 1, 1, true, true}));
+                                           PoolCase{1, 1, 9, 9, 3, 3, 3, 3, 1, 1, 1, 1, true, true},
+                                           // Enough work for two threads; window wider than the stride.
+                                           PoolCase{2, 32, 30, 31, 3, 3, 2, 2, 1, 1, 1, 1, false, false},
+                                           PoolCase{1, 3, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, false, true}));
 
 TEST(PoolCost, SeedMaxPoolExample) {
   // Seed 003: 2x2/2 max-pool on 112x112x128 = 1,605,632 FLOPs.
