@@ -64,8 +64,7 @@ void add(const std::string& name, const Graph& graph, int threads) {
   options.num_threads = threads;
   std::shared_ptr<const CompiledModel> model = compile(graph, options);
   auto* b = benchmark::RegisterBenchmark(
-      fmt::format("{}/{}/threads:{}", name, model->steps()[0].kind, threads).c_str(),
-      [model](benchmark::State& state) {
+      fmt::format("{}/{}/threads:{}", name, model->steps()[0].kind, threads).c_str(), [model](benchmark::State& state) {
         Session session(model);
         session.set_profiling(false);
         cli::fill_inputs_deterministic(session);
@@ -81,18 +80,14 @@ void register_ops() {
   const Shape bias64{64};
   for (int threads : {1, 2}) {
     // ResNet-18 layer1 3x3; the seed's depthwise and pointwise examples; a grouped 3x3.
-    add("conv_56x56_64to64_k3", one_op("Conv", {1, 64, 56, 56}, {{"w", {64, 64, 3, 3}}, {"b", bias64}},
-                                      conv_attrs(3, 1, 1, 1)),
-        threads);
-    add("conv_112x112x64_dw_k3", one_op("Conv", {1, 64, 112, 112}, {{"w", {64, 1, 3, 3}}, {"b", bias64}},
-                                       conv_attrs(3, 1, 1, 64)),
-        threads);
-    add("conv_112x112_64to128_k1", one_op("Conv", {1, 64, 112, 112}, {{"w", {128, 64, 1, 1}}, {"b", {128}}},
-                                         conv_attrs(1, 1, 0, 1)),
-        threads);
-    add("conv_56x56_64to64_k3_g4", one_op("Conv", {1, 64, 56, 56}, {{"w", {64, 16, 3, 3}}, {"b", bias64}},
-                                         conv_attrs(3, 1, 1, 4)),
-        threads);
+    add("conv_56x56_64to64_k3",
+        one_op("Conv", {1, 64, 56, 56}, {{"w", {64, 64, 3, 3}}, {"b", bias64}}, conv_attrs(3, 1, 1, 1)), threads);
+    add("conv_112x112x64_dw_k3",
+        one_op("Conv", {1, 64, 112, 112}, {{"w", {64, 1, 3, 3}}, {"b", bias64}}, conv_attrs(3, 1, 1, 64)), threads);
+    add("conv_112x112_64to128_k1",
+        one_op("Conv", {1, 64, 112, 112}, {{"w", {128, 64, 1, 1}}, {"b", {128}}}, conv_attrs(1, 1, 0, 1)), threads);
+    add("conv_56x56_64to64_k3_g4",
+        one_op("Conv", {1, 64, 56, 56}, {{"w", {64, 16, 3, 3}}, {"b", bias64}}, conv_attrs(3, 1, 1, 4)), threads);
     // The decoder's middle upsampling: 4x4 kernel, stride 2, 28x28x64 -> 56x56x32.
     for (const char* method : {"col2im", "conv"}) {
       Attributes a = conv_attrs(4, 2, 1, 1);
@@ -116,28 +111,31 @@ void register_ops() {
 // both medians' worth of totals and the overhead in percent.
 void register_profiling(const std::string& model_path) {
   std::shared_ptr<const CompiledModel> model = compile(load_model(model_path), CompileOptions{});
-  benchmark::RegisterBenchmark("profiling_overhead/mobilenet_v2_1_0", [model](benchmark::State& state) {
-    Session session(model);
-    cli::fill_inputs_deterministic(session);
-    using Clock = std::chrono::steady_clock;
-    double on_s = 0, off_s = 0;
-    int64_t n = 0;
-    for (auto _ : state) {
-      for (int pass = 0; pass < 2; ++pass) {
-        const bool profiling = (pass == 0) == (n % 2 == 0);
-        session.set_profiling(profiling);
-        const Clock::time_point t0 = Clock::now();
-        session.run();
-        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        (profiling ? on_s : off_s) += s;
-      }
-      session.clear_profile();
-      ++n;
-    }
-    state.counters["on_ms"] = 1e3 * on_s / static_cast<double>(n);
-    state.counters["off_ms"] = 1e3 * off_s / static_cast<double>(n);
-    state.counters["overhead_%"] = 100.0 * (on_s - off_s) / off_s;
-  })->Unit(benchmark::kMillisecond)->MinTime(5.0);
+  benchmark::RegisterBenchmark("profiling_overhead/mobilenet_v2_1_0",
+                               [model](benchmark::State& state) {
+                                 Session session(model);
+                                 cli::fill_inputs_deterministic(session);
+                                 using Clock = std::chrono::steady_clock;
+                                 double on_s = 0, off_s = 0;
+                                 int64_t n = 0;
+                                 for (auto _ : state) {
+                                   for (int pass = 0; pass < 2; ++pass) {
+                                     const bool profiling = (pass == 0) == (n % 2 == 0);
+                                     session.set_profiling(profiling);
+                                     const Clock::time_point t0 = Clock::now();
+                                     session.run();
+                                     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+                                     (profiling ? on_s : off_s) += s;
+                                   }
+                                   session.clear_profile();
+                                   ++n;
+                                 }
+                                 state.counters["on_ms"] = 1e3 * on_s / static_cast<double>(n);
+                                 state.counters["off_ms"] = 1e3 * off_s / static_cast<double>(n);
+                                 state.counters["overhead_%"] = 100.0 * (on_s - off_s) / off_s;
+                               })
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(5.0);
 }
 
 }  // namespace

@@ -63,8 +63,8 @@ class ConvOp final : public Op {
     ConvGeometry g = geometry(in);
     Cost c = data_movement(in, out);
     c.macs = checked_mul({g.batch, g.win.kh, g.win.kw, g.cin_per_group(), g.out_h, g.out_w, g.cout});
-    c.flops = checked_add({checked_mul({2, c.macs}),
-                           checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
+    c.flops = checked_add(
+        {checked_mul({2, c.macs}), checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
     return c;
   }
 

@@ -137,8 +137,8 @@ class ConvTransposeOp final : public Op {
     DeconvGeometry g = geometry(in);
     Cost c = data_movement(in, out);
     c.macs = method_ == DeconvMethod::kCol2im ? g.col2im_macs() : g.conv_macs();
-    c.flops = checked_add({checked_mul({2, c.macs}),
-                           checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
+    c.flops = checked_add(
+        {checked_mul({2, c.macs}), checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
     return c;
   }
 

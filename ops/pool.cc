@@ -1,10 +1,10 @@
 // Pooling: MaxPool, AveragePool (1-D and 2-D windows) and the global pools.
 // FLOPs: output elements x window size (the seed's count).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "ops/kernels/threads.h"
 #include "ops/op.h"
@@ -17,17 +17,20 @@ enum class PoolKind { kMax, kAverage };
 
 // A NaN anywhere in the window makes the maximum NaN, as in ONNX and numpy (std::max
 // would keep whichever operand came first).
-float nan_max(float acc, float v) { return acc < v || std::isnan(v) ? v : acc; }
+float nan_max(float acc, float v) {
+  return acc < v || std::isnan(v) ? v : acc;
+}
 
 class PoolOp final : public Op {
  public:
   PoolOp(const Node& node, PoolKind kind) : kind_(kind) {
     if (kind == PoolKind::kMax) {
-      node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order"});
+      node.attrs.check_known(
+          {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order"});
       if (node.attrs.get_int("storage_order", 0) != 0) throw UnsupportedError("storage_order=1 is not supported");
     } else {
-      node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode",
-                              "count_include_pad"});
+      node.attrs.check_known(
+          {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "count_include_pad"});
       count_include_pad_ = node.attrs.get_int("count_include_pad", 0) != 0;
     }
     attrs_ = parse_window_attrs(node.attrs);
@@ -47,14 +50,25 @@ class PoolOp final : public Op {
     return c;
   }
 
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override { geo_ = geometry(in); }
+  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
+    geo_ = geometry(in);
+    // Window columns kj with 0 <= ox * sw - pad_left + kj * dw < w, in closed form (the
+    // window can be as wide as the cost's overflow check lets it be).
+    const Window2d& win = geo_.win;
+    for (int64_t ox = 0; ox < geo_.out_w; ++ox) {
+      const int64_t start = ox * win.sw - win.pad_left;
+      const int64_t first = start >= 0 ? 0 : (-start + win.dw - 1) / win.dw;
+      const int64_t last = start > geo_.w - 1 ? -1 : std::min(win.kw - 1, (geo_.w - 1 - start) / win.dw);
+      geo_.columns_inside.push_back(std::max<int64_t>(0, last - first + 1));
+    }
+  }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            std::span<float>) const override {
     const Geometry& g = geo_;
     const int64_t planes = g.batch * g.channels;
-    const int threads = kernels::threads_worth_starting(num_elements(out[0].shape) * g.win.kh * g.win.kw, planes,
-                                                        ctx.num_threads);
+    const int threads =
+        kernels::threads_worth_starting(num_elements(out[0].shape) * g.win.kh * g.win.kw, planes, ctx.num_threads);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float* x = in[0].data + plane * g.h * g.w;
@@ -115,16 +129,7 @@ class PoolOp final : public Op {
     g.channels = x[1];
     g.win = resolve_window(attrs_, Shape(x.begin() + 2, x.end()), attrs_.kernel_shape);
     g.out_h = window_output_size(g.h, g.win.kh, g.win.sh, g.win.dh, g.win.pad_top, g.win.pad_bottom, attrs_.ceil_mode);
-    g.out_w =
-        window_output_size(g.w, g.win.kw, g.win.sw, g.win.dw, g.win.pad_left, g.win.pad_right, attrs_.ceil_mode);
-    for (int64_t ox = 0; ox < g.out_w; ++ox) {
-      int64_t n = 0;
-      for (int64_t kj = 0; kj < g.win.kw; ++kj) {
-        const int64_t ix = ox * g.win.sw - g.win.pad_left + kj * g.win.dw;
-        n += ix >= 0 && ix < g.w;
-      }
-      g.columns_inside.push_back(n);
-    }
+    g.out_w = window_output_size(g.w, g.win.kw, g.win.sw, g.win.dw, g.win.pad_left, g.win.pad_right, attrs_.ceil_mode);
     return g;
   }
 
@@ -194,7 +199,9 @@ class GlobalPoolOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_max_pool(const Node& node) { return std::make_unique<PoolOp>(node, PoolKind::kMax); }
+std::unique_ptr<Op> make_max_pool(const Node& node) {
+  return std::make_unique<PoolOp>(node, PoolKind::kMax);
+}
 std::unique_ptr<Op> make_average_pool(const Node& node) {
   return std::make_unique<PoolOp>(node, PoolKind::kAverage);
 }
