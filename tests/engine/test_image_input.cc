@@ -1,16 +1,16 @@
 // Images into model inputs: decoding each format, the documented bilinear resize,
 // grayscale and RGB, mean/std, batches; bad images; top-k classes.
 #include <gtest/gtest.h>
+#include <stb/stb_image_write.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
-#include <stb/stb_image_write.h>
-
 #include "engine/engine.h"
 #include "engine/image_resize.h"
+#include "tests/op_test_util.h"
 
 namespace minfer {
 namespace {
@@ -111,6 +111,45 @@ TEST(ImageResize, AnyRatioKeepsAUniformImage) {
     const std::vector<float> out = resize_image(px, s[0], s[1], 3, s[2], s[3]);
     ASSERT_EQ(out.size(), static_cast<size_t>(s[2] * s[3] * 3));
     for (float v : out) ASSERT_NEAR(v, 0.625f, 1e-6) << s[0] << "x" << s[1] << " -> " << s[2] << "x" << s[3];
+  }
+}
+
+// The documented tent along one axis, written out: output o samples the source at
+// (o + 0.5) * in / out - 0.5 with a tent as wide as max(1, in / out), edges clamped.
+std::vector<std::vector<std::pair<int, double>>> naive_tent(int in, int out) {
+  std::vector<std::vector<std::pair<int, double>>> all(out);
+  for (int o = 0; o < out; ++o) {
+    const double ratio = double(in) / out, width = std::max(1.0, ratio), centre = (o + 0.5) * ratio - 0.5;
+    double total = 0;
+    for (int i = int(std::floor(centre - width)); i <= int(std::ceil(centre + width)); ++i)
+      if (const double w = 1.0 - std::abs(i - centre) / width; w > 0) {
+        all[o].push_back({std::clamp(i, 0, in - 1), w});
+        total += w;
+      }
+    for (auto& [i, w] : all[o]) w /= total;
+  }
+  return all;
+}
+
+TEST(ImageResize, MatchesTheTwoDimensionalTentWhicheverAxisGoesFirst) {
+  // Wide-and-short shrinks and a long thin image enlarged across (which the resize does
+  // down the long axis first): all equal the double sum over both axes' weights.
+  const int sizes[][4] = {{40, 3, 7, 5}, {1, 3000, 29, 37}, {3000, 2, 5, 9}, {9, 7, 13, 4}};
+  for (const auto& s : sizes) {
+    const int w = s[0], h = s[1], ow = s[2], oh = s[3], c = 2;
+    const std::vector<float> px = test::random_values(static_cast<int64_t>(w) * h * c, 5);
+    const std::vector<float> out = resize_image(px, w, h, c, ow, oh);
+    const auto across = naive_tent(w, ow), down = naive_tent(h, oh);
+    ASSERT_EQ(out.size(), static_cast<size_t>(ow * oh * c));
+    for (int y = 0; y < oh; ++y)
+      for (int x = 0; x < ow; ++x)
+        for (int k = 0; k < c; ++k) {
+          double want = 0;
+          for (auto [i, wy] : down[y])
+            for (auto [j, wx] : across[x]) want += wy * wx * px[(static_cast<size_t>(i) * w + j) * c + k];
+          ASSERT_NEAR(out[(static_cast<size_t>(y) * ow + x) * c + k], want, 1e-4)
+              << w << "x" << h << " -> " << ow << "x" << oh << " at " << x << "," << y;
+        }
   }
 }
 
