@@ -71,6 +71,10 @@ class Parser {
       return json::parse(text);
     } catch (const json::parse_error& e) {
       fail(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
+    } catch (const json::exception& e) {
+      // Not a syntax error but still unreadable: a number beyond a double's range
+      // (1e400) is out_of_range 406.
+      fail(fmt::format("invalid JSON: {}", e.what()));
     }
   }
 
