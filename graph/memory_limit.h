@@ -20,8 +20,8 @@ int64_t parse_byte_size(const std::string& flag, const std::string& text);
 // "100 bytes", "1.5 KiB", "256 MiB", "11.5 GiB": for messages.
 std::string format_bytes(int64_t bytes);
 
-// Bytes of a tensor of `elements` elements (float32 by default); throws
-// std::overflow_error when they do not fit in int64.
+// Bytes of a tensor of `elements` elements (float32 by default); INT64_MAX when they do
+// not fit in int64 (over any memory limit).
 int64_t tensor_bytes(int64_t elements, int64_t bytes_per_element = 4);
 
 // A running count of bytes against the limit.
