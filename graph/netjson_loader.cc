@@ -350,18 +350,9 @@ std::vector<float> random_init(const Shape& shape, uint64_t seed) {
 }
 
 Graph load_netjson(const std::string& path, int64_t max_memory) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!in || ec) throw ModelError(path + ": cannot open the file");
   // The text itself is checked before it is read; parse() checks what parsing it takes.
-  if (size > static_cast<uintmax_t>(max_memory))
-    throw ModelError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
-                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
-  std::string text(static_cast<size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  text.resize(static_cast<size_t>(in.gcount()));
-  return parse_netjson(text, path, std::filesystem::path(path).parent_path().string(), max_memory);
+  return parse_netjson(read_file_within_limit(path, max_memory), path,
+                       std::filesystem::path(path).parent_path().string(), max_memory);
 }
 
 Graph parse_netjson(std::string_view text, const std::string& source, const std::string& base_dir,

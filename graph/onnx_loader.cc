@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "graph/constant_folding.h"
@@ -16,21 +15,6 @@
 
 namespace minfer {
 namespace {
-
-// The file's bytes, refused before they are read when they alone pass the memory limit.
-std::string read_file(const std::string& path, int64_t max_memory) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!in || ec) throw ModelError(path + ": cannot open the file");
-  if (size > static_cast<uintmax_t>(max_memory))
-    throw ModelError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
-                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  return bytes;
-}
 
 onnx::ModelProto parse_model(const std::string& bytes, const std::string& source) {
   onnx::ModelProto model;
@@ -355,7 +339,7 @@ class OnnxImporter {
 
 Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes,
                 const std::map<std::string, TypedTensor>& input_values, int64_t max_memory) {
-  return parse_onnx(read_file(path, max_memory), path, std::filesystem::path(path).parent_path().string(),
+  return parse_onnx(read_file_within_limit(path, max_memory), path, std::filesystem::path(path).parent_path().string(),
                     input_shapes, input_values, max_memory);
 }
 
@@ -366,7 +350,7 @@ Graph parse_onnx(const std::string& bytes, const std::string& source, const std:
 }
 
 std::vector<InputSignature> onnx_inputs(const std::string& path) {
-  const onnx::ModelProto model = parse_model(read_file(path, default_max_memory()), path);
+  const onnx::ModelProto model = parse_model(read_file_within_limit(path, default_max_memory()), path);
   std::set<std::string> initializers;
   for (const onnx::TensorProto& t : model.graph().initializer()) initializers.insert(t.name());
   std::vector<InputSignature> inputs;
