@@ -7,6 +7,7 @@
 
 #include "profiler/compare_report.h"
 #include "profiler/report.h"
+#include "tests/profiler/test_machine.h"
 
 namespace minfer {
 namespace {
@@ -27,16 +28,6 @@ OpRecord op(const std::string& name, const std::string& type, const std::string&
   return o;
 }
 
-MachineModel machine() {
-  MachineModel m;
-  m.cpu = "Test CPU";
-  m.isa = "fma3+avx2";
-  m.peak_gflops = 100;
-  m.bandwidth_gbs = 10;
-  m.theoretical = {2, 2.5, "test", 256, 2};
-  return m;
-}
-
 // conv -> bn -> relu, three runs: conv 2, 4, 6 ms; bn 1 ms; relu 0.25 ms.
 nlohmann::json unfolded(const std::string& file = "m.json") {
   ReportInput in;
@@ -48,7 +39,7 @@ nlohmann::json unfolded(const std::string& file = "m.json") {
   in.ops = {op("conv", "Conv", "regular", 1000, 2000, 288, 3000, 1000, {2, 4, 6}),
             op("bn", "BatchNormalization", "", 0, 400, 32, 1000, 1000, {1, 1, 1}),
             op("relu", "Relu", "", 0, 200, 0, 1000, 1000, {0.25, 0.25, 0.25})};
-  in.machine = machine();
+  in.machine = test::test_machine();
   return build_report(in);
 }
 
@@ -62,7 +53,7 @@ nlohmann::json folded(const std::string& file = "m.json") {
   in.latency_ms = {2.5, 3.5, 4.5};
   in.ops = {op("conv+bn", "Conv", "regular", 1000, 2000, 296, 3100, 1000, {2, 3, 4}),
             op("relu", "Relu", "", 0, 200, 0, 1000, 1000, {0.25, 0.25, 0.25})};
-  in.machine = machine();
+  in.machine = test::test_machine();
   return build_report(in);
 }
 

@@ -4,6 +4,7 @@
 #include "engine/engine.h"
 #include "profiler/report.h"
 #include "tests/op_test_util.h"
+#include "tests/profiler/test_machine.h"
 
 namespace minfer {
 namespace {
@@ -109,17 +110,6 @@ TEST(Report, NumberFormatting) {
   EXPECT_EQ(si_units(999), "999");
 }
 
-// A machine with a ridge at 10 FLOPs/byte: 100 GFLOP/s, 10 GB/s.
-MachineModel test_machine() {
-  MachineModel m;
-  m.cpu = "Test CPU";
-  m.isa = "fma3+avx2";
-  m.peak_gflops = 100;
-  m.bandwidth_gbs = 10;
-  m.theoretical = {2, 2.5, "test", 256, 2};
-  return m;
-}
-
 // A 512x512x512 GEMM and a ReLU over 16 Mi floats, with their costs by the spec's formulas.
 ReportInput gemm_and_relu() {
   ReportInput in;
@@ -131,7 +121,7 @@ ReportInput gemm_and_relu() {
   Cost relu{0, elements, 0, 4 * elements, 4 * elements};
   in.ops.push_back({"gemm", "Gemm", "", {n, n}, gemm, {5.3687091}});  // half the 100 GFLOP/s peak
   in.ops.push_back({"relu", "Relu", "", {elements}, relu, {20.0}});
-  in.machine = test_machine();
+  in.machine = test::test_machine();
   return in;
 }
 
@@ -217,7 +207,7 @@ TEST(Report, RealGemmIsComputeBoundRealReluMemoryBound) {
     Session s(compile(graphs[g]));
     s.run();
     s.run();
-    const nlohmann::json r = profile_report(s, 0, test_machine());
+    const nlohmann::json r = profile_report(s, 0, test::test_machine());
     const auto& op = r["ops"][0];
     EXPECT_EQ(op["bound"], expected_bound[g]);
     EXPECT_DOUBLE_EQ(op["arithmetic_intensity"].get<double>(), expected_intensity[g]);

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "engine/engine.h"
+#include "tests/profiler/test_machine.h"
 
 namespace minfer {
 namespace {
@@ -15,22 +16,12 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-MachineModel test_machine() {
-  MachineModel m;
-  m.cpu = "Test CPU";
-  m.isa = "fma3+avx2";
-  m.peak_gflops = 100;
-  m.bandwidth_gbs = 10;
-  m.theoretical = {2, 2.5, "test", 256, 2};
-  return m;
-}
-
 nlohmann::json small_cnn_report() {
   auto model = compile(load_model(std::string(MINFER_SOURCE_DIR) + "/models/small_cnn.json"));
   Session s(model);
   s.run();
   s.run();
-  return profile_report(s, 0, test_machine());
+  return profile_report(s, 0, test::test_machine());
 }
 
 TEST(ReportHtml, HasEverySectionAndEveryOp) {

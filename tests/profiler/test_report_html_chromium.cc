@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "profiler/compare_report.h"
+#include "tests/profiler/test_machine.h"
 
 namespace minfer {
 namespace {
@@ -60,13 +61,7 @@ nlohmann::json digits_report(const std::string& model_file = "digits_cnn.json") 
   auto model = compile(load_model(std::string(MINFER_SOURCE_DIR) + "/models/" + model_file));
   Session s(model);
   for (int i = 0; i < 3; ++i) s.run();
-  MachineModel m;
-  m.cpu = "Test CPU";
-  m.isa = "fma3+avx2";
-  m.peak_gflops = 100;
-  m.bandwidth_gbs = 10;
-  m.theoretical = {2, 2.5, "test", 256, 2};
-  return profile_report(s, 0, m);
+  return profile_report(s, 0, test::test_machine());
 }
 
 TEST_F(ChromiumTest, RendersTheChartsOfARealReport) {
