@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "bench/cli_common.h"
-#include "engine/model_loader.h"
+#include "graph/model_loader.h"
 #include "engine/profile_report.h"
 #include "graph/errors.h"
 #include "profiler/compare_report.h"

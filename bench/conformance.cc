@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "engine/model_loader.h"
+#include "graph/model_loader.h"
 #include "engine/session.h"
 #include "graph/errors.h"
 #include "graph/onnx_tensor.h"
@@ -56,13 +56,32 @@ std::vector<fs::path> data_sets(const fs::path& dir) {
 }
 
 // input_0.pb, input_1.pb, ... (or output_K.pb) until the first gap.
-std::vector<TypedTensor> read_tensors(const fs::path& set, const char* stem) {
-  std::vector<TypedTensor> tensors;
+std::vector<TensorFile> read_tensors(const fs::path& set, const char* stem) {
+  std::vector<TensorFile> tensors;
   for (int k = 0;; ++k) {
     const fs::path file = set / fmt::format("{}_{}.pb", stem, k);
     if (!fs::exists(file)) return tensors;
     tensors.push_back(read_tensor_file(file.string()));
   }
+}
+
+// Types the engine computes exactly as the file means them; float64 and float16 data
+// would be computed in float32, which is not what a case about them checks.
+bool exact_type(DataType t) {
+  return engine_dtype(t) && t != DataType::kDouble && t != DataType::kFloat16 && t != DataType::kBFloat16;
+}
+
+// A session value's elements as doubles, whatever its type.
+std::vector<double> numbers(const Session::Value& v) {
+  std::vector<double> out(static_cast<size_t>(num_elements(v.type.shape)));
+  for (size_t i = 0; i < out.size(); ++i) {
+    switch (v.type.dtype) {
+      case DType::kFloat32: out[i] = reinterpret_cast<const float*>(v.data)[i]; break;
+      case DType::kInt64: out[i] = static_cast<double>(reinterpret_cast<const int64_t*>(v.data)[i]); break;
+      case DType::kBool: out[i] = reinterpret_cast<const uint8_t*>(v.data)[i]; break;
+    }
+  }
+  return out;
 }
 
 std::string index_str(int64_t flat, const Shape& shape) {
@@ -84,44 +103,48 @@ void run_data_set(const fs::path& model, const fs::path& set, const std::vector<
 
   LoadOptions load;
   load.max_memory = options.max_memory;
-  std::vector<std::pair<std::string, std::vector<float>>> feeds;  // run-time inputs
+  std::vector<std::pair<std::string, Tensor>> feeds;  // run-time inputs
   for (size_t k = 0; k < signature.size(); ++k) {
     const InputSignature& in = signature[k];
     if (!in.is_tensor) skip(fmt::format("input '{}' is not a tensor", in.name));
-    TypedTensor t = read_tensor_file(input_files[k].string());
-    const DataType declared = in.type == DataType::kUndefined ? t.type : in.type;
-    if (declared != t.type)
+    TensorFile file = read_tensor_file(input_files[k].string());
+    const DataType declared = in.type == DataType::kUndefined ? file.declared : in.type;
+    if (declared != file.declared)
       skip(fmt::format("input '{}' has type {} (its data: {})", in.name, data_type_name(declared),
-                       data_type_name(t.type)));
-    if (t.is_integer() || check.constant_inputs) {
-      load.input_values[in.name] = std::move(t);  // shapes, axes, pads: the engine takes these as constants
+                       data_type_name(file.declared)));
+    if (!exact_type(declared)) skip(fmt::format("input '{}' has type {}", in.name, data_type_name(declared)));
+    Tensor& t = file.tensor;
+    if (t.dtype() != DType::kFloat32 || check.constant_inputs) {
+      load.input_values[in.name] = std::move(t);  // shapes, axes, pads: most ops take these as constants
       continue;
     }
-    if (t.type != DataType::kFloat) skip(fmt::format("input '{}' has type {}", in.name, data_type_name(t.type)));
-    if (std::any_of(t.shape.begin(), t.shape.end(), [](int64_t d) { return d <= 0; }))
-      skip(fmt::format("input '{}' is empty ({}); empty tensors are not supported", in.name, shape_str(t.shape)));
-    load.input_shapes[in.name] = t.shape;
-    feeds.emplace_back(in.name, std::vector<float>(t.reals.begin(), t.reals.end()));
+    if (std::any_of(t.shape().begin(), t.shape().end(), [](int64_t d) { return d <= 0; }))
+      skip(fmt::format("input '{}' is empty ({}); empty tensors are not supported", in.name, shape_str(t.shape())));
+    load.input_shapes[in.name] = t.shape();
+    feeds.emplace_back(in.name, std::move(t));
   }
 
   auto compiled = compile(load_model(model.string(), load), options);
   Session session(compiled);
-  for (const auto& [name, data] : feeds) session.set_input(name, data);
+  for (const auto& [name, data] : feeds) session.set_input(name, data.values<float>());
   session.set_profiling(false);
   session.run();
 
-  const std::vector<TypedTensor> expected = read_tensors(set, "output");
+  const std::vector<TensorFile> expected = read_tensors(set, "output");
   const std::vector<std::string>& outputs = compiled->graph().outputs;
   if (expected.size() != outputs.size())
     fail(fmt::format("the data set has {} outputs, the model {}", expected.size(), outputs.size()));
   for (size_t k = 0; k < outputs.size(); ++k) {
-    const Shape& got_shape = session.shape(outputs[k]);
-    if (got_shape != expected[k].shape)
-      fail(fmt::format("output '{}' has shape {}, expected {}", outputs[k], shape_str(got_shape),
-                       shape_str(expected[k].shape)));
-    std::vector<double> want(static_cast<size_t>(expected[k].size()));
-    for (size_t i = 0; i < want.size(); ++i) want[i] = expected[k].real(static_cast<int64_t>(i));
-    const std::string mismatch = first_mismatch(session.output(outputs[k]), want, got_shape, check.tolerance);
+    if (!exact_type(expected[k].declared))
+      skip(fmt::format("output '{}' has type {}", outputs[k], data_type_name(expected[k].declared)));
+    const Tensor& want_tensor = expected[k].tensor;
+    const Session::Value got = session.value(outputs[k]);
+    if (got.type.shape != want_tensor.shape())
+      fail(fmt::format("output '{}' has shape {}, expected {}", outputs[k], shape_str(got.type.shape),
+                       shape_str(want_tensor.shape())));
+    std::vector<double> want(static_cast<size_t>(want_tensor.size()));
+    for (size_t i = 0; i < want.size(); ++i) want[i] = want_tensor.number(static_cast<int64_t>(i));
+    const std::string mismatch = first_mismatch(numbers(got), want, got.type.shape, check.tolerance);
     if (!mismatch.empty()) fail(fmt::format("output '{}' {}", outputs[k], mismatch));
   }
 }
@@ -169,7 +192,7 @@ CaseResult run_test_case(const fs::path& dir, const CompileOptions& options, con
   }
 }
 
-std::string first_mismatch(std::span<const float> got, const std::vector<double>& expected, const Shape& shape,
+std::string first_mismatch(std::span<const double> got, const std::vector<double>& expected, const Shape& shape,
                            const Tolerance& tolerance) {
   if (got.size() != expected.size()) return fmt::format("has {} values, expected {}", got.size(), expected.size());
   for (size_t i = 0; i < got.size(); ++i) {

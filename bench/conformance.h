@@ -42,7 +42,7 @@ CaseResult run_test_case(const std::filesystem::path& dir, const CompileOptions&
 
 // The first element outside tolerance, as "index 5 [0,1,1]: got 0.5, expected 0.25";
 // empty when all match. NaN matches NaN, infinities match themselves.
-std::string first_mismatch(std::span<const float> got, const std::vector<double>& expected, const Shape& shape,
+std::string first_mismatch(std::span<const double> got, const std::vector<double>& expected, const Shape& shape,
                            const Tolerance& tolerance);
 
 // Known failures: "case_name: reason" per line, '#' starts a comment. Throws UsageError.

@@ -31,15 +31,15 @@
 namespace minfer {
 namespace {
 
-using reference::Conv2dShape;
+using ConvGeometry;
 
 struct Layer {
   std::string name;
   int64_t cin, size, cout, k, stride, group;
 };
 
-Conv2dShape shape_of(const Layer& l) {
-  Conv2dShape s;
+ConvGeometry shape_of(const Layer& l) {
+  ConvGeometry s;
   s.cin = l.cin, s.h = l.size, s.w = l.size, s.cout = l.cout, s.group = l.group;
   const int64_t pad = l.k / 2;
   s.win = {l.k, l.k, l.stride, l.stride, 1, 1, pad, pad, pad, pad};
@@ -47,7 +47,7 @@ Conv2dShape shape_of(const Layer& l) {
   return s;
 }
 
-int64_t flops(const Conv2dShape& s) {
+int64_t flops(const ConvGeometry& s) {
   return 2 * s.win.kh * s.win.kw * s.cin_per_group() * s.out_h * s.out_w * s.cout;
 }
 
@@ -61,7 +61,7 @@ std::vector<float> random_floats(int64_t n, uint32_t seed) {
 
 // One layer's tensors: input, weights, bias, output and a workspace for the method.
 struct Tensors {
-  explicit Tensors(const Conv2dShape& s, int64_t workspace_floats)
+  explicit Tensors(const ConvGeometry& s, int64_t workspace_floats)
       : x(random_floats(s.cin * s.h * s.w, 1)),
         w(random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2)),
         b(random_floats(s.cout, 3)),
@@ -72,8 +72,8 @@ struct Tensors {
 
 // Registers one benchmark running `method` on the layer, with its GFLOP/s counter.
 void add(const std::string& group, const Layer& layer, const std::string& method, int threads, int64_t workspace_floats,
-         std::function<void(const Conv2dShape&, Tensors&)> run) {
-  const Conv2dShape s = shape_of(layer);
+         std::function<void(const ConvGeometry&, Tensors&)> run) {
+  const ConvGeometry s = shape_of(layer);
   auto* b = benchmark::RegisterBenchmark(fmt::format("{}/{}/{}/threads:{}", group, layer.name, method, threads).c_str(),
                                          [s, workspace_floats, run](benchmark::State& state) {
                                            Tensors t(s, workspace_floats);
@@ -91,8 +91,8 @@ void add(const std::string& group, const Layer& layer, const std::string& method
 }
 
 void add_depthwise(const Layer& l) {
-  const Conv2dShape s = shape_of(l);
-  add("depthwise", l, "reference", 1, 0, [](const Conv2dShape& s, Tensors& t) {
+  const ConvGeometry s = shape_of(l);
+  add("depthwise", l, "reference", 1, 0, [](const ConvGeometry& s, Tensors& t) {
     reference::depthwise_conv2d(s, t.x.data(), t.w.data(), t.b.data(), t.y.data());
   });
   for (kernels::Isa isa : kernels::runnable_isas()) {
@@ -100,7 +100,7 @@ void add_depthwise(const Layer& l) {
     for (int threads : {1, 2}) {
       if (threads == 2 && isa != kernels::best_isa()) continue;
       add("depthwise", l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
-          [k, threads](const Conv2dShape& s, Tensors& t) {
+          [k, threads](const ConvGeometry& s, Tensors& t) {
             kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
           });
     }
@@ -110,13 +110,13 @@ void add_depthwise(const Layer& l) {
 // Conv's GEMM path (ops/kernels/conv_gemm.h): weights packed once, im2col fused into
 // the GEMM's B packing (none for a pointwise layer), 1 and 2 threads.
 void add_conv_gemm(const std::string& group, const Layer& l) {
-  const Conv2dShape s = shape_of(l);
+  const ConvGeometry s = shape_of(l);
   // Tensors' weights are random_floats(..., 2): the same values, packed here once.
   auto conv = std::make_shared<const kernels::ConvGemm>(
       s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data());
   for (int threads : {1, 2})
     add(group, l, "conv_gemm", threads, kernels::conv_gemm_workspace_floats(s, true, threads),
-        [conv, threads](const Conv2dShape&, Tensors& t) {
+        [conv, threads](const ConvGeometry&, Tensors& t) {
           conv->run(1, t.x.data(), nullptr, t.b.data(), {}, t.y.data(), t.workspace, threads);
         });
 }
@@ -125,16 +125,16 @@ void add_conv_gemm(const std::string& group, const Layer& l) {
 // for a pointwise layer), im2col + OpenBLAS, Conv's GEMM path and, unless `gemm_only`, the
 // direct kernel of every target (whatever the channel count: the sweep compares them).
 void add_regular(const std::string& group, const Layer& l, bool reference_path, bool gemm_only = false) {
-  const Conv2dShape s = shape_of(l);
+  const ConvGeometry s = shape_of(l);
   if (reference_path)
-    add(group, l, "reference_im2col", 1, s.col_floats(), [](const Conv2dShape& s, Tensors& t) {
+    add(group, l, "reference_im2col", 1, s.col_floats(), [](const ConvGeometry& s, Tensors& t) {
       if (kernels::is_pointwise(s))
         reference::conv2d_pointwise(s, t.x.data(), t.w.data(), t.b.data(), t.y.data());
       else
         reference::conv2d_im2col(s, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace.data());
     });
 #ifdef MINFER_HAVE_OPENBLAS
-  add(group, l, "im2col_openblas", 1, s.col_floats(), [](const Conv2dShape& s, Tensors& t) {
+  add(group, l, "im2col_openblas", 1, s.col_floats(), [](const ConvGeometry& s, Tensors& t) {
     const int64_t n = s.out_h * s.out_w, k = s.cin * s.win.kh * s.win.kw;
     reference::im2col(t.x.data(), s.cin, s.h, s.w, s.win, s.out_h, s.out_w, t.workspace.data());
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.cout, n, k, 1.0f, t.w.data(), k, t.workspace.data(), n,
@@ -149,7 +149,7 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path, 
     for (int threads : {1, 2}) {
       if (threads == 2 && isa != kernels::best_isa()) continue;
       add(group, l, k->name, threads, kernels::direct_conv_workspace_floats(*k, s, 1, threads),
-          [k, threads](const Conv2dShape& s, Tensors& t) {
+          [k, threads](const ConvGeometry& s, Tensors& t) {
             kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
           });
     }

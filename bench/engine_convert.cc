@@ -7,7 +7,8 @@
 #include <filesystem>
 
 #include "bench/cli_common.h"
-#include "engine/model_loader.h"
+#include "engine/compiled_model.h"
+#include "graph/model_loader.h"
 #include "graph/errors.h"
 #include "graph/netjson_writer.h"
 #include "graph/onnx_writer.h"
@@ -29,9 +30,11 @@ int main(int argc, char** argv) {
     minfer::LoadOptions load;
     if (!max_memory.empty()) load.max_memory = minfer::parse_byte_size("--max_memory", max_memory);
     if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
-    const minfer::Graph graph = minfer::load_model(in_path, load);
+    // Shape subgraphs folded and older opsets upgraded: what the engine would run.
+    const minfer::FoldedGraph folded = minfer::fold_graph(minfer::load_model(in_path, load), load.max_memory);
+    const minfer::Graph& graph = folded.graph;
     if (ext == ".onnx") {
-      minfer::cli::write_file_atomically(out_path, minfer::to_onnx(graph));
+      minfer::cli::write_file_atomically(out_path, minfer::to_onnx(graph, folded.output_types));
       return 0;
     }
     const fs::path weights = fs::path(out_path).replace_extension(".bin");

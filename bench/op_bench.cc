@@ -17,7 +17,7 @@
 
 #include "bench/cli_common.h"
 #include "engine/compiled_model.h"
-#include "engine/model_loader.h"
+#include "graph/model_loader.h"
 #include "engine/session.h"
 
 namespace minfer {

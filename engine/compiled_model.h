@@ -1,6 +1,6 @@
-// A graph compiled into an execution plan: order, shapes, one prepared op per step
-// with its cost, and the memory plan. Immutable once built, so one CompiledModel
-// serves any number of Sessions, also concurrently.
+// A graph compiled into an execution plan: one bound kernel per step with its cost, the
+// values and where they live, and the memory plan. Immutable once built, so one
+// CompiledModel serves any number of Sessions, also concurrently.
 #pragma once
 
 #include <map>
@@ -8,13 +8,11 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "engine/memory_planner.h"
+#include "engine/passes/pipeline.h"
 #include "graph/graph.h"
 #include "graph/memory_limit.h"
-#include "graph/passes/pipeline.h"
 #include "ops/op.h"
+#include "profiler/buffer_span.h"
 #include "profiler/cost.h"
 
 namespace minfer {
@@ -38,39 +36,34 @@ struct CompileOptions {
   bool check_numerics = false;
 };
 
-// Where a tensor lives: in the activation arena, or in the graph's constant data.
+// Where a value lives: in the activation arena, or in the graph's constant data.
 struct ValueSlot {
   std::string name;
-  Shape shape;
-  const float* constant = nullptr;  // set for initializers
-  int64_t offset = -1;              // byte offset in the arena otherwise
-};
-
-// One buffer of the activation arena: a tensor, or a step's workspace.
-struct PlannedBuffer {
-  std::string name;                  // the first tensor, or "<step name>:workspace"
-  std::vector<std::string> tensors;  // all tensors sharing it (element-wise ops in place)
-  int64_t offset = 0, bytes = 0;
-  int first_step = 0, last_step = 0;
+  TensorType type;
+  const Tensor* constant = nullptr;  // set for constants
+  int64_t offset = -1;               // byte offset in the arena otherwise
 };
 
 struct Step {
-  std::string name;  // the node's name
-  nlohmann::json details;  // op-specific facts for the report (Op::details)
+  std::string name;     // the node's name
   std::string op_type;
-  std::string kind;  // the op's finer class, e.g. depthwise; may be empty
-  std::unique_ptr<Op> op;
-  std::vector<int> inputs;  // value slots; -1 for an omitted optional input
+  std::shared_ptr<const Op> op;
+  std::unique_ptr<const Kernel> kernel;
+  OpCost cost;
+  std::vector<int> inputs;   // value slots; -1 for an omitted optional input
   std::vector<int> outputs;  // value slots; -1 for an omitted optional output
-  Cost cost;
-  int64_t workspace_bytes = 0;
   int64_t workspace_offset = 0;
+
+  const KernelFacts& facts() const { return kernel->facts(); }
+  // The label the report shows after the op type: the op's class, else its method.
+  const std::string& kind() const { return facts().op_class.empty() ? facts().method : facts().op_class; }
 };
 
 class CompiledModel {
  public:
   CompiledModel(Graph graph, CompileOptions options);
 
+  // The graph as compiled: folded, rewritten by the passes, nodes in execution order.
   const Graph& graph() const { return graph_; }
   const CompileOptions& options() const { return options_; }
   const std::vector<Step>& steps() const { return steps_; }
@@ -81,25 +74,26 @@ class CompiledModel {
   int value_index(const std::string& name) const;
   int64_t arena_bytes() const { return arena_bytes_; }
   // Every arena buffer with its place and lifetime, in planning order.
-  const std::vector<PlannedBuffer>& buffers() const { return buffers_; }
+  const std::vector<BufferSpan>& buffers() const { return buffers_; }
   // Activation bytes if every tensor and workspace had its own buffer.
   int64_t naive_activation_bytes() const { return naive_bytes_; }
   // The most bytes of buffers alive at one step: no plan of these buffers can be smaller.
   int64_t lower_bound_bytes() const { return lower_bound_bytes_; }
   Cost total_cost() const;
+  // Elements of the distinct constants the steps read (a weight two nodes share counts once).
+  int64_t params() const;
 
-  // What the graph passes did, and the cost of the graph as loaded, before them.
+  // What the graph passes did, and the cost of the graph before them (after folding).
   const std::vector<PassLog>& pass_logs() const { return pass_logs_; }
   const Cost& cost_before_passes() const { return cost_before_passes_; }
-  // The as-loaded cost of the named original nodes (those a pass action lists).
-  Cost original_cost(const std::vector<std::string>& node_names) const;
-  // The step a node ended up in (its own, or the merged one), or -1 if removed.
+  // The step of that name, or -1.
   int step_index(const std::string& step_name) const;
+  // How many ops compile() built: one per node, and one more for each node a pass
+  // rewrote (the counting test).
+  int64_t ops_built() const { return ops_built_; }
 
  private:
-  void apply_passes();
-  void check_tensor_sizes(const std::map<std::string, Shape>& shapes) const;
-  void build_steps();
+  void bind_steps(const CompileGraph& graph);
   void plan_memory_layout();
   void check_memory_limit() const;
 
@@ -107,17 +101,26 @@ class CompiledModel {
   CompileOptions options_;
   std::vector<Step> steps_;
   std::vector<ValueSlot> values_;
+  std::map<std::string, int> value_of_;
   std::vector<int> inputs_, outputs_;
   std::vector<PassLog> pass_logs_;
-  std::map<std::string, Cost> original_costs_;
   Cost cost_before_passes_;
-  std::vector<PlannedBuffer> buffers_;
+  std::vector<BufferSpan> buffers_;
   int64_t arena_bytes_ = 0;
   int64_t naive_bytes_ = 0;
   int64_t lower_bound_bytes_ = 0;
+  int64_t ops_built_ = 0;
 };
 
-// Validates, infers shapes and plans; throws ModelError.
+// Validates, infers types, folds, rewrites, binds and plans; throws ModelError.
 std::shared_ptr<const CompiledModel> compile(Graph graph, const CompileOptions& options = {});
+
+// The graph with its constant subgraphs folded and older opsets upgraded, and every
+// graph output's type: what engine_convert writes.
+struct FoldedGraph {
+  Graph graph;
+  std::map<std::string, TensorType> output_types;
+};
+FoldedGraph fold_graph(Graph graph, int64_t max_memory = default_max_memory());
 
 }  // namespace minfer

@@ -10,7 +10,7 @@
 
 #include "engine/compiled_model.h"
 #include "engine/image_input.h"
-#include "engine/model_loader.h"
+#include "graph/model_loader.h"
 #include "engine/profile_report.h"
 #include "engine/session.h"
 #include "graph/errors.h"

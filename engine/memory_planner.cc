@@ -9,20 +9,20 @@ namespace {
 int64_t aligned_size(int64_t bytes, int64_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
 }  // namespace
 
-int64_t live_bytes_lower_bound(const std::vector<BufferRequest>& requests, int64_t alignment) {
+int64_t live_bytes_lower_bound(const std::vector<BufferSpan>& requests, int64_t alignment) {
   int last = -1;
-  for (const BufferRequest& r : requests) last = std::max(last, r.last_step);
+  for (const BufferSpan& r : requests) last = std::max(last, r.last_step);
   int64_t best = 0;
   for (int step = 0; step <= last; ++step) {
     int64_t live = 0;
-    for (const BufferRequest& r : requests)
+    for (const BufferSpan& r : requests)
       if (r.first_step <= step && step <= r.last_step) live += aligned_size(r.bytes, alignment);
     best = std::max(best, live);
   }
   return best;
 }
 
-MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment) {
+int64_t plan_memory(std::vector<BufferSpan>& requests, int64_t alignment) {
   auto aligned = [&](int64_t b) { return aligned_size(b, alignment); };
   std::vector<size_t> by_size(requests.size());
   std::iota(by_size.begin(), by_size.end(), 0);
@@ -32,26 +32,25 @@ MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t align
     return requests[a].first_step < requests[b].first_step;
   });
 
-  MemoryPlan plan;
-  plan.offsets.assign(requests.size(), 0);
+  int64_t arena_bytes = 0;
   std::vector<size_t> placed;
   for (size_t r : by_size) {
-    const BufferRequest& req = requests[r];
+    BufferSpan& req = requests[r];
     // Live neighbours sorted by offset; take the first gap that fits.
     std::vector<size_t> live;
     for (size_t p : placed)
       if (requests[p].first_step <= req.last_step && req.first_step <= requests[p].last_step) live.push_back(p);
-    std::sort(live.begin(), live.end(), [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; });
+    std::sort(live.begin(), live.end(), [&](size_t a, size_t b) { return requests[a].offset < requests[b].offset; });
     int64_t offset = 0;
     for (size_t p : live) {
-      if (plan.offsets[p] >= offset + aligned(req.bytes)) break;
-      offset = std::max(offset, plan.offsets[p] + aligned(requests[p].bytes));
+      if (requests[p].offset >= offset + aligned(req.bytes)) break;
+      offset = std::max(offset, requests[p].offset + aligned(requests[p].bytes));
     }
-    plan.offsets[r] = offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, offset + aligned(req.bytes));
+    req.offset = offset;
+    arena_bytes = std::max(arena_bytes, offset + aligned(req.bytes));
     placed.push_back(r);
   }
-  return plan;
+  return arena_bytes;
 }
 
 }  // namespace minfer

@@ -6,22 +6,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "profiler/buffer_span.h"
+
 namespace minfer {
 
-struct BufferRequest {
-  int64_t bytes = 0;
-  int first_step = 0;  // first step that writes or reads it
-  int last_step = 0;   // last step that reads it (inclusive)
-};
+// Sets every buffer's offset (the planner reads bytes, first_step and last_step) and
+// returns the arena's size.
+int64_t plan_memory(std::vector<BufferSpan>& buffers, int64_t alignment = 64);
 
-struct MemoryPlan {
-  std::vector<int64_t> offsets;  // one per request, in request order
-  int64_t arena_bytes = 0;
-};
-
-MemoryPlan plan_memory(const std::vector<BufferRequest>& requests, int64_t alignment = 64);
-
-// The largest sum of (aligned) sizes of buffers alive at one step.
-int64_t live_bytes_lower_bound(const std::vector<BufferRequest>& requests, int64_t alignment = 64);
+// The largest sum of (aligned) sizes of buffers alive at one step: no plan is smaller.
+int64_t live_bytes_lower_bound(const std::vector<BufferSpan>& buffers, int64_t alignment = 64);
 
 }  // namespace minfer

@@ -1,7 +1,6 @@
 #include "engine/profile_report.h"
 
 #include <algorithm>
-#include <set>
 
 #include "engine/separable_pairs.h"
 #include "profiler/report.h"
@@ -14,8 +13,8 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   ReportInput in;
   in.model_name = m.graph().name;
   in.model_file = m.graph().source;
-  for (int v : m.input_values()) in.inputs.push_back({values[v].name, values[v].shape});
-  for (int v : m.output_values()) in.outputs.push_back({values[v].name, values[v].shape});
+  for (int v : m.input_values()) in.inputs.push_back({values[v].name, values[v].type.shape});
+  for (int v : m.output_values()) in.outputs.push_back({values[v].name, values[v].type.shape});
   in.threads = m.options().num_threads;
   in.warmup_runs = warmup_runs;
   in.peak_activation_bytes = m.arena_bytes();
@@ -23,27 +22,20 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   in.lower_bound_bytes = m.lower_bound_bytes();
   in.latency_ms = session.profile().total_ms();
   in.machine = machine;
-  std::set<int> weights;  // an initializer read by several nodes counts once in the total
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step& s = m.steps()[i];
-    for (int v : s.inputs)
-      if (v >= 0 && values[v].constant) weights.insert(v);
     // The first output the node keeps (an LSTM may omit Y and keep Y_h).
     auto shown = std::find_if(s.outputs.begin(), s.outputs.end(), [](int v) { return v >= 0; });
-    in.ops.push_back({s.name, s.op_type, s.kind, shown == s.outputs.end() ? Shape{} : values[*shown].shape, s.cost,
-                      session.profile().step_samples(i), s.details});
+    in.ops.push_back({s.name, s.op_type, s.kind(), shown == s.outputs.end() ? Shape{} : values[*shown].type.shape,
+                      s.cost.cost, session.profile().step_samples(i), s.facts().details});
   }
-  for (const PlannedBuffer& b : m.buffers())
-    in.buffers.push_back({b.name, b.tensors, b.offset, b.bytes, b.first_step, b.last_step});
+  in.buffers = m.buffers();
   in.cost_before_passes = m.cost_before_passes();
   for (const PassLog& log : m.pass_logs())
-    for (const PassAction& a : log.actions) {
-      const int step = a.result.empty() ? -1 : m.step_index(a.result);
-      const Cost after = step >= 0 ? m.steps()[step].cost : Cost{};
-      const Cost before = a.action == "kept" ? after : m.original_cost(a.nodes);
-      in.passes.push_back({log.pass, a.action, a.nodes, a.result, a.reason, before, after, step});
-    }
-  for (int v : weights) in.params += num_elements(values[v].shape);
+    for (const PassAction& a : log.actions)
+      in.passes.push_back({log.pass, a.action, a.nodes, a.result, a.reason, a.before, a.after,
+                           a.result.empty() ? -1 : m.step_index(a.result)});
+  in.params = m.params();
   in.separable_pairs = find_separable_pairs(m);
   return build_report(in);
 }

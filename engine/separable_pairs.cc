@@ -4,17 +4,14 @@
 #include <functional>
 #include <numeric>
 
-#include "ops/activation.h"
 
 namespace minfer {
 
 namespace {
 
-bool passes_through(const CompiledModel& model, const Step& step) {
-  if (step.op_type == "BatchNormalization") return true;
-  const Node* node = model.graph().find_node(step.name);
-  return node && activation_for(*node).kind != ActivationKind::kNone;
-}
+// What the pair may have between its parts: ops computing each element from its own
+// (BatchNormalization, activations).
+bool passes_through(const Step& step) { return step.op->traits().elementwise; }
 
 int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
   return std::accumulate(begin, end, int64_t{1}, std::multiplies<>());
@@ -37,27 +34,27 @@ std::vector<SeparablePairRecord> find_separable_pairs(const CompiledModel& model
 
   std::vector<SeparablePairRecord> pairs;
   for (const Step& dw : steps) {
-    if (dw.op_type != "Conv" || dw.kind != "depthwise") continue;
+    if (dw.facts().op_class != "depthwise") continue;
     SeparablePairRecord p;
     int v = dw.outputs[0];
     for (int next = sole_reader(v); next >= 0 && steps[next].inputs[0] == v; next = sole_reader(v)) {
       const Step& s = steps[next];
-      if (s.op_type == "Conv" && s.kind == "pointwise") {
-        const Shape& x = values[dw.inputs[0]].shape;
-        const Shape& w = values[dw.inputs[1]].shape;
-        const Shape& y = values[s.outputs[0]].shape;
+      if (s.facts().op_class == "pointwise") {
+        const Shape& x = values[dw.inputs[0]].type.shape;
+        const Shape& w = values[dw.inputs[1]].type.shape;
+        const Shape& y = values[s.outputs[0]].type.shape;
         p.depthwise = dw.name;
         p.pointwise = s.name;
         p.kernel.assign(w.begin() + 2, w.end());
         p.in_channels = x[1];
         p.out_channels = y[1];
-        p.depthwise_macs = dw.cost.macs;
-        p.pointwise_macs = s.cost.macs;
+        p.depthwise_macs = dw.cost.cost.macs;
+        p.pointwise_macs = s.cost.cost.macs;
         p.regular_macs = y[0] * product(w.begin() + 2, w.end()) * x[1] * product(y.begin() + 2, y.end()) * y[1];
         pairs.push_back(std::move(p));
         break;
       }
-      if (!passes_through(model, s)) break;
+      if (!passes_through(s)) break;
       p.through.push_back(s.name);
       v = s.outputs[0];
     }

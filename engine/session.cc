@@ -11,7 +11,9 @@ Session::Session(std::shared_ptr<const CompiledModel> model)
     : model_(std::move(model)), arena_(model_->arena_bytes()), check_numerics_(model_->options().check_numerics) {
   auto view = [&](int v) {
     if (v < 0) return TensorView{};  // omitted optional input or output
-    return TensorView{value_data(v).data(), model_->values()[v].shape};
+    // Kernels write only their outputs, which live in the arena: a constant's pointer
+    // loses const only to share the one view type.
+    return TensorView{const_cast<std::byte*>(value_bytes(v)), model_->values()[v].type};
   };
   for (const Step& step : model_->steps()) {
     std::vector<TensorView> in, out;
@@ -22,41 +24,63 @@ Session::Session(std::shared_ptr<const CompiledModel> model)
   }
 }
 
-std::span<float> Session::value_data(int v) const {
+const std::byte* Session::value_bytes(int v) const {
   const ValueSlot& slot = model_->values()[v];
-  const size_t n = static_cast<size_t>(num_elements(slot.shape));
-  // Constants are never written: ops do not write their inputs, and the planner
-  // never lets an output share a constant's storage.
-  if (slot.constant) return {const_cast<float*>(slot.constant), n};
-  return {reinterpret_cast<float*>(arena_.data() + slot.offset), n};
+  if (slot.constant) return slot.constant->data();
+  return arena_.data() + slot.offset;
 }
 
-int Session::graph_input(const std::string& name) const {
-  for (int v : model_->input_values())
-    if (model_->values()[v].name == name) return v;
-  throw UsageError(fmt::format("{}: '{}' is not a graph input", model_->graph().source, name));
+std::byte* Session::input_bytes(const std::string& name, DType dtype, size_t count) {
+  const CompiledModel& m = *model_;
+  for (int v : m.input_values()) {
+    const ValueSlot& slot = m.values()[v];
+    if (slot.name != name) continue;
+    if (slot.type.dtype != dtype)
+      throw UsageError(fmt::format("{}: input '{}' is {}, not {}", m.graph().source, name, dtype_name(slot.type.dtype),
+                                   dtype_name(dtype)));
+    const size_t n = static_cast<size_t>(num_elements(slot.type.shape));
+    if (count != n && count != SIZE_MAX)
+      throw UsageError(fmt::format("{}: input '{}' needs {} values ({}), got {}", m.graph().source, name, n,
+                                   shape_str(slot.type.shape), count));
+    return arena_.data() + slot.offset;
+  }
+  throw UsageError(fmt::format("{}: '{}' is not a graph input", m.graph().source, name));
 }
 
 void Session::set_input(const std::string& name, std::span<const float> data) {
-  std::span<float> dst = input(name);
-  if (data.size() != dst.size())
-    throw UsageError(fmt::format("{}: input '{}' needs {} values ({}), got {}", model_->graph().source, name,
-                                 dst.size(), shape_str(shape(name)), data.size()));
-  std::copy(data.begin(), data.end(), dst.begin());
+  std::copy(data.begin(), data.end(), reinterpret_cast<float*>(input_bytes(name, DType::kFloat32, data.size())));
 }
 
-std::span<float> Session::input(const std::string& name) { return value_data(graph_input(name)); }
+void Session::set_input(const std::string& name, std::span<const int64_t> data) {
+  std::copy(data.begin(), data.end(), reinterpret_cast<int64_t*>(input_bytes(name, DType::kInt64, data.size())));
+}
 
-std::span<const float> Session::output(const std::string& name) const { return value_data(model_->value_index(name)); }
+std::span<float> Session::input(const std::string& name) {
+  float* data = reinterpret_cast<float*>(input_bytes(name, DType::kFloat32, SIZE_MAX));
+  return {data, static_cast<size_t>(num_elements(shape(name)))};
+}
 
-const Shape& Session::shape(const std::string& name) const { return model_->values()[model_->value_index(name)].shape; }
+Session::Value Session::value(const std::string& name) const {
+  const int v = model_->value_index(name);
+  return {model_->values()[v].type, value_bytes(v)};
+}
+
+std::span<const float> Session::output(const std::string& name) const {
+  const Value v = value(name);
+  if (v.type.dtype != DType::kFloat32)
+    throw UsageError(fmt::format("{}: '{}' is {}, not float32", model_->graph().source, name, dtype_name(v.type.dtype)));
+  return {reinterpret_cast<const float*>(v.data), static_cast<size_t>(num_elements(v.type.shape))};
+}
+
+const Shape& Session::shape(const std::string& name) const {
+  return model_->values()[model_->value_index(name)].type.shape;
+}
 
 void Session::run_step(size_t index, const RunContext& ctx) {
   const Step& s = model_->steps()[index];
-  const std::span<float> workspace(reinterpret_cast<float*>(arena_.data() + s.workspace_offset),
-                                   static_cast<size_t>(s.workspace_bytes / 4));
+  const Workspace workspace({arena_.data() + s.workspace_offset, static_cast<size_t>(s.facts().workspace_bytes)});
   try {
-    s.op->run(ctx, step_inputs_[index], step_outputs_[index], workspace);
+    s.kernel->run(ctx, step_inputs_[index], step_outputs_[index], workspace);
   } catch (const OpError& e) {
     // Only data known at run time gets here (e.g. an LSTM's sequence_lens fed as an input).
     throw UsageError(node_context(model_->graph(), *model_->graph().find_node(s.name)) + ": " + e.what());
@@ -78,20 +102,24 @@ std::string describe(float value) {
 
 }  // namespace
 
+// Only float32 values can hold NaN or infinities.
 void Session::check_sources() const {
   const CompiledModel& m = *model_;
   for (int v : m.input_values()) {
-    const int64_t i = first_non_finite(value_data(v));
+    const ValueSlot& slot = m.values()[v];
+    if (slot.type.dtype != DType::kFloat32) continue;
+    const std::span<const float> values = output(slot.name);
+    const int64_t i = first_non_finite(values);
     if (i >= 0)
       throw NumericsError(fmt::format("{}: input '{}' already holds {} at index {} of {}, before any op runs",
-                                      m.graph().source, m.values()[v].name, describe(value_data(v)[i]), i,
-                                      shape_str(m.values()[v].shape)));
+                                      m.graph().source, slot.name, describe(values[i]), i, shape_str(slot.type.shape)));
   }
   for (const auto& [name, tensor] : m.graph().initializers) {
-    const int64_t i = first_non_finite(tensor.data);
+    if (tensor.dtype() != DType::kFloat32) continue;
+    const int64_t i = first_non_finite(tensor.values<float>());
     if (i >= 0)
       throw NumericsError(fmt::format("{}: initializer '{}' holds {} at index {} of {}", m.graph().source, name,
-                                      describe(tensor.data[i]), i, shape_str(tensor.shape)));
+                                      describe(tensor.values<float>()[i]), i, shape_str(tensor.shape())));
   }
 }
 
@@ -99,12 +127,14 @@ void Session::check_step_outputs(size_t index) const {
   const Step& s = model_->steps()[index];
   for (int v : s.outputs) {
     if (v < 0) continue;
-    const int64_t i = first_non_finite(value_data(v));
+    const ValueSlot& slot = model_->values()[v];
+    if (slot.type.dtype != DType::kFloat32) continue;
+    const std::span<const float> values = output(slot.name);
+    const int64_t i = first_non_finite(values);
     if (i >= 0)
       throw NumericsError(fmt::format("{}: output '{}' holds {} at index {} of {}; every input of the op was finite",
-                                      node_context(model_->graph(), *model_->graph().find_node(s.name)),
-                                      model_->values()[v].name, describe(value_data(v)[i]), i,
-                                      shape_str(model_->values()[v].shape)));
+                                      node_context(model_->graph(), *model_->graph().find_node(s.name)), slot.name,
+                                      describe(values[i]), i, shape_str(slot.type.shape)));
   }
 }
 

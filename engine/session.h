@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/aligned_buffer.h"
 #include "engine/compiled_model.h"
+#include "graph/aligned_buffer.h"
 #include "profiler/run_profile.h"
 
 namespace minfer {
@@ -19,15 +19,25 @@ class Session {
 
   const CompiledModel& model() const { return *model_; }
 
-  // Copies `data` into the named graph input; throws UsageError on a wrong name or size.
+  // Copies `data` into the named graph input; throws UsageError on a wrong name, type
+  // or size.
   void set_input(const std::string& name, std::span<const float> data);
-  // The named graph input's buffer, to fill in place.
+  void set_input(const std::string& name, std::span<const int64_t> data);
+  // The named float32 graph input's buffer, to fill in place.
   std::span<float> input(const std::string& name);
 
   // Runs every step once. With profiling on (the default) each step is timed.
   void run();
 
+  // A float32 value (a graph output, or any other tensor the plan keeps); throws
+  // UsageError for another type.
   std::span<const float> output(const std::string& name) const;
+  // Any value as its type and bytes.
+  struct Value {
+    TensorType type;
+    const std::byte* data = nullptr;
+  };
+  Value value(const std::string& name) const;
   const Shape& shape(const std::string& name) const;
 
   void set_profiling(bool on) { profiling_ = on; }
@@ -43,8 +53,8 @@ class Session {
   void run_step(size_t index, const RunContext& ctx);
   void check_sources() const;
   void check_step_outputs(size_t index) const;
-  std::span<float> value_data(int value) const;
-  int graph_input(const std::string& name) const;
+  const std::byte* value_bytes(int value) const;
+  std::byte* input_bytes(const std::string& name, DType dtype, size_t count);
 
   std::shared_ptr<const CompiledModel> model_;
   AlignedBuffer arena_;

@@ -68,4 +68,11 @@ void Attributes::check_known(std::initializer_list<const char*> known) const {
   }
 }
 
+const Tensor* Attributes::get_tensor(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return nullptr;
+  if (auto* v = std::get_if<Tensor>(&it->second)) return v;
+  wrong_type(name, "a tensor");
+}
+
 }  // namespace minfer

@@ -1,4 +1,4 @@
-// Typed node attributes, as in ONNX: int, float, string and lists of each.
+// Typed node attributes, as in ONNX: int, float, string, tensor and lists of the first three.
 #pragma once
 
 #include <cstdint>
@@ -7,10 +7,12 @@
 #include <variant>
 #include <vector>
 
+#include "graph/tensor.h"
+
 namespace minfer {
 
 using AttrValue = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>>;
+                               std::vector<std::string>, Tensor>;
 
 // Lookups with ONNX defaults. A present attribute of the wrong type throws OpError
 // naming the attribute, so a typo in a model never silently becomes the default.
@@ -28,6 +30,8 @@ class Attributes {
   std::vector<double> get_floats(const std::string& name, const std::vector<double>& fallback = {}) const;
   std::vector<std::string> get_strings(const std::string& name,
                                        const std::vector<std::string>& fallback = {}) const;
+  // A TENSOR attribute (Constant's value); nullptr when absent.
+  const Tensor* get_tensor(const std::string& name) const;
 
   // Throws OpError naming the first attribute not in `known` (ONNX attributes an op
   // does not implement must not be ignored silently).

@@ -1,24 +1,23 @@
-// The graph IR both loaders produce: ONNX's graph, float32 NCHW, with static shapes.
+// The graph IR both loaders produce: ONNX's graph as written (opset, nodes, attributes,
+// typed constants and inputs with static shapes). It knows nothing of what ops compute.
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "graph/attributes.h"
+#include "graph/errors.h"
 #include "graph/shape.h"
+#include "graph/tensor.h"
 
 namespace minfer {
-
-// Constant data (initializers): row-major float32.
-struct Tensor {
-  Shape shape;
-  std::vector<float> data;
-};
 
 struct GraphInput {
   std::string name;
   Shape shape;
+  DType dtype = DType::kFloat32;
 };
 
 struct Node {
@@ -38,6 +37,9 @@ struct Preprocess {
 struct Graph {
   std::string name;
   std::string source;  // the file it was loaded from; prefixes every error message
+  // The opset of ONNX's default domain the nodes follow (net.json: 13). The engine
+  // upgrades older ones where the meaning changed.
+  int opset = 13;
   std::vector<GraphInput> inputs;
   std::vector<std::string> outputs;
   std::map<std::string, Tensor> initializers;
@@ -51,5 +53,20 @@ struct Graph {
 
 // "<source>: node '<name>' (<op>)": the prefix of every message about a node.
 std::string node_context(const Graph& graph, const Node& node);
+
+// Runs fn, turning an OpError (or an overflow) about the node into a ModelError with its
+// context, and an UnsupportedError into an UnsupportedModelError.
+template <typename Fn>
+auto with_node_context(const Graph& graph, const Node& node, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedModelError(node_context(graph, node) + ": " + e.what());
+  } catch (const OpError& e) {
+    throw ModelError(node_context(graph, node) + ": " + e.what());
+  } catch (const std::overflow_error& e) {
+    throw ModelError(node_context(graph, node) + ": " + e.what());
+  }
+}
 
 }  // namespace minfer

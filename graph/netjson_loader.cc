@@ -162,9 +162,9 @@ class Parser {
       const json& v = item.value();
       if (!v.is_object()) fail(where + " must be an object");
       check_keys(v, where, {"shape", "data", "offset", "init", "seed"});
-      Tensor t;
-      t.shape = get_shape(require(v, "shape", where), where);
-      const int64_t n = num_elements(t.shape);
+      const Shape shape = get_shape(require(v, "shape", where), where);
+      const int64_t n = num_elements(shape);
+      std::vector<float> values;
       reserve(tensor_bytes(n), where);
       const int forms = int(v.contains("data")) + int(v.contains("offset")) + int(v.contains("init"));
       if (forms != 1) fail(where + " must have exactly one of 'data', 'offset' or 'init'");
@@ -173,31 +173,31 @@ class Parser {
         const json& d = v["data"];
         if (!d.is_array()) fail(where + ": 'data' must be an array of numbers");
         if (static_cast<int64_t>(d.size()) != n)
-          fail(fmt::format("{}: 'data' has {} values, shape [{}] needs {}", where, d.size(), fmt::join(t.shape, ","), n));
-        t.data.reserve(n);
+          fail(fmt::format("{}: 'data' has {} values, shape [{}] needs {}", where, d.size(), fmt::join(shape, ","), n));
+        values.reserve(n);
         for (const json& x : d) {
           if (!x.is_number()) fail(fmt::format("{}: 'data' must hold numbers, got {}", where, x.dump()));
-          t.data.push_back(get_float(x, where + ": 'data'"));
+          values.push_back(get_float(x, where + ": 'data'"));
         }
       } else if (v.contains("offset")) {
-        t.data = read_weights(v["offset"], n, where);
+        values = read_weights(v["offset"], n, where);
       } else {
         const std::string init = get_string(v["init"], where + ": 'init'");
         if (init == "zeros" || init == "ones") {
           if (v.contains("seed")) fail(where + ": 'seed' is only valid with \"init\": \"random\"");
-          t.data.assign(n, init == "ones" ? 1.0f : 0.0f);
+          values.assign(n, init == "ones" ? 1.0f : 0.0f);
         } else if (init == "random") {
           uint64_t seed = default_seed(item.key());
           if (v.contains("seed")) {
             if (!v["seed"].is_number_unsigned()) fail(where + ": 'seed' must be a non-negative integer");
             seed = v["seed"].get<uint64_t>();
           }
-          t.data = random_init(t.shape, seed);
+          values = random_init(shape, seed);
         } else {
           fail(fmt::format("{}: unknown init '{}' (expected random, zeros or ones)", where, init));
         }
       }
-      g.initializers.emplace(item.key(), std::move(t));
+      g.initializers.emplace(item.key(), Tensor(shape, std::move(values)));
     }
   }
 

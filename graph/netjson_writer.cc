@@ -30,6 +30,9 @@ ordered_json attribute_json(const AttrValue& value, const Graph& graph, const No
           ordered_json list = ordered_json::array();
           for (double x : v) list.push_back(finite(x, graph, node, name));
           return list;
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          throw ModelError(fmt::format("{}: attribute '{}' is a tensor, which net.json cannot represent",
+                                       node_context(graph, node), name));
         } else {
           return v;
         }
@@ -60,6 +63,20 @@ std::string format_document(const ordered_json& doc) {
   return out + "}\n";
 }
 
+// net.json's tensors are float32: integers (Reshape's shape, axes) must convert exactly.
+std::vector<float> float32_values(const Graph& graph, const std::string& name, const Tensor& tensor) {
+  std::vector<float> out(static_cast<size_t>(tensor.size()));
+  for (int64_t i = 0; i < tensor.size(); ++i) {
+    const double v = tensor.number(i);
+    out[i] = static_cast<float>(v);
+    if (tensor.dtype() != DType::kFloat32 && static_cast<double>(out[i]) != v)
+      throw ModelError(fmt::format("{}: initializer '{}' holds the {} value {}, which net.json's float32 cannot "
+                                   "represent exactly",
+                                   graph.source, name, dtype_name(tensor.dtype()), v));
+  }
+  return out;
+}
+
 }  // namespace
 
 NetJsonFiles to_netjson(const Graph& graph, const std::string& weights_file) {
@@ -69,20 +86,25 @@ NetJsonFiles to_netjson(const Graph& graph, const std::string& weights_file) {
   doc["version"] = 1;
   doc["name"] = graph.name;
   doc["inputs"] = ordered_json::array();
-  for (const GraphInput& in : graph.inputs) doc["inputs"].push_back({{"name", in.name}, {"shape", in.shape}});
+  for (const GraphInput& in : graph.inputs) {
+    if (in.dtype != DType::kFloat32)
+      throw ModelError(fmt::format("{}: input '{}' is {}; net.json's inputs are float32", graph.source, in.name,
+                                   dtype_name(in.dtype)));
+    doc["inputs"].push_back({{"name", in.name}, {"shape", in.shape}});
+  }
   doc["outputs"] = graph.outputs;
 
   ordered_json inits = ordered_json::object();
   for (const auto& [name, tensor] : graph.initializers) {
     ordered_json t;
-    t["shape"] = tensor.shape;
-    const bool all_finite =
-        std::all_of(tensor.data.begin(), tensor.data.end(), [](float x) { return std::isfinite(x); });
-    if (tensor.data.size() <= kInlineElements && all_finite) {
-      t["data"] = tensor.data;  // floats print with enough digits to read back exactly
+    t["shape"] = tensor.shape();
+    const std::vector<float> values = float32_values(graph, name, tensor);
+    const bool all_finite = std::all_of(values.begin(), values.end(), [](float x) { return std::isfinite(x); });
+    if (values.size() <= kInlineElements && all_finite) {
+      t["data"] = values;  // floats print with enough digits to read back exactly
     } else {
       t["offset"] = files.weights.size();
-      files.weights.append(reinterpret_cast<const char*>(tensor.data.data()), 4 * tensor.data.size());
+      files.weights.append(reinterpret_cast<const char*>(values.data()), 4 * values.size());
     }
     inits[name] = std::move(t);
   }

@@ -6,12 +6,8 @@
 #include <filesystem>
 #include <set>
 
-#include "graph/constant_folding.h"
 #include "graph/errors.h"
-#include "graph/onnx_opset_upgrade.h"
 #include "graph/onnx_tensor.h"
-#include "graph/shape_inference.h"
-#include "ops/op.h"
 
 namespace minfer {
 namespace {
@@ -23,11 +19,6 @@ onnx::ModelProto parse_model(const std::string& bytes, const std::string& source
   if (!model.has_graph()) throw ModelError(source + ": the model has no graph");
   return model;
 }
-
-struct NodeAttributes {
-  Attributes attrs;
-  std::map<std::string, TypedTensor> tensors;  // TENSOR attributes, which Attributes cannot hold
-};
 
 onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a) {
   if (a.type() != onnx::AttributeProto::UNDEFINED) return a.type();
@@ -42,8 +33,8 @@ onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a
   return onnx::AttributeProto::UNDEFINED;
 }
 
-NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::string& dir, MemoryBudget& budget) {
-  NodeAttributes out;
+Attributes convert_attributes(const onnx::NodeProto& proto, const std::string& dir, MemoryBudget& budget) {
+  Attributes out;
   for (const onnx::AttributeProto& a : proto.attribute()) {
     const std::string& name = a.name();
     if (!a.ref_attr_name().empty())
@@ -51,19 +42,17 @@ NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::strin
           fmt::format("attribute '{}' refers to a function attribute, which is not supported", name));
     const auto type = attribute_type(a);
     switch (type) {
-      case onnx::AttributeProto::FLOAT: out.attrs.set(name, static_cast<double>(a.f())); break;
-      case onnx::AttributeProto::INT: out.attrs.set(name, static_cast<int64_t>(a.i())); break;
-      case onnx::AttributeProto::STRING: out.attrs.set(name, a.s()); break;
-      case onnx::AttributeProto::FLOATS:
-        out.attrs.set(name, std::vector<double>(a.floats().begin(), a.floats().end()));
-        break;
-      case onnx::AttributeProto::INTS:
-        out.attrs.set(name, std::vector<int64_t>(a.ints().begin(), a.ints().end()));
-        break;
+      case onnx::AttributeProto::FLOAT: out.set(name, static_cast<double>(a.f())); break;
+      case onnx::AttributeProto::INT: out.set(name, static_cast<int64_t>(a.i())); break;
+      case onnx::AttributeProto::STRING: out.set(name, a.s()); break;
+      case onnx::AttributeProto::FLOATS: out.set(name, std::vector<double>(a.floats().begin(), a.floats().end())); break;
+      case onnx::AttributeProto::INTS: out.set(name, std::vector<int64_t>(a.ints().begin(), a.ints().end())); break;
       case onnx::AttributeProto::STRINGS:
-        out.attrs.set(name, std::vector<std::string>(a.strings().begin(), a.strings().end()));
+        out.set(name, std::vector<std::string>(a.strings().begin(), a.strings().end()));
         break;
-      case onnx::AttributeProto::TENSOR: try { out.tensors[name] = tensor_from_proto(a.t(), dir, &budget);
+      case onnx::AttributeProto::TENSOR:
+        try {
+          out.set(name, tensor_from_proto(a.t(), dir, &budget));
         } catch (const UnsupportedError& e) {
           throw UnsupportedError(fmt::format("attribute '{}': {}", name, e.what()));
         } catch (const OpError& e) {
@@ -78,10 +67,13 @@ NodeAttributes convert_attributes(const onnx::NodeProto& proto, const std::strin
   return out;
 }
 
+// Reads the file's graph as written: nodes, attributes, typed inputs and the
+// initializers something reads. What the nodes compute is the engine's business
+// (folding, opset upgrades, shapes): this layer knows no op.
 class OnnxImporter {
  public:
   OnnxImporter(std::string source, std::string dir, const std::map<std::string, Shape>& input_shapes,
-               const std::map<std::string, TypedTensor>& input_values, int64_t max_memory)
+               const std::map<std::string, Tensor>& input_values, int64_t max_memory)
       : path_(std::move(source)),
         dir_(std::move(dir)),
         input_shapes_(input_shapes),
@@ -93,19 +85,19 @@ class OnnxImporter {
     const onnx::GraphProto& g = model_.graph();
     graph_.source = path_;
     graph_.name = g.name().empty() ? std::filesystem::path(path_).stem().string() : g.name();
-    opset_ = default_opset();
+    graph_.opset = default_opset();
     if (g.sparse_initializer_size() > 0) unsupported("sparse initializers are not supported");
     for (const onnx::TensorProto& t : g.initializer()) {
-      if (shapes_.count(t.name())) fail(fmt::format("initializer '{}' is defined twice", t.name()));
-      Shape shape(t.dims().begin(), t.dims().end());
-      for (int64_t d : shape)
+      if (initializers_.count(t.name())) fail(fmt::format("initializer '{}' is defined twice", t.name()));
+      for (int64_t d : t.dims())
         if (d < 0) fail(fmt::format("initializer '{}' has negative dimension {}", t.name(), d));
-      shapes_[t.name()] = shape;
-      undecoded_[t.name()] = &t;
+      initializers_[t.name()] = &t;
+      defined_.insert(t.name());
     }
     import_inputs();
     for (int i = 0; i < g.node_size(); ++i) import_node(i, g.node(i));
     import_outputs();
+    decode_initializers();
     return std::move(graph_);
   }
 
@@ -121,39 +113,40 @@ class OnnxImporter {
   }
 
   // The declared element type of a graph input or output; throws for non-tensors.
-  int32_t tensor_type(const onnx::ValueInfoProto& v, const char* what) const {
+  DataType tensor_type(const onnx::ValueInfoProto& v, const char* what) const {
     if (v.has_type() && !v.type().has_tensor_type())
       unsupported(
           fmt::format("{} '{}' is not a tensor (sequences, maps and optionals are not supported)", what, v.name()));
-    return v.type().tensor_type().elem_type();
+    return static_cast<DataType>(v.type().tensor_type().elem_type());
   }
 
   void import_inputs() {
     std::set<std::string> inputs;
     for (const onnx::ValueInfoProto& v : model_.graph().input()) inputs.insert(v.name());
     for (const auto& [name, shape] : input_shapes_)
-      if (!inputs.count(name) || (undecoded_.count(name) && !input_values_.count(name)))
+      if (!inputs.count(name) || (initializers_.count(name) && !input_values_.count(name)))
         throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
     for (const auto& [name, value] : input_values_)
       if (!inputs.count(name)) throw UsageError(fmt::format("{}: '{}' is not a graph input", path_, name));
     for (const onnx::ValueInfoProto& v : model_.graph().input()) {
       const std::string& name = v.name();
-      const auto type = static_cast<DataType>(tensor_type(v, "input"));
+      const DataType type = tensor_type(v, "input");
       if (auto value = input_values_.find(name); value != input_values_.end()) {
-        if (type != DataType::kUndefined && type != value->second.type)
+        if (type != DataType::kUndefined && engine_dtype(type) != value->second.dtype())
           throw UsageError(fmt::format("{}: input '{}' has type {}, the value given for it {}", path_, name,
-                                       data_type_name(type), data_type_name(value->second.type)));
-        undecoded_.erase(name);
-        constants_[name] = value->second;
-        shapes_[name] = value->second.shape;
+                                       data_type_name(type), dtype_name(value->second.dtype())));
+        initializers_.erase(name);
+        graph_.initializers[name] = value->second;
+        defined_.insert(name);
         continue;
       }
-      if (undecoded_.count(name)) continue;  // older exporters list initializers as inputs too
-      if (type != DataType::kFloat && type != DataType::kUndefined)
-        unsupported(fmt::format("input '{}' has type {}; the engine's inputs are float32{}", name, data_type_name(type),
-                                is_integer_type(type) ? " (integer inputs can be fixed to values at load time)" : ""));
-      graph_.inputs.push_back({name, input_shape(v)});
-      shapes_[name] = graph_.inputs.back().shape;
+      if (initializers_.count(name)) continue;  // older exporters list initializers as inputs too
+      const std::optional<DType> dtype = type == DataType::kUndefined ? DType::kFloat32 : engine_dtype(type);
+      if (!dtype || type == DataType::kDouble || type == DataType::kFloat16 || type == DataType::kBFloat16)
+        unsupported(fmt::format("input '{}' has type {}; the engine's inputs are float32, integers or bool", name,
+                                data_type_name(type)));
+      graph_.inputs.push_back({name, input_shape(v), *dtype});
+      defined_.insert(name);
     }
   }
 
@@ -181,32 +174,6 @@ class OnnxImporter {
     return shape;
   }
 
-  // The value of a tensor known at load time, or null when it is computed at run time.
-  const TypedTensor* constant(const std::string& name) {
-    if (auto it = constants_.find(name); it != constants_.end()) return &it->second;
-    auto pending = undecoded_.find(name);
-    if (pending == undecoded_.end()) return nullptr;
-    try {
-      constants_[name] = tensor_from_proto(*pending->second, dir_, &budget_);
-    } catch (const UnsupportedError& e) {
-      throw UnsupportedError(fmt::format("initializer '{}': {}", name, e.what()));
-    } catch (const std::exception& e) {
-      throw OpError(fmt::format("initializer '{}': {}", name, e.what()));
-    }
-    undecoded_.erase(pending);
-    return &constants_[name];
-  }
-
-  // Gives a constant the engine reads a float32 initializer.
-  void materialize(const std::string& name) {
-    if (graph_.initializers.count(name)) return;
-    if (const TypedTensor* c = constant(name)) {
-      const std::string what = fmt::format("tensor '{}'", name);
-      budget_.reserve(tensor_bytes(c->size()), what);
-      graph_.initializers[name] = to_float32(*c, what);
-    }
-  }
-
   std::string unique_node_name(std::string name, int index) {
     if (node_names_.count(name)) name += fmt::format("_{}", index);
     while (node_names_.count(name)) name += "_";
@@ -225,126 +192,69 @@ class OnnxImporter {
     with_node_context(graph_, node, [&] {
       if (!proto.domain().empty() && proto.domain() != "ai.onnx")
         throw UnsupportedError(fmt::format("domain '{}' is not supported", proto.domain()));
-      if (!is_known_op(node.op_type) && !is_foldable_op(node.op_type))
-        throw UnsupportedError(fmt::format("op type '{}' is not supported", node.op_type));
-      if (opset_ < 0) throw OpError("the model imports no opset of the default ONNX domain");
-      for (const std::string& in : node.inputs)
-        if (!in.empty() && !shapes_.count(in))
+      if (graph_.opset < 0) throw OpError("the model imports no opset of the default ONNX domain");
+      for (const std::string& in : node.inputs) {
+        if (in.empty()) continue;
+        if (!defined_.count(in))
           throw OpError(fmt::format(
               "input '{}' is not a graph input, an initializer or the output of an earlier node (ONNX lists nodes in "
               "topological order)",
               in));
-      NodeAttributes attributes = convert_attributes(proto, dir_, budget_);
-      node.attrs = std::move(attributes.attrs);
-      UpgradedNode up = upgrade_to_opset13(node, opset_, [&](const std::string& name) { return shapes_.at(name); });
-      for (auto& [name, value] : up.constants) define_constant(name, std::move(value));
-      for (Node& n : up.nodes) {
-        const bool original = n.name == node.name;  // the node that carries the tensor attributes
-        emit(std::move(n), original ? attributes.tensors : no_tensors_);
+        read_.insert(in);
       }
-    });
-  }
-
-  void define_constant(const std::string& name, TypedTensor value) {
-    if (shapes_.count(name)) throw OpError(fmt::format("tensor '{}' is defined twice", name));
-    budget_.reserve(tensor_bytes(value.size(), 8), fmt::format("tensor '{}'", name));  // int64 or double values
-    shapes_[name] = value.shape;
-    constants_[name] = std::move(value);
-  }
-
-  // Folds the node when its inputs are known, or adds it to the graph as an engine op.
-  void emit(Node node, const std::map<std::string, TypedTensor>& tensor_attrs) {
-    with_node_context(graph_, node, [&] {
       for (const std::string& out : node.outputs)
-        if (!out.empty() && shapes_.count(out)) throw OpError(fmt::format("output '{}' is already defined", out));
-      if (is_foldable_op(node.op_type)) {
-        std::vector<FoldInput> in;
-        for (const std::string& name : node.inputs) {
-          if (name.empty())
-            in.push_back({nullptr, {}, false});
-          else
-            in.push_back({constant(name), shapes_.at(name), true});
-        }
-        const FoldNode fold_node{node.op_type, opset_, node.attrs, tensor_attrs};
-        if (can_fold(fold_node, in)) {
-          std::vector<TypedTensor> values = fold(fold_node, in, budget_);
-          if (node.outputs.size() > values.size())
-            throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), values.size()));
-          for (size_t i = 0; i < node.outputs.size(); ++i)
-            if (!node.outputs[i].empty()) define_constant(node.outputs[i], std::move(values[i]));
-          return;
-        }
-        if (!is_known_op(node.op_type)) make_engine_op(node, in);
-      }
-      if (!tensor_attrs.empty())
-        throw UnsupportedError(fmt::format("attribute '{}' (a tensor) is not supported", tensor_attrs.begin()->first));
-      for (const std::string& name : node.inputs)
-        if (!name.empty()) materialize(name);
-      infer_node_shapes(graph_, node, shapes_);
-      graph_.nodes.push_back(std::move(node));
+        if (!out.empty() && !defined_.insert(out).second)
+          throw OpError(fmt::format("output '{}' is already defined", out));
+      node.attrs = convert_attributes(proto, dir_, budget_);
     });
+    graph_.nodes.push_back(std::move(node));
   }
 
-  // A folder-only op whose input is computed at run time: a Cast to float32 of float32
-  // data is the identity; anything else the engine cannot run.
-  void make_engine_op(Node& node, const std::vector<FoldInput>& in) {
-    if (node.op_type == "Cast" && node.attrs.get_int("to", 0) == onnx::TensorProto::FLOAT) {
-      node.op_type = "Identity";
-      node.attrs = {};
-      return;
-    }
-    for (size_t i = 0; i < in.size(); ++i)
-      if (in[i].present && !in[i].value)
-        throw UnsupportedError(fmt::format(
-            "op type '{}' runs only at load time, on constant inputs, and input '{}' is computed at run time",
-            node.op_type, node.inputs[i]));
-  }
-
-  // Outputs the engine computes are float32; an output folded at load time may have
-  // any numeric type, held as float32 when its values fit exactly.
   void import_outputs() {
     for (const onnx::ValueInfoProto& v : model_.graph().output()) {
       const std::string& name = v.name();
-      const auto type = static_cast<DataType>(tensor_type(v, "output"));
-      if (!shapes_.count(name)) fail(fmt::format("graph output '{}' is not produced by any node", name));
-      try {
-        if (constant(name))
-          materialize(name);
-        else if (type != DataType::kFloat && type != DataType::kUndefined)
-          unsupported(fmt::format("output '{}' has type {}; the engine computes float32", name, data_type_name(type)));
-      } catch (const UnsupportedError& e) {
-        unsupported(fmt::format("output '{}': {}", name, e.what()));
-      } catch (const OpError& e) {
-        fail(fmt::format("output '{}': {}", name, e.what()));
-      }
+      tensor_type(v, "output");
+      if (!defined_.count(name)) fail(fmt::format("graph output '{}' is not produced by any node", name));
+      read_.insert(name);
       graph_.outputs.push_back(name);
+    }
+  }
+
+  // Initializers nothing reads are left in the file, never decoded.
+  void decode_initializers() {
+    for (const auto& [name, proto] : initializers_) {
+      if (!read_.count(name)) continue;
+      try {
+        graph_.initializers[name] = tensor_from_proto(*proto, dir_, &budget_);
+      } catch (const UnsupportedError& e) {
+        unsupported(fmt::format("initializer '{}': {}", name, e.what()));
+      } catch (const std::exception& e) {
+        fail(fmt::format("initializer '{}': {}", name, e.what()));
+      }
     }
   }
 
   std::string path_, dir_;
   const std::map<std::string, Shape>& input_shapes_;
-  const std::map<std::string, TypedTensor>& input_values_;
-  MemoryBudget budget_;  // constants decoded, folded and materialized
+  const std::map<std::string, Tensor>& input_values_;
+  MemoryBudget budget_;  // constants decoded
   onnx::ModelProto model_;
-  int opset_ = 0;
   Graph graph_;
-  ShapeMap shapes_;  // every tensor defined so far: inputs, constants, engine op outputs
-  std::map<std::string, TypedTensor> constants_;
-  std::map<std::string, const onnx::TensorProto*> undecoded_;  // initializers decoded on first use
+  std::map<std::string, const onnx::TensorProto*> initializers_;  // decoded at the end, if read
+  std::set<std::string> defined_, read_;
   std::set<std::string> node_names_;
-  const std::map<std::string, TypedTensor> no_tensors_;
 };
 
 }  // namespace
 
 Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes,
-                const std::map<std::string, TypedTensor>& input_values, int64_t max_memory) {
+                const std::map<std::string, Tensor>& input_values, int64_t max_memory) {
   return parse_onnx(read_file_within_limit(path, max_memory), path, std::filesystem::path(path).parent_path().string(),
                     input_shapes, input_values, max_memory);
 }
 
 Graph parse_onnx(const std::string& bytes, const std::string& source, const std::string& base_dir,
-                 const std::map<std::string, Shape>& input_shapes, const std::map<std::string, TypedTensor>& input_values,
+                 const std::map<std::string, Shape>& input_shapes, const std::map<std::string, Tensor>& input_values,
                  int64_t max_memory) {
   return OnnxImporter(source, base_dir, input_shapes, input_values, max_memory).run(bytes);
 }

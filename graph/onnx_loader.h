@@ -1,6 +1,6 @@
 // Loads an ONNX model (.onnx, read with Debian's libonnx protobuf classes) into the
-// graph IR that net.json also produces: shape subgraphs are folded at load time, older
-// opsets are upgraded to opset 13's semantics, unnamed nodes get stable names
+// graph IR that net.json also produces, as written: the engine folds shape subgraphs
+// and upgrades older opsets when it compiles. Unnamed nodes get stable names
 // ("<op>_<index>"). Errors name the file, the node, its op type and the cause.
 #pragma once
 
@@ -10,25 +10,25 @@
 
 #include "graph/graph.h"
 #include "graph/memory_limit.h"
-#include "graph/typed_tensor.h"
+#include "graph/onnx_tensor.h"
 
 namespace minfer {
 
-// `input_shapes` replaces graph input shapes (required for dynamic dimensions) before
-// anything is inferred; `input_values` fixes inputs at load time (they become
-// constants, so shape computations that read them fold). Throws ModelError,
+// `input_shapes` replaces graph input shapes (required for dynamic dimensions);
+// `input_values` fixes inputs at load time (they become initializers, so shape
+// computations that read them fold). Throws ModelError,
 // UnsupportedModelError (an op, type or attribute the engine lacks) or UsageError (an
-// option naming no graph input). The file, the constants it decodes and those folding
-// builds count against `max_memory` before they are allocated.
+// option naming no graph input). The file and the constants it decodes count against
+// `max_memory` before they are allocated.
 Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes = {},
-                const std::map<std::string, TypedTensor>& input_values = {},
+                const std::map<std::string, Tensor>& input_values = {},
                 int64_t max_memory = default_max_memory());
 
 // The same from the file's bytes in memory: `source` names it in messages; external
 // data files are looked up in `base_dir`.
 Graph parse_onnx(const std::string& bytes, const std::string& source, const std::string& base_dir,
                  const std::map<std::string, Shape>& input_shapes = {},
-                 const std::map<std::string, TypedTensor>& input_values = {},
+                 const std::map<std::string, Tensor>& input_values = {},
                  int64_t max_memory = default_max_memory());
 
 // A graph input as the file declares it.

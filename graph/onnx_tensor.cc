@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,26 +43,73 @@ T load(const char* p) {
   return v;
 }
 
-// One element of raw_data as int64 (integer types) or double (real types).
-void decode_raw(DataType type, const std::string& raw, int64_t n, TypedTensor& t) {
+float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  const uint32_t mantissa = h & 0x3ffu;
+  float magnitude;
+  if (exponent == 0) {
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);  // subnormal
+  } else if (exponent == 31) {
+    magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  } else {
+    magnitude = std::ldexp(static_cast<float>(mantissa | 0x400u), static_cast<int>(exponent) - 25);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+float bfloat16_to_float(uint16_t bits) {
+  const uint32_t word = static_cast<uint32_t>(bits) << 16;  // bfloat16 is float32's upper half
+  float f;
+  std::memcpy(&f, &word, sizeof f);
+  return f;
+}
+
+// The float32 nearest to `v`, with values past float32's range as infinities (a plain
+// cast of those is undefined behaviour in C++).
+float narrow_to_float(double v) {
+  if (std::isnan(v) || std::fabs(v) <= std::numeric_limits<float>::max()) return static_cast<float>(v);
+  return v > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+}
+
+// Element i of raw little-endian data of `type`, stored into `out` at i in its engine type.
+void decode_raw(DataType type, const std::string& raw, Tensor& out) {
   const char* p = raw.data();
   const size_t step = element_bytes(type);
-  for (int64_t i = 0; i < n; ++i, p += step) {
-    switch (type) {
-      case DataType::kUint8: t.ints.push_back(load<uint8_t>(p)); break;
-      case DataType::kBool: t.ints.push_back(load<uint8_t>(p) != 0); break;
-      case DataType::kInt8: t.ints.push_back(load<int8_t>(p)); break;
-      case DataType::kUint16: t.ints.push_back(load<uint16_t>(p)); break;
-      case DataType::kInt16: t.ints.push_back(load<int16_t>(p)); break;
-      case DataType::kInt32: t.ints.push_back(load<int32_t>(p)); break;
-      case DataType::kUint32: t.ints.push_back(load<uint32_t>(p)); break;
-      case DataType::kInt64: t.ints.push_back(load<int64_t>(p)); break;
-      case DataType::kUint64: t.ints.push_back(static_cast<int64_t>(load<uint64_t>(p))); break;
-      case DataType::kFloat: t.reals.push_back(load<float>(p)); break;
-      case DataType::kDouble: t.reals.push_back(load<double>(p)); break;
-      case DataType::kFloat16: t.reals.push_back(half_to_float(load<uint16_t>(p))); break;
-      case DataType::kBFloat16: t.reals.push_back(bfloat16_to_float(load<uint16_t>(p))); break;
-      default: break;
+  const int64_t n = out.size();
+  switch (out.dtype()) {
+    case DType::kFloat32: {
+      std::span<float> v = out.mutable_values<float>();
+      if (type == DataType::kFloat) {
+        std::memcpy(v.data(), p, 4 * v.size());
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i, p += step)
+        v[i] = type == DataType::kDouble    ? narrow_to_float(load<double>(p))
+               : type == DataType::kFloat16 ? half_to_float(load<uint16_t>(p))
+                                            : bfloat16_to_float(load<uint16_t>(p));
+      return;
+    }
+    case DType::kInt64: {
+      std::span<int64_t> v = out.mutable_values<int64_t>();
+      for (int64_t i = 0; i < n; ++i, p += step) {
+        switch (type) {
+          case DataType::kUint8: v[i] = load<uint8_t>(p); break;
+          case DataType::kInt8: v[i] = load<int8_t>(p); break;
+          case DataType::kUint16: v[i] = load<uint16_t>(p); break;
+          case DataType::kInt16: v[i] = load<int16_t>(p); break;
+          case DataType::kInt32: v[i] = load<int32_t>(p); break;
+          case DataType::kUint32: v[i] = load<uint32_t>(p); break;
+          case DataType::kUint64: v[i] = static_cast<int64_t>(load<uint64_t>(p)); break;
+          default: v[i] = load<int64_t>(p); break;
+        }
+      }
+      return;
+    }
+    case DType::kBool: {
+      std::span<uint8_t> v = out.mutable_values<uint8_t>();
+      for (int64_t i = 0; i < n; ++i) v[i] = p[i] != 0;
+      return;
     }
   }
 }
@@ -133,75 +182,55 @@ const std::string* raw_bytes(const onnx::TensorProto& proto, const Layout& l, co
 
 }  // namespace
 
-TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, MemoryBudget* budget) {
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, MemoryBudget* budget) {
   const Layout l = layout_of(proto);
+  const std::optional<DType> dtype = engine_dtype(l.type);
+  if (!dtype) throw UnsupportedError(fmt::format("data type {} is not supported", data_type_name(l.type)));
   if (budget) {
     const std::string what = fmt::format("a {} tensor of shape {}", data_type_name(l.type), shape_str(l.shape));
     // External bytes are read whole before they are decoded, then freed.
-    if (proto.data_location() == onnx::TensorProto::EXTERNAL) budget->check(tensor_bytes(l.count, static_cast<int64_t>(l.step) + 8), what);
-    budget->reserve(tensor_bytes(l.count, 8), what);  // the values, as int64 or double
+    if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+      budget->check(tensor_bytes(l.count, static_cast<int64_t>(l.step) + dtype_size(*dtype)), what);
+    budget->reserve(tensor_bytes(l.count, dtype_size(*dtype)), what);
   }
-  TypedTensor t;
-  t.type = l.type;
-  t.shape = l.shape;
-  const int64_t n = l.count;
+  Tensor t(*dtype, l.shape);
   std::string storage;
   if (const std::string* raw = raw_bytes(proto, l, base_dir, storage)) {
-    decode_raw(t.type, *raw, n, t);
+    decode_raw(l.type, *raw, t);
     return t;
   }
-  auto check_count = [&](int64_t got) { minfer::check_count(l, got); };
-  switch (t.type) {
-    case DataType::kFloat:
-      check_count(proto.float_data_size());
-      t.reals.assign(proto.float_data().begin(), proto.float_data().end());
-      break;
-    case DataType::kDouble:
-      check_count(proto.double_data_size());
-      t.reals.assign(proto.double_data().begin(), proto.double_data().end());
-      break;
-    case DataType::kInt64:
-      check_count(proto.int64_data_size());
-      t.ints.assign(proto.int64_data().begin(), proto.int64_data().end());
-      break;
+  auto fill = [&](const auto& field, auto convert) {
+    check_count(l, field.size());
+    int64_t i = 0;
+    switch (t.dtype()) {
+      case DType::kFloat32:
+        for (const auto& v : field) t.mutable_values<float>()[i++] = narrow_to_float(convert(v));
+        break;
+      case DType::kInt64:
+        for (const auto& v : field) t.mutable_values<int64_t>()[i++] = static_cast<int64_t>(convert(v));
+        break;
+      case DType::kBool:
+        for (const auto& v : field) t.mutable_values<uint8_t>()[i++] = convert(v) != 0;
+        break;
+    }
+  };
+  auto same = [](auto v) { return v; };
+  switch (l.type) {
+    case DataType::kFloat: fill(proto.float_data(), [](float v) { return double(v); }); break;
+    case DataType::kDouble: fill(proto.double_data(), same); break;
+    case DataType::kInt64: fill(proto.int64_data(), same); break;
     case DataType::kUint32:
-    case DataType::kUint64:
-      check_count(proto.uint64_data_size());
-      for (uint64_t v : proto.uint64_data()) t.ints.push_back(static_cast<int64_t>(v));
+    case DataType::kUint64: fill(proto.uint64_data(), [](uint64_t v) { return static_cast<int64_t>(v); }); break;
+    case DataType::kFloat16: fill(proto.int32_data(), [](int32_t v) { return double(half_to_float(uint16_t(v))); }); break;
+    case DataType::kBFloat16:
+      fill(proto.int32_data(), [](int32_t v) { return double(bfloat16_to_float(uint16_t(v))); });
       break;
-    case DataType::kFloat16:
-    case DataType::kBFloat16:  // the bit patterns, one per int32
-      check_count(proto.int32_data_size());
-      for (int32_t v : proto.int32_data()) {
-        const auto bits = static_cast<uint16_t>(v);
-        t.reals.push_back(t.type == DataType::kFloat16 ? half_to_float(bits) : bfloat16_to_float(bits));
-      }
-      break;
-    default:  // the narrower integer types and bool travel in int32_data
-      check_count(proto.int32_data_size());
-      for (int32_t v : proto.int32_data()) t.ints.push_back(t.type == DataType::kBool ? v != 0 : v);
-      break;
+    default: fill(proto.int32_data(), same); break;  // the narrower integer types and bool travel in int32_data
   }
   return t;
 }
 
-Tensor float32_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what) {
-  if (proto.data_type() != onnx::TensorProto::FLOAT) return to_float32(tensor_from_proto(proto, base_dir), what);
-  const Layout l = layout_of(proto);
-  for (int64_t d : l.shape)
-    if (d == 0) throw UnsupportedError(fmt::format("{} is empty; empty tensors are not supported", what));
-  Tensor t{l.shape, std::vector<float>(static_cast<size_t>(l.count))};
-  std::string storage;
-  if (const std::string* raw = raw_bytes(proto, l, base_dir, storage)) {
-    std::memcpy(t.data.data(), raw->data(), 4 * t.data.size());  // little-endian float32, as the host
-  } else {
-    check_count(l, proto.float_data_size());
-    std::copy(proto.float_data().begin(), proto.float_data().end(), t.data.begin());
-  }
-  return t;
-}
-
-TypedTensor read_tensor_file(const std::string& path) {
+TensorFile read_tensor_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ModelError(path + ": cannot open the file");
   std::ostringstream bytes;
@@ -209,7 +238,8 @@ TypedTensor read_tensor_file(const std::string& path) {
   onnx::TensorProto proto;
   if (!proto.ParseFromString(bytes.str())) throw ModelError(path + ": not a serialized ONNX TensorProto");
   try {
-    return tensor_from_proto(proto, std::filesystem::path(path).parent_path().string());
+    return {tensor_from_proto(proto, std::filesystem::path(path).parent_path().string()),
+            static_cast<DataType>(proto.data_type())};
   } catch (const UnsupportedError& e) {
     throw UnsupportedModelError(path + ": " + e.what());
   } catch (const std::exception& e) {
@@ -217,18 +247,16 @@ TypedTensor read_tensor_file(const std::string& path) {
   }
 }
 
-void tensor_to_proto(const std::string& name, const Tensor& tensor, onnx::TensorProto& proto) {
+void tensor_to_proto(const std::string& name, const Tensor& tensor, onnx::TensorProto& proto, DataType as) {
   proto.set_name(name);
-  proto.set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : tensor.shape) proto.add_dims(d);
-  proto.set_raw_data(std::string(reinterpret_cast<const char*>(tensor.data.data()), 4 * tensor.data.size()));
-}
-
-void int_tensor_to_proto(const std::string& name, const Tensor& tensor, onnx::TensorProto& proto) {
-  proto.set_name(name);
-  proto.set_data_type(onnx::TensorProto::INT64);
-  for (int64_t d : tensor.shape) proto.add_dims(d);
-  for (float v : tensor.data) proto.add_int64_data(static_cast<int64_t>(v));
+  for (int64_t d : tensor.shape()) proto.add_dims(d);
+  if (as == DataType::kInt64 && tensor.dtype() == DType::kFloat32) {
+    proto.set_data_type(onnx::TensorProto::INT64);
+    for (float v : tensor.values<float>()) proto.add_int64_data(static_cast<int64_t>(v));
+    return;
+  }
+  proto.set_data_type(static_cast<int32_t>(onnx_data_type(tensor.dtype())));
+  proto.set_raw_data(std::string(reinterpret_cast<const char*>(tensor.data()), static_cast<size_t>(tensor.bytes())));
 }
 
 }  // namespace minfer

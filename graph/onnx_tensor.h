@@ -5,31 +5,33 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <optional>
 #include <string>
 
 #include "graph/memory_limit.h"
-#include "graph/typed_tensor.h"
+#include "graph/tensor.h"
 
 namespace minfer {
 
-// Decodes any numeric TensorProto (typed fields or raw_data; external data relative to
-// `base_dir`). Throws UnsupportedError for strings, complex numbers and sparse data,
-// OpError for a malformed tensor (wrong value count, unreadable external file). With a
-// budget, the decoded values (and external bytes while they are read) count against
-// the memory limit before they are allocated.
-TypedTensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
-                              MemoryBudget* budget = nullptr);
+// Decodes a TensorProto (typed fields or raw_data; external data relative to
+// `base_dir`) into the engine's element type. Throws UnsupportedError for strings,
+// complex numbers and segmented data, OpError for a malformed tensor (wrong value
+// count, unreadable external file). With a budget, the decoded values (and external
+// bytes while they are read) count against the memory limit before they are allocated.
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
+                         MemoryBudget* budget = nullptr);
 
-// The engine's float32 form directly (float32 data is copied once, not widened to
-// float64 on the way); other types as to_float32(tensor_from_proto(...)).
-Tensor float32_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, const std::string& what);
+// A serialized TensorProto file (input_0.pb) with the type the file declares; throws
+// ModelError naming the file.
+struct TensorFile {
+  Tensor tensor;
+  DataType declared = DataType::kUndefined;
+};
+TensorFile read_tensor_file(const std::string& path);
 
-// A serialized TensorProto file (input_0.pb); throws ModelError naming the file.
-TypedTensor read_tensor_file(const std::string& path);
-
-// A float32 tensor as a TensorProto with raw_data.
-void tensor_to_proto(const std::string& name, const Tensor& tensor, onnx::TensorProto& proto);
-// An integer-valued float32 tensor as an int64 TensorProto (shape inputs, axes, pads).
-void int_tensor_to_proto(const std::string& name, const Tensor& tensor, onnx::TensorProto& proto);
+// A tensor as a TensorProto with raw_data, of the tensor's own type or, for a float32
+// tensor holding integers (net.json's Reshape shapes), as int64.
+void tensor_to_proto(const std::string& name, const Tensor& tensor, onnx::TensorProto& proto,
+                     DataType as = DataType::kUndefined);
 
 }  // namespace minfer

@@ -5,8 +5,6 @@
 
 #include "graph/errors.h"
 #include "graph/onnx_tensor.h"
-#include "graph/shape_inference.h"
-#include "graph/topology.h"
 
 namespace minfer {
 namespace {
@@ -38,19 +36,26 @@ std::string input_type(const onnx::OpSchema& schema, size_t index) {
 
 void tensor_to_initializer(const std::string& name, const Tensor& tensor, const std::string& type,
                            onnx::TensorProto& proto) {
-  if (type == "tensor(float)") return tensor_to_proto(name, tensor, proto);
-  int_tensor_to_proto(name, tensor, proto);
-  if (type == "tensor(int64)") return;
-  // Narrower integer types and bool travel in int32_data.
-  const auto values = proto.int64_data();
-  proto.clear_int64_data();
-  for (int64_t v : values) proto.add_int32_data(static_cast<int32_t>(v));
-  if (type == "tensor(int32)")
-    proto.set_data_type(onnx::TensorProto::INT32);
-  else if (type == "tensor(bool)")
-    proto.set_data_type(onnx::TensorProto::BOOL);
-  else
+  if (type == "tensor(float)" || type == "tensor(int64)" || type == "tensor(bool)") {
+    const DataType want = type == "tensor(float)" ? DataType::kFloat : type == "tensor(int64)" ? DataType::kInt64 : DataType::kBool;
+    if (onnx_data_type(tensor.dtype()) == want) return tensor_to_proto(name, tensor, proto);
+  }
+  // Another type than the tensor's: an integer-valued float32 tensor (net.json's
+  // Reshape shapes), or the narrower integers and bool, which travel in int32_data.
+  proto.set_name(name);
+  for (int64_t d : tensor.shape()) proto.add_dims(d);
+  if (type == "tensor(int64)") {
+    proto.set_data_type(onnx::TensorProto::INT64);
+    for (int64_t i = 0; i < tensor.size(); ++i) proto.add_int64_data(static_cast<int64_t>(tensor.number(i)));
+  } else if (type == "tensor(int32)" || type == "tensor(bool)") {
+    proto.set_data_type(type == "tensor(int32)" ? onnx::TensorProto::INT32 : onnx::TensorProto::BOOL);
+    for (int64_t i = 0; i < tensor.size(); ++i) proto.add_int32_data(static_cast<int32_t>(tensor.number(i)));
+  } else if (type == "tensor(float)") {
+    proto.set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t i = 0; i < tensor.size(); ++i) proto.add_float_data(static_cast<float>(tensor.number(i)));
+  } else {
     throw OpError(fmt::format("initializer '{}': ONNX wants {}, which the writer does not produce", name, type));
+  }
 }
 
 void write_attribute(const std::string& name, const AttrValue& value, onnx::AttributeProto& a) {
@@ -73,6 +78,9 @@ void write_attribute(const std::string& name, const AttrValue& value, onnx::Attr
         } else if constexpr (std::is_same_v<T, std::vector<double>>) {
           a.set_type(onnx::AttributeProto::FLOATS);
           for (double x : v) a.add_floats(static_cast<float>(x));
+        } else if constexpr (std::is_same_v<T, Tensor>) {
+          a.set_type(onnx::AttributeProto::TENSOR);
+          tensor_to_proto(name, v, *a.mutable_t());
         } else {
           a.set_type(onnx::AttributeProto::STRINGS);
           for (const std::string& x : v) a.add_strings(x);
@@ -93,26 +101,24 @@ int input_index(const onnx::OpSchema& schema, std::string name) {
 // An attribute that later opsets turned into an input (Squeeze's axes, Clip's min and
 // max, Pad's pads, Dropout's ratio), as the tensor that input takes.
 Tensor attribute_tensor(const AttrValue& value) {
-  if (auto* i = std::get_if<int64_t>(&value)) return {{}, {static_cast<float>(*i)}};
-  if (auto* f = std::get_if<double>(&value)) return {{}, {static_cast<float>(*f)}};
-  if (auto* is = std::get_if<std::vector<int64_t>>(&value))
-    return {{static_cast<int64_t>(is->size())}, std::vector<float>(is->begin(), is->end())};
+  if (auto* i = std::get_if<int64_t>(&value)) return Tensor(Shape{}, std::vector<int64_t>{*i});
+  if (auto* f = std::get_if<double>(&value)) return Tensor(Shape{}, std::vector<float>{static_cast<float>(*f)});
+  if (auto* is = std::get_if<std::vector<int64_t>>(&value)) return Tensor({static_cast<int64_t>(is->size())}, *is);
   if (auto* fs = std::get_if<std::vector<double>>(&value))
-    return {{static_cast<int64_t>(fs->size())}, std::vector<float>(fs->begin(), fs->end())};
-  throw OpError("a string attribute cannot become an input");
+    return Tensor({static_cast<int64_t>(fs->size())}, std::vector<float>(fs->begin(), fs->end()));
+  throw OpError("a string or tensor attribute cannot become an input");
 }
 
-void set_value_info(const std::string& name, const Shape& shape, onnx::ValueInfoProto& v) {
+void set_value_info(const std::string& name, const TensorType& t, onnx::ValueInfoProto& v) {
   v.set_name(name);
   auto* type = v.mutable_type()->mutable_tensor_type();
-  type->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : shape) type->mutable_shape()->add_dim()->set_dim_value(d);
+  type->set_elem_type(static_cast<int32_t>(onnx_data_type(t.dtype)));
+  for (int64_t d : t.shape) type->mutable_shape()->add_dim()->set_dim_value(d);
 }
 
 }  // namespace
 
-std::string to_onnx(const Graph& graph) {
-  const ShapeMap shapes = infer_shapes(graph, build_topology(graph));
+std::string to_onnx(const Graph& graph, const std::map<std::string, TensorType>& output_types) {
   onnx::ModelProto model;
   model.set_ir_version(7);
   model.set_producer_name("minfer");
@@ -121,8 +127,12 @@ std::string to_onnx(const Graph& graph) {
   opset->set_version(kOnnxWriterOpset);
   onnx::GraphProto& g = *model.mutable_graph();
   g.set_name(graph.name);
-  for (const GraphInput& in : graph.inputs) set_value_info(in.name, in.shape, *g.add_input());
-  for (const std::string& out : graph.outputs) set_value_info(out, shapes.at(out), *g.add_output());
+  for (const GraphInput& in : graph.inputs) set_value_info(in.name, {in.dtype, in.shape}, *g.add_input());
+  for (const std::string& out : graph.outputs) {
+    auto type = output_types.find(out);
+    if (type == output_types.end()) throw ModelError(fmt::format("{}: output '{}' has no known type", graph.source, out));
+    set_value_info(out, type->second, *g.add_output());
+  }
 
   std::map<std::string, std::string> initializer_types;  // from the first node that reads each
   for (const Node& node : graph.nodes) {

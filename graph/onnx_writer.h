@@ -4,6 +4,7 @@
 // are left out.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "graph/graph.h"
@@ -13,8 +14,9 @@ namespace minfer {
 // The ONNX opset the writer declares: 13 (the IR's) plus HardSwish, which came in 14.
 inline constexpr int kOnnxWriterOpset = 14;
 
-// A serialized ModelProto. Throws ModelError for an op ONNX has no schema for, or a
-// graph whose shapes do not infer.
-std::string to_onnx(const Graph& graph);
+// A serialized ModelProto; `output_types` gives each graph output's type (inferred by
+// the engine: this layer knows no op). Throws ModelError for an op ONNX has no schema
+// for, or an output without a type.
+std::string to_onnx(const Graph& graph, const std::map<std::string, TensorType>& output_types);
 
 }  // namespace minfer

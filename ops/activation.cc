@@ -84,6 +84,32 @@ std::string activation_name(const Activation& a) {
   return "";
 }
 
+Attributes fused_activation_attributes(const Activation& a) {
+  Attributes attrs;
+  attrs.set("activation", activation_name(a));
+  auto set = [&](const char* name, float v) { attrs.set(std::string("activation.") + name, static_cast<double>(v)); };
+  switch (a.kind) {
+    case ActivationKind::kClip:  // an unbounded side is left out, as in the model
+      if (std::isfinite(a.alpha)) set("min", a.alpha);
+      if (std::isfinite(a.beta)) set("max", a.beta);
+      break;
+    case ActivationKind::kLeakyRelu:
+    case ActivationKind::kElu: set("alpha", a.alpha); break;
+    case ActivationKind::kSelu:
+      set("alpha", a.alpha);
+      set("gamma", a.gamma);
+      break;
+    case ActivationKind::kHardSigmoid:
+      set("alpha", a.alpha);
+      set("beta", a.beta);
+      break;
+    default: break;
+  }
+  return attrs;
+}
+
+bool has_fused_activation(const Attributes& attrs) { return attrs.has("activation"); }
+
 Activation take_fused_activation(Attributes& attrs) {
   if (!attrs.has("activation")) return {};
   Node fused{"", attrs.get_string("activation", ""), {}, {}, {}};

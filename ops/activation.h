@@ -24,9 +24,13 @@ struct Activation {
   int64_t flops_per_element() const;
 };
 
-// Removes a fused activation (set by the fuse_activations pass: "activation" names the
-// op type, "activation.<attribute>" its attributes) from `attrs` and returns it; kNone
-// when there is none. Conv, ConvTranspose and Gemm call it before checking the rest.
+// A fused activation lives in the attributes of the op that runs it: "activation" names
+// the op type, "activation.<attribute>" its attributes (the fuse_activations pass sets
+// them; net.json and ONNX files written after fusing keep them).
+Attributes fused_activation_attributes(const Activation& a);
+bool has_fused_activation(const Attributes& attrs);
+// Removes a fused activation from `attrs` and returns it; kNone when there is none.
+// Ops whose traits say fuses_activation call it before checking the rest.
 Activation take_fused_activation(Attributes& attrs);
 
 // The ONNX op type of an activation ("Relu", ...; "" for kNone), for reports.

@@ -1,140 +1,176 @@
-// Element-wise binary ops with ONNX broadcasting: Add, Sub, Mul, Div (1 FLOP per
-// output element), PRelu (2: compare and multiply), and variadic Sum.
+// Element-wise binary ops with ONNX broadcasting: Add, Sub, Mul, Div on float32 or
+// int64 (1 FLOP per output element; int64 arithmetic is checked and integer division
+// truncates, as C and ONNX Runtime), PRelu (2: compare and multiply), variadic Sum.
 #include <fmt/format.h>
 
 #include "ops/broadcast.h"
-#include "ops/op.h"
+#include "ops/op_helpers.h"
 
 namespace minfer {
 namespace {
 
-struct AddFn {
-  float operator()(float a, float b) const { return a + b; }
-};
-struct SubFn {
-  float operator()(float a, float b) const { return a - b; }
-};
-struct MulFn {
-  float operator()(float a, float b) const { return a * b; }
-};
-struct DivFn {
-  float operator()(float a, float b) const { return a / b; }
-};
-struct PReluFn {
-  float operator()(float x, float slope) const { return x < 0.0f ? slope * x : x; }
-};
+enum class Arith { kAdd, kSub, kMul, kDiv, kPRelu };
+
+template <typename T>
+T apply(Arith op, T a, T b) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    T r = 0;
+    bool overflow = false;
+    switch (op) {
+      case Arith::kAdd: overflow = __builtin_add_overflow(a, b, &r); break;
+      case Arith::kSub: overflow = __builtin_sub_overflow(a, b, &r); break;
+      case Arith::kMul: overflow = __builtin_mul_overflow(a, b, &r); break;
+      default:
+        if (b == 0) throw OpError("integer division by zero");
+        overflow = a == INT64_MIN && b == -1;
+        if (!overflow) r = a / b;
+        break;
+    }
+    if (overflow) throw OpError(fmt::format("int64 arithmetic on {} and {} overflows", a, b));
+    return r;
+  } else {
+    switch (op) {
+      case Arith::kAdd: return a + b;
+      case Arith::kSub: return a - b;
+      case Arith::kMul: return a * b;
+      case Arith::kDiv: return a / b;
+      case Arith::kPRelu: return a < 0.0f ? b * a : a;
+    }
+    return a;
+  }
+}
 
 // y = fn(a, b) over the broadcast shape; each output row reads its inputs with an
 // inner stride of 0 or 1, so the common cases run as plain loops.
-template <typename Fn>
-void broadcast_apply(const float* a, const BroadcastIndex& ia, const float* b, const BroadcastIndex& ib, float* y,
-                     int64_t total) {
-  Fn fn;
+template <typename T, typename Fn>
+void broadcast_apply(const T* a, const BroadcastIndex& ia, const T* b, const BroadcastIndex& ib, T* y, int64_t total,
+                     Fn fn) {
   const int64_t inner = ia.inner_size();
   const int64_t sa = ia.inner_stride(), sb = ib.inner_stride();
   for (int64_t row = 0; row < total; row += inner) {
-    const float* pa = a + ia.source(row);
-    const float* pb = b + ib.source(row);
-    float* py = y + row;
+    const T* pa = a + ia.source(row);
+    const T* pb = b + ib.source(row);
+    T* py = y + row;
     if (sa == 1 && sb == 1) {
       for (int64_t j = 0; j < inner; ++j) py[j] = fn(pa[j], pb[j]);
     } else if (sa == 1) {
-      const float vb = *pb;
+      const T vb = *pb;
       for (int64_t j = 0; j < inner; ++j) py[j] = fn(pa[j], vb);
     } else if (sb == 1) {
-      const float va = *pa;
+      const T va = *pa;
       for (int64_t j = 0; j < inner; ++j) py[j] = fn(va, pb[j]);
     } else {
-      const float v = fn(*pa, *pb);
+      const T v = fn(*pa, *pb);
       for (int64_t j = 0; j < inner; ++j) py[j] = v;
     }
   }
 }
 
-template <typename Fn>
+template <typename T>
+void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, std::span<const TensorView> in,
+               std::span<const TensorView> out) {
+  const T* a = in[0].as<T>();
+  const T* b = in[1].as<T>();
+  T* y = out[0].as<T>();
+  const int64_t n = out[0].size();
+  // One switch per call, not per element: each case is a loop the compiler vectorises.
+  switch (op) {
+    case Arith::kAdd: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kAdd, p, q); });
+    case Arith::kSub: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kSub, p, q); });
+    case Arith::kMul: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kMul, p, q); });
+    case Arith::kDiv: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kDiv, p, q); });
+    case Arith::kPRelu:
+      return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kPRelu, p, q); });
+  }
+}
+
 class BinaryOp final : public Op {
  public:
-  BinaryOp(const Node& node, int64_t flops_per_element) : flops_per_element_(flops_per_element) {
-    node.attrs.check_known({});
-  }
-
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
-    check_input_count(in, 2, 2);
-    return {broadcast_shapes(in[0].shape, in[1].shape)};
-  }
-
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    Cost c = data_movement(in, out);
-    c.flops = flops_per_element_ * num_elements(out[0]);
-    return c;
-  }
-
-  void prepare(const ArgInfos& in, const std::vector<Shape>& out) override {
-    ia_ = BroadcastIndex(in[0].shape, out[0]);
-    ib_ = BroadcastIndex(in[1].shape, out[0]);
-  }
-
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    broadcast_apply<Fn>(in[0].data, ia_, in[1].data, ib_, out[0].data, out[0].size());
-  }
+  BinaryOp(const Node& node, Arith op) : op_(op) { node.attrs.check_known({}); }
 
   // The output may overwrite input 0 when it has the output's shape: each element is
   // read before it is written.
-  int inplace_input() const override { return 0; }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.inplace_input = 0;
+    return t;
+  }
+
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 2, 2);
+    if (in[0].dtype() != in[1].dtype())
+      throw OpError(fmt::format("inputs are {} and {}; they must have one type", dtype_name(in[0].dtype()),
+                                dtype_name(in[1].dtype())));
+    if (in[0].dtype() == DType::kBool || (op_ == Arith::kPRelu && in[0].dtype() != DType::kFloat32))
+      throw UnsupportedError(fmt::format("{} inputs are not supported", dtype_name(in[0].dtype())));
+    return {{in[0].dtype(), broadcast_shapes(in[0].shape(), in[1].shape())}};
+  }
+
+  OpCost cost(const OpSignature& sig) const override {
+    return op_cost(sig, 0,
+                   CostExpr::of("FLOPs/element", op_ == Arith::kPRelu ? 2 : 1) *
+                       CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+  }
+
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& y = sig.outputs[0].shape();
+    return make_kernel({}, [op = op_, dtype = sig.inputs[0].dtype(), ia = BroadcastIndex(sig.inputs[0].shape(), y),
+                           ib = BroadcastIndex(sig.inputs[1].shape(), y)](
+                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                               Workspace) {
+      if (dtype == DType::kInt64) run_arith<int64_t>(op, ia, ib, in, out);
+      else run_arith<float>(op, ia, ib, in, out);
+    });
+  }
 
  private:
-  int64_t flops_per_element_;
-  BroadcastIndex ia_, ib_;
+  Arith op_;
 };
 
-// Sum of any number of inputs (broadcast): one add per output element per extra input.
+// Sum of any number of float32 inputs (broadcast): one add per output element per extra input.
 class SumOp final : public Op {
  public:
   explicit SumOp(const Node& node) { node.attrs.check_known({}); }
 
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     if (in.empty()) throw OpError("Sum needs at least one input");
+    require_float(in);
     Shape s = required_shape(in, 0, "data_0");
     for (size_t i = 1; i < in.size(); ++i) s = broadcast_shapes(s, required_shape(in, i, "data"));
-    return {s};
+    return {{DType::kFloat32, s}};
   }
 
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    Cost c = data_movement(in, out);
-    c.flops = static_cast<int64_t>(in.size() - 1) * num_elements(out[0]);
-    return c;
+  OpCost cost(const OpSignature& sig) const override {
+    return op_cost(sig, 0,
+                   CostExpr::of("inputs - 1", static_cast<int64_t>(sig.inputs.size()) - 1) *
+                       CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
 
-  void prepare(const ArgInfos& in, const std::vector<Shape>& out) override {
-    index_.clear();
-    for (const ArgInfo& a : in) index_.emplace_back(a.shape, out[0]);
-    identity_ = BroadcastIndex(out[0], out[0]);
-    scalar_ = BroadcastIndex(Shape{}, out[0]);
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& y = sig.outputs[0].shape();
+    std::vector<BroadcastIndex> index;
+    for (const OpInput& a : sig.inputs) index.emplace_back(a.shape(), y);
+    return make_kernel({}, [index, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
+                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                               Workspace) {
+      float* dst = out[0].f32();
+      const int64_t total = out[0].size();
+      const float zero = 0.0f;
+      auto add = [](float a, float b) { return a + b; };
+      // y = 0 + in0, then y += in_i: each step is a broadcast add with y itself.
+      broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, add);
+      for (size_t i = 1; i < in.size(); ++i) broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, add);
+    });
   }
-
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    float* y = out[0].data;
-    const int64_t total = out[0].size();
-    const float zero = 0.0f;
-    // y = 0 + in0, then y += in_i: each step is a broadcast add with y itself.
-    broadcast_apply<AddFn>(&zero, scalar_, in[0].data, index_[0], y, total);
-    for (size_t i = 1; i < in.size(); ++i) broadcast_apply<AddFn>(y, identity_, in[i].data, index_[i], y, total);
-  }
-
- private:
-  std::vector<BroadcastIndex> index_;
-  BroadcastIndex identity_, scalar_;
 };
 
 }  // namespace
 
-std::unique_ptr<Op> make_add(const Node& node) { return std::make_unique<BinaryOp<AddFn>>(node, 1); }
-std::unique_ptr<Op> make_sub(const Node& node) { return std::make_unique<BinaryOp<SubFn>>(node, 1); }
-std::unique_ptr<Op> make_mul(const Node& node) { return std::make_unique<BinaryOp<MulFn>>(node, 1); }
-std::unique_ptr<Op> make_div(const Node& node) { return std::make_unique<BinaryOp<DivFn>>(node, 1); }
-std::unique_ptr<Op> make_prelu(const Node& node) { return std::make_unique<BinaryOp<PReluFn>>(node, 2); }
+std::unique_ptr<Op> make_add(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kAdd); }
+std::unique_ptr<Op> make_sub(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kSub); }
+std::unique_ptr<Op> make_mul(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kMul); }
+std::unique_ptr<Op> make_div(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kDiv); }
+std::unique_ptr<Op> make_prelu(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kPRelu); }
 std::unique_ptr<Op> make_sum(const Node& node) { return std::make_unique<SumOp>(node); }
 
 }  // namespace minfer

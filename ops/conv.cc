@@ -1,47 +1,121 @@
-// Conv, with the kernel chosen once per node: a direct depthwise kernel when group
+// Conv, with the kernel chosen once when it binds: a direct depthwise kernel when group
 // equals the input channels (the SIMD one for the windows it covers, see
 // ops/kernels/depthwise_conv.h, else the scalar one: any channel multiplier), a direct
 // SIMD convolution when there are few input channels (ops/kernels/direct_conv.h: the
 // RGB first layer), a direct GEMM over the input for 1x1 convolutions with unit stride
 // and no padding, and im2col + GEMM otherwise, both on the packed SGEMM with the weights
-// packed in prepare() and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
+// packed at bind time and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
 // A fused activation (the fuse_activations pass) runs in every kernel's epilogue.
 #include <fmt/format.h>
 
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
-#include "ops/op.h"
+#include "ops/op_helpers.h"
 #include "ops/reference/depthwise_conv.h"
 #include "ops/window.h"
 
 namespace minfer {
 namespace {
 
-struct ConvGeometry : reference::Conv2dShape {
-  int64_t batch = 0;
-  bool has_bias = false;
-};
+enum class ConvMethod { kIm2col, kPointwise, kDepthwise, kDepthwiseSimd, kDirectSimd };
 
-enum class ConvKernel { kIm2col, kPointwise, kDepthwise, kDepthwiseSimd, kDirectSimd };
-
-ConvKernel choose_kernel(const ConvGeometry& g) {
-  if (g.group > 1 && g.group == g.cin)
-    return kernels::find_depthwise_kernel(g) ? ConvKernel::kDepthwiseSimd : ConvKernel::kDepthwise;
-  if (kernels::find_direct_conv_kernel(g)) return ConvKernel::kDirectSimd;
-  return kernels::is_pointwise(g) ? ConvKernel::kPointwise : ConvKernel::kIm2col;
-}
-
-const char* kernel_name(ConvKernel k) {
+const char* method_name(ConvMethod k) {
   switch (k) {
-    case ConvKernel::kDepthwise: return "depthwise_direct";
-    case ConvKernel::kDepthwiseSimd: return "depthwise_simd";
-    case ConvKernel::kDirectSimd: return "direct_simd";
-    case ConvKernel::kPointwise: return "pointwise_gemm";
-    case ConvKernel::kIm2col: return "im2col_gemm";
+    case ConvMethod::kDepthwise: return "depthwise_direct";
+    case ConvMethod::kDepthwiseSimd: return "depthwise_simd";
+    case ConvMethod::kDirectSimd: return "direct_simd";
+    case ConvMethod::kPointwise: return "pointwise_gemm";
+    case ConvMethod::kIm2col: return "im2col_gemm";
   }
   return "";
 }
+
+std::string conv_class(const ConvGeometry& g) {
+  if (g.group > 1 && g.group == g.cin) return "depthwise";
+  if (g.group > 1) return "grouped";
+  if (g.win.kh == 1 && g.win.kw == 1) return "pointwise";
+  return "regular";
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  ConvKernel(const ConvGeometry& g, bool has_bias, const Activation& act, const Tensor* constant_weights,
+             kernels::Isa isa, int threads)
+      : Kernel({}), g_(g), has_bias_(has_bias), activation_(act) {
+    depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
+    direct_ = kernels::find_direct_conv_kernel(g, isa);
+    if (g.group > 1 && g.group == g.cin) method_ = depthwise_ ? ConvMethod::kDepthwiseSimd : ConvMethod::kDepthwise;
+    else if (direct_) method_ = ConvMethod::kDirectSimd;
+    else method_ = kernels::is_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
+
+    KernelFacts& f = mutable_facts();
+    f.op_class = conv_class(g);
+    f.kernel = method_name(method_);
+    f.details = {{"kernel", f.kernel}};
+    switch (method_) {
+      case ConvMethod::kDepthwise: f.details["multiplier"] = g.cout / g.cin; break;
+      case ConvMethod::kDepthwiseSimd:
+        f.details["variant"] = depthwise_->name;
+        f.workspace_bytes = 4 * kernels::depthwise_workspace_floats(*depthwise_, g, g.batch, threads);
+        break;
+      case ConvMethod::kDirectSimd:
+        f.details["variant"] = direct_->name;
+        f.workspace_bytes = 4 * kernels::direct_conv_workspace_floats(*direct_, g, g.batch, threads);
+        break;
+      case ConvMethod::kIm2col:
+      case ConvMethod::kPointwise:
+        gemm_ = kernels::ConvGemm(g, constant_weights ? constant_weights->values<float>().data() : nullptr, isa);
+        f.details["gemm_kernel"] = gemm_.kernel().name;
+        f.details["prepacked"] = constant_weights ? "weights" : "none";
+        if (method_ == ConvMethod::kIm2col) f.details["im2col"] = "into the GEMM's B panels";
+        f.workspace_bytes = 4 * kernels::conv_gemm_workspace_floats(g, gemm_.kernel(), constant_weights, threads);
+        break;
+    }
+    if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
+  }
+
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+           Workspace workspace) const override {
+    const float* x = in[0].f32();
+    const float* weights = in[1].f32();
+    const float* bias = has_bias_ ? in[2].f32() : nullptr;
+    float* y = out[0].f32();
+    const std::span<float> scratch = workspace.floats();
+    switch (method_) {
+      case ConvMethod::kDepthwiseSimd:
+        kernels::depthwise_conv2d(*depthwise_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads,
+                                  activation_);
+        break;
+      case ConvMethod::kDirectSimd:
+        kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, activation_);
+        break;
+      case ConvMethod::kIm2col:
+      case ConvMethod::kPointwise:
+        gemm_.run(g_.batch, x, weights, bias, activation_, y, scratch, ctx.num_threads);
+        break;
+      case ConvMethod::kDepthwise: {
+        // The scalar kernel has no epilogue: the activation is a second pass over each
+        // image's output while it is still in cache.
+        const int64_t in_image = g_.cin * g_.h * g_.w, out_image = g_.cout * g_.out_h * g_.out_w;
+        for (int64_t n = 0; n < g_.batch; ++n) {
+          reference::depthwise_conv2d(g_, x + n * in_image, weights, bias, y + n * out_image);
+          activation_.apply(y + n * out_image, out_image);
+        }
+        break;
+      }
+    }
+  }
+
+ private:
+  const ConvGeometry g_;
+  const bool has_bias_;
+  const Activation activation_;
+  ConvMethod method_ = ConvMethod::kIm2col;
+  const kernels::DepthwiseKernel* depthwise_ = nullptr;
+  const kernels::DirectConvKernel* direct_ = nullptr;
+  kernels::ConvGemm gemm_;  // im2col and pointwise: the weights packed per group
+};
 
 class ConvOp final : public Op {
  public:
@@ -54,104 +128,60 @@ class ConvOp final : public Op {
     if (group_ <= 0) throw OpError(fmt::format("attribute 'group' must be positive, got {}", group_));
   }
 
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
-    ConvGeometry g = geometry(in);
-    return {window_output_shape(in[0].shape, g.cout, g.out_h, g.out_w)};
+  OpTraits traits() const override {
+    OpTraits t;
+    t.fuses_activation = true;
+    return t;
   }
 
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    ConvGeometry g = geometry(in);
-    Cost c = data_movement(in, out);
-    c.macs = checked_mul({g.batch, g.win.kh, g.win.kw, g.cin_per_group(), g.out_h, g.out_w, g.cout});
-    c.flops = checked_add(
-        {checked_mul({2, c.macs}), checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
-    return c;
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    const ConvGeometry g = geometry(in);
+    return {{DType::kFloat32, window_output_shape(in[0].shape(), g.cout, g.out_h, g.out_w)}};
   }
 
-  std::string kind(const ArgInfos& in) const override {
-    ConvGeometry g = geometry(in);
-    if (g.group > 1 && g.group == g.cin) return "depthwise";
-    if (g.group > 1) return "grouped";
-    if (g.win.kh == 1 && g.win.kw == 1) return "pointwise";
-    return "regular";
+  OpCost cost(const OpSignature& sig) const override {
+    const ConvGeometry g = geometry(sig.inputs);
+    const CostExpr macs = CostExpr::of("N", g.batch) * CostExpr::of("K_h", g.win.kh) * CostExpr::of("K_w", g.win.kw) *
+                          CostExpr::of("C_in/group", g.cin_per_group()) * CostExpr::of("H_out", g.out_h) *
+                          CostExpr::of("W_out", g.out_w) * CostExpr::of("C_out", g.cout);
+    CostExpr flops = CostExpr(2) * macs;
+    if (activation_.kind != ActivationKind::kNone)
+      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
+                          CostExpr::of("output elements", checked_mul({g.batch, g.cout, g.out_h, g.out_w}));
+    return op_cost(sig, macs, flops);
   }
 
-  nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
-    ConvGeometry g = geometry(in);
-    const ConvKernel k = choose_kernel(g);
-    nlohmann::json d = {{"kernel", kernel_name(k)}};
-    if (k == ConvKernel::kDepthwise) d["multiplier"] = g.cout / g.cin;
-    if (k == ConvKernel::kDepthwiseSimd) d["variant"] = kernels::find_depthwise_kernel(g)->name;
-    if (k == ConvKernel::kDirectSimd) d["variant"] = kernels::find_direct_conv_kernel(g)->name;
-    if (k == ConvKernel::kIm2col || k == ConvKernel::kPointwise) {
-      d["gemm_kernel"] = kernels::best_gemm_kernel().name;
-      d["prepacked"] = in[1].constant ? "weights" : "none";
-      if (k == ConvKernel::kIm2col) d["im2col"] = "into the GEMM's B panels";
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
+    const ConvGeometry g = geometry(sig.inputs);
+    const bool has_bias = sig.inputs.size() == 3 && sig.inputs[2].present;
+    return std::make_unique<ConvKernel>(g, has_bias, activation_, sig.inputs[1].constant, ctx.isa, ctx.num_threads);
+  }
+
+  // Weights [C_out, C_in/group, kh, kw]: output channel c is the c-th block of weights.
+  AffineFold fold_channel_affine(const OpSignature& sig, const ChannelAffine& a) const override {
+    const Tensor* w = sig.inputs[1].constant;
+    const bool has_bias = sig.inputs.size() > 2 && sig.inputs[2].present;
+    if (!w) return {std::nullopt, "whose weights are not constants"};
+    if (has_bias && !sig.inputs[2].constant) return {std::nullopt, "whose bias is not a constant"};
+    if (activation_.kind != ActivationKind::kNone) return {std::nullopt, "which already runs an activation"};
+    const int64_t cout = w->shape()[0], block = w->size() / cout;
+    FoldedAffine f{Tensor(DType::kFloat32, w->shape()), Tensor(DType::kFloat32, {cout}), std::nullopt};
+    const std::span<const float> wv = w->values<float>();
+    std::span<float> w2 = f.weights.mutable_values<float>(), b2 = f.bias.mutable_values<float>();
+    for (int64_t i = 0; i < w->size(); ++i) w2[i] = static_cast<float>(wv[i] * a.scale[i / block]);
+    for (int64_t c = 0; c < cout; ++c) {
+      const double b = has_bias ? sig.inputs[2].constant->values<float>()[c] : 0.0;
+      b2[c] = static_cast<float>(b * a.scale[c] + a.shift[c]);
     }
-    if (activation_.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(activation_);
-    return d;
-  }
-
-  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
-    ConvGeometry g = geometry(in);
-    switch (choose_kernel(g)) {
-      case ConvKernel::kIm2col:
-      case ConvKernel::kPointwise:
-        return 4 * kernels::conv_gemm_workspace_floats(g, in[1].constant != nullptr, threads);
-      case ConvKernel::kDepthwiseSimd:
-        return 4 * kernels::depthwise_workspace_floats(*kernels::find_depthwise_kernel(g), g, g.batch, threads);
-      case ConvKernel::kDirectSimd:
-        return 4 * kernels::direct_conv_workspace_floats(*kernels::find_direct_conv_kernel(g), g, g.batch, threads);
-      default: return 0;
-    }
-  }
-
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
-    geo_ = geometry(in);
-    kernel_ = choose_kernel(geo_);
-    depthwise_ = kernels::find_depthwise_kernel(geo_);
-    direct_ = kernels::find_direct_conv_kernel(geo_);
-    if (kernel_ == ConvKernel::kIm2col || kernel_ == ConvKernel::kPointwise)
-      gemm_ = kernels::ConvGemm(geo_, in[1].constant ? in[1].constant->data.data() : nullptr);
-  }
-
-  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float> workspace) const override {
-    const ConvGeometry& g = geo_;
-    const float* x = in[0].data;
-    const float* weights = in[1].data;
-    const float* bias = g.has_bias ? in[2].data : nullptr;
-    float* y = out[0].data;
-    switch (kernel_) {
-      case ConvKernel::kDepthwiseSimd:
-        kernels::depthwise_conv2d(*depthwise_, g, g.batch, x, weights, bias, y, workspace, ctx.num_threads,
-                                  activation_);
-        break;
-      case ConvKernel::kDirectSimd:
-        kernels::direct_conv2d(*direct_, g, g.batch, x, weights, bias, y, workspace, ctx.num_threads, activation_);
-        break;
-      case ConvKernel::kIm2col:
-      case ConvKernel::kPointwise:
-        gemm_.run(g.batch, x, weights, bias, activation_, y, workspace, ctx.num_threads);
-        break;
-      case ConvKernel::kDepthwise: {
-        // The scalar kernel has no epilogue: the activation is a second pass over each
-        // image's output while it is still in cache.
-        const int64_t in_image = g.cin * g.h * g.w, out_image = g.cout * g.out_h * g.out_w;
-        for (int64_t n = 0; n < g.batch; ++n) {
-          reference::depthwise_conv2d(g, x + n * in_image, weights, bias, y + n * out_image);
-          activation_.apply(y + n * out_image, out_image);
-        }
-        break;
-      }
-    }
+    return {std::move(f), ""};
   }
 
  private:
-  ConvGeometry geometry(const ArgInfos& in) const {
+  ConvGeometry geometry(std::span<const OpInput> in) const {
     check_input_count(in, 2, 3);
-    const Shape& x = in[0].shape;
-    const Shape& w = in[1].shape;
+    require_float(in);
+    const Shape& x = in[0].shape();
+    const Shape& w = in[1].shape();
     ConvGeometry g;
     spatial_dims_2d(x, g.h, g.w);
     if (w.size() != x.size())
@@ -175,26 +205,18 @@ class ConvOp final : public Op {
     g.win = resolve_window(attrs_, spatial, kernel);
     g.out_h = window_output_size(g.h, g.win.kh, g.win.sh, g.win.dh, g.win.pad_top, g.win.pad_bottom, false);
     g.out_w = window_output_size(g.w, g.win.kw, g.win.sw, g.win.dw, g.win.pad_left, g.win.pad_right, false);
-    g.has_bias = in.size() == 3 && in[2].present;
-    if (g.has_bias && in[2].shape != Shape{g.cout})
-      throw OpError(fmt::format("bias {} must have shape {}", shape_str(in[2].shape), g.cout));
+    if (in.size() == 3 && in[2].present && in[2].shape() != Shape{g.cout})
+      throw OpError(fmt::format("bias {} must have shape {}", shape_str(in[2].shape()), g.cout));
     return g;
   }
 
   Activation activation_;  // fused by the fuse_activations pass
   WindowAttrs attrs_;
   int64_t group_ = 1;
-  ConvGeometry geo_;
-  ConvKernel kernel_ = ConvKernel::kIm2col;
-  const kernels::DepthwiseKernel* depthwise_ = nullptr;
-  const kernels::DirectConvKernel* direct_ = nullptr;
-  kernels::ConvGemm gemm_;  // im2col and pointwise: the weights packed per group
 };
 
 }  // namespace
 
-std::unique_ptr<Op> make_conv(const Node& node) {
-  return std::make_unique<ConvOp>(node);
-}
+std::unique_ptr<Op> make_conv(const Node& node) { return std::make_unique<ConvOp>(node); }
 
 }  // namespace minfer

@@ -10,7 +10,7 @@
 // col2im is the default: it skips the zeros (on models/deconv_decoder.json a quarter of
 // the MACs); its scratch is one group's columns (Cout/group*Kh*Kw x Hin*Win), the conv
 // method's the zero-inserted input (its im2col goes straight into the GEMM's panels).
-// Both run on the packed SGEMM with the (constant) weights packed in prepare(): col2im's
+// Both run on the packed SGEMM with the (constant) weights packed at bind time: col2im's
 // W^T x X, and the conv method through Conv's kernel (ops/kernels/conv_gemm.h, im2col
 // fused into the GEMM's packing). A fused activation runs after the bias: in the GEMM's
 // epilogue for the conv method, after the scatter for col2im (only then is a sum final).
@@ -21,7 +21,7 @@
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/gemm.h"
 #include "ops/kernels/threads.h"
-#include "ops/op.h"
+#include "ops/op_helpers.h"
 #include "ops/reference/col2im.h"
 #include "ops/reference/conv2d.h"
 #include "ops/window.h"
@@ -34,7 +34,6 @@ enum class DeconvMethod { kCol2im, kConv };
 struct DeconvGeometry {
   int64_t batch = 0, cin = 0, h = 0, w = 0, cout = 0, out_h = 0, out_w = 0, group = 1;
   Window2d win;  // the scatter: input i reaches output i * stride - pad_begin + k * dilation
-  bool has_bias = false;
 
   int64_t cin_per_group() const { return cin / group; }
   int64_t cout_per_group() const { return cout / group; }
@@ -47,8 +46,8 @@ struct DeconvGeometry {
   // The conv method's convolution: over the zero-inserted input, unit stride, the
   // same dilation, and pads that make the kernel's flipped reach land where the
   // scatter would (negative pads crop).
-  reference::Conv2dShape conv_shape() const {
-    reference::Conv2dShape s;
+  ConvGeometry conv_shape() const {
+    ConvGeometry s;
     s.cin = cin;
     s.h = checked_add({checked_mul({h - 1, win.sh}), 1});
     s.w = checked_add({checked_mul({w - 1, win.sw}), 1});
@@ -73,20 +72,20 @@ struct DeconvGeometry {
   // (no im2col matrix: it is packed straight into the GEMM's panels).
   int64_t col2im_rows() const { return checked_mul({cout_per_group(), kernel_size()}); }
   int64_t col_floats() const { return checked_mul({col2im_rows(), h, w}); }
-  int64_t col2im_workspace(bool weights_constant, int threads) const {
+  int64_t col2im_workspace(const kernels::GemmKernel& kernel, bool weights_constant, int threads) const {
     return checked_add({col_floats(), kernels::gemm_workspace_bytes(
-                                          kernels::best_gemm_kernel(), col2im_rows(), h * w, cin_per_group(), threads,
+                                          kernel, col2im_rows(), h * w, cin_per_group(), threads,
                                           weights_constant ? kernels::GemmPacked::kA : kernels::GemmPacked::kNone) /
                                           4});
   }
   int64_t flipped_weights() const { return checked_mul({cout, cin_per_group(), kernel_size()}); }
   int64_t zero_inserted() const {
-    const reference::Conv2dShape s = conv_shape();
+    const ConvGeometry s = conv_shape();
     return strided() ? checked_mul({cin, s.h, s.w}) : 0;
   }
-  int64_t conv_workspace(bool weights_constant, int threads) const {
+  int64_t conv_workspace(const kernels::GemmKernel& kernel, bool weights_constant, int threads) const {
     return checked_add({weights_constant ? 0 : flipped_weights(), zero_inserted(),
-                        kernels::conv_gemm_workspace_floats(conv_shape(), weights_constant, threads)});
+                        kernels::conv_gemm_workspace_floats(conv_shape(), kernel, weights_constant, threads)});
   }
 };
 
@@ -106,6 +105,116 @@ void flip_weights(const DeconvGeometry& g, const float* weights, float* flipped)
 const char* method_name(DeconvMethod m) {
   return m == DeconvMethod::kCol2im ? "col2im" : "conv";
 }
+
+class DeconvKernel final : public Kernel {
+ public:
+  DeconvKernel(const DeconvGeometry& g, DeconvMethod method, bool has_bias, const Activation& act,
+               const Tensor* constant_weights, kernels::Isa isa, int threads)
+      : Kernel({}), g_(g), method_(method), has_bias_(has_bias), activation_(act), gemm_(&kernels::gemm_kernel(isa)) {
+    const float* constant = constant_weights ? constant_weights->values<float>().data() : nullptr;
+    if (method_ == DeconvMethod::kConv) {
+      std::vector<float> flipped;
+      if (constant) {
+        flipped.resize(g.flipped_weights());
+        flip_weights(g, constant, flipped.data());
+      }
+      conv_ = kernels::ConvGemm(g.conv_shape(), constant ? flipped.data() : nullptr, isa);
+    } else if (constant) {
+      // One group's weights are [cin / group, rows]: the GEMM's A is their transpose.
+      const int64_t cig = g.cin_per_group(), rows = g.col2im_rows();
+      for (int64_t grp = 0; grp < g.group; ++grp)
+        packed_.push_back(kernels::PackedMatrix::pack_a(*gemm_, constant + grp * cig * rows, rows, true, rows, cig));
+    }
+    KernelFacts& f = mutable_facts();
+    f.method = method_name(method_);
+    f.kernel = std::string(method_name(method_)) + "_gemm";
+    f.details = {{"method", method_name(method_)},
+                 {"macs_by_method", {{"col2im", g.col2im_macs()}, {"conv", g.conv_macs()}}},
+                 {"gemm_kernel", gemm_->name},
+                 {"prepacked", constant ? "weights" : "none"}};
+    if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
+    f.workspace_bytes = checked_mul({4, method_ == DeconvMethod::kCol2im
+                                            ? g.col2im_workspace(*gemm_, constant != nullptr, threads)
+                                            : g.conv_workspace(*gemm_, constant != nullptr, threads)});
+  }
+
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+           Workspace workspace) const override {
+    const float* bias = has_bias_ ? in[2].f32() : nullptr;
+    workspace.require(facts().workspace_bytes, "ConvTranspose");
+    if (method_ == DeconvMethod::kCol2im)
+      run_col2im(in[0].f32(), in[1].f32(), bias, out[0].f32(), workspace.floats(), ctx.num_threads);
+    else
+      run_conv(in[0].f32(), in[1].f32(), bias, out[0].f32(), workspace.floats(), ctx.num_threads);
+  }
+
+ private:
+  void run_col2im(const float* x, const float* weights, const float* bias, float* y, std::span<float> workspace,
+                  int threads) const {
+    const DeconvGeometry& g = g_;
+    const int64_t in_hw = g.h * g.w, out_hw = g.out_h * g.out_w;
+    const int64_t cig = g.cin_per_group(), cog = g.cout_per_group();
+    const int64_t rows = g.col2im_rows(), taps = g.kernel_size();
+    float* col = workspace.data();
+    const std::span<float> gemm_scratch = workspace.subspan(g.col_floats());
+    // The scatter and the epilogue go over output channels, each thread its own planes.
+    const int team = kernels::threads_worth_starting(g.cout * taps * in_hw, g.cout, threads);
+    for (int64_t n = 0; n < g.batch; ++n) {
+      float* yn = y + n * g.cout * out_hw;
+      std::fill(yn, yn + g.cout * out_hw, 0.0f);
+      for (int64_t grp = 0; grp < g.group; ++grp) {
+        const float* xg = x + (n * g.cin + grp * cig) * in_hw;
+        const kernels::GemmOperand a = packed_.empty() ? kernels::GemmOperand(weights + grp * cig * rows, rows, true)
+                                                       : kernels::GemmOperand(packed_[grp]);
+        kernels::gemm(rows, in_hw, cig, 1.0f, a, kernels::GemmOperand(xg, in_hw), 0.0f, col, in_hw, {}, gemm_scratch,
+                      threads, *gemm_);
+        float* yg = yn + grp * cog * out_hw;
+#pragma omp parallel for num_threads(team) if (team > 1)
+        for (int64_t c = 0; c < cog; ++c)
+          reference::col2im(col + c * taps * in_hw, 1, g.out_h, g.out_w, g.win, g.h, g.w, yg + c * out_hw);
+      }
+#pragma omp parallel for num_threads(team) if (team > 1)
+      for (int64_t c = 0; c < g.cout; ++c) {
+        float* plane = yn + c * out_hw;
+        if (bias)
+          for (int64_t i = 0; i < out_hw; ++i) plane[i] += bias[c];
+        activation_.apply(plane, out_hw);
+      }
+    }
+  }
+
+  void run_conv(const float* x, const float* weights, const float* bias, float* y, std::span<float> workspace,
+                int threads) const {
+    const DeconvGeometry& g = g_;
+    const ConvGeometry s = g.conv_shape();
+    // Runtime weights are flipped on every run: O(weights), next to the convolution's
+    // O(weights * Hout * Wout).
+    float* flipped = workspace.data();
+    if (!conv_.prepacked()) flip_weights(g, weights, flipped);
+    float* zeros = flipped + (conv_.prepacked() ? 0 : g.flipped_weights());
+    const std::span<float> gemm_scratch = workspace.subspan(zeros + g.zero_inserted() - workspace.data());
+    for (int64_t n = 0; n < g.batch; ++n) {
+      const float* xn = x + n * g.cin * g.h * g.w;
+      if (g.strided()) {
+        std::fill(zeros, zeros + g.zero_inserted(), 0.0f);
+        for (int64_t c = 0; c < g.cin; ++c)
+          for (int64_t iy = 0; iy < g.h; ++iy)
+            for (int64_t ix = 0; ix < g.w; ++ix)
+              zeros[(c * s.h + iy * g.win.sh) * s.w + ix * g.win.sw] = xn[(c * g.h + iy) * g.w + ix];
+        xn = zeros;
+      }
+      conv_.run(1, xn, flipped, bias, activation_, y + n * g.cout * g.out_h * g.out_w, gemm_scratch, threads);
+    }
+  }
+
+  const DeconvGeometry g_;
+  const DeconvMethod method_;
+  const bool has_bias_;
+  const Activation activation_;
+  const kernels::GemmKernel* gemm_;
+  std::vector<kernels::PackedMatrix> packed_;  // col2im: W^T per group, when the weights are constant
+  kernels::ConvGemm conv_;                     // the conv method's convolution
+};
 
 class ConvTransposeOp final : public Op {
  public:
@@ -128,132 +237,68 @@ class ConvTransposeOp final : public Op {
       throw OpError(fmt::format("attribute 'method' must be 'col2im' or 'conv', got '{}'", method));
   }
 
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
-    DeconvGeometry g = geometry(in);
-    return {window_output_shape(in[0].shape, g.cout, g.out_h, g.out_w)};
+  OpTraits traits() const override {
+    OpTraits t;
+    t.fuses_activation = true;
+    return t;
   }
 
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    DeconvGeometry g = geometry(in);
-    Cost c = data_movement(in, out);
-    c.macs = method_ == DeconvMethod::kCol2im ? g.col2im_macs() : g.conv_macs();
-    c.flops = checked_add(
-        {checked_mul({2, c.macs}), checked_mul({activation_.flops_per_element(), g.batch, g.cout, g.out_h, g.out_w})});
-    return c;
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    const DeconvGeometry g = geometry(in);
+    return {{DType::kFloat32, window_output_shape(in[0].shape(), g.cout, g.out_h, g.out_w)}};
   }
 
-  // The method that runs, so every report row says it (ConvTranspose/col2im).
-  std::string kind(const ArgInfos&) const override { return method_name(method_); }
-
-  nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
-    DeconvGeometry g = geometry(in);
-    nlohmann::json d = {{"method", method_name(method_)},
-                        {"macs_by_method", {{"col2im", g.col2im_macs()}, {"conv", g.conv_macs()}}},
-                        {"gemm_kernel", kernels::best_gemm_kernel().name},
-                        {"prepacked", in[1].constant ? "weights" : "none"}};
-    if (activation_.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(activation_);
-    return d;
+  OpCost cost(const OpSignature& sig) const override {
+    const DeconvGeometry g = geometry(sig.inputs);
+    const CostExpr taps = CostExpr::of("K_h", g.win.kh) * CostExpr::of("K_w", g.win.kw);
+    const CostExpr macs =
+        method_ == DeconvMethod::kCol2im
+            ? CostExpr::of("N", g.batch) * taps * CostExpr::of("C_in", g.cin) *
+                  CostExpr::of("C_out/group", g.cout_per_group()) * CostExpr::of("H_in", g.h) * CostExpr::of("W_in", g.w)
+            : CostExpr::of("N", g.batch) * taps * CostExpr::of("C_in/group", g.cin_per_group()) *
+                  CostExpr::of("C_out", g.cout) * CostExpr::of("H_out", g.out_h) * CostExpr::of("W_out", g.out_w);
+    CostExpr flops = CostExpr(2) * macs;
+    if (activation_.kind != ActivationKind::kNone)
+      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
+                          CostExpr::of("output elements", checked_mul({g.batch, g.cout, g.out_h, g.out_w}));
+    return op_cost(sig, macs, flops);
   }
 
-  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
-    DeconvGeometry g = geometry(in);
-    const bool constant = in[1].constant != nullptr;
-    return checked_mul({4, method_ == DeconvMethod::kCol2im ? g.col2im_workspace(constant, threads)
-                                                            : g.conv_workspace(constant, threads)});
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
+    const bool has_bias = sig.inputs.size() == 3 && sig.inputs[2].present;
+    return std::make_unique<DeconvKernel>(geometry(sig.inputs), method_, has_bias, activation_, sig.inputs[1].constant,
+                                          ctx.isa, ctx.num_threads);
   }
 
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
-    geo_ = geometry(in);
-    const DeconvGeometry& g = geo_;
-    const float* constant = in[1].constant ? in[1].constant->data.data() : nullptr;
-    if (method_ == DeconvMethod::kConv) {
-      std::vector<float> flipped;
-      if (constant) {
-        flipped.resize(g.flipped_weights());
-        flip_weights(g, constant, flipped.data());
-      }
-      conv_ = kernels::ConvGemm(g.conv_shape(), constant ? flipped.data() : nullptr);
-    } else if (constant) {
-      // One group's weights are [cin / group, rows]: the GEMM's A is their transpose.
-      const int64_t cig = g.cin_per_group(), rows = g.col2im_rows();
-      for (int64_t grp = 0; grp < g.group; ++grp)
-        packed_.push_back(kernels::PackedMatrix::pack_a(kernels::best_gemm_kernel(), constant + grp * cig * rows, rows,
-                                                        true, rows, cig));
+  // Weights [C_in, C_out/group, kh, kw]: output channel (ic / (C_in/group)) * C_out/group + j.
+  AffineFold fold_channel_affine(const OpSignature& sig, const ChannelAffine& a) const override {
+    const Tensor* w = sig.inputs[1].constant;
+    const bool has_bias = sig.inputs.size() > 2 && sig.inputs[2].present;
+    if (!w) return {std::nullopt, "whose weights are not constants"};
+    if (has_bias && !sig.inputs[2].constant) return {std::nullopt, "whose bias is not a constant"};
+    if (activation_.kind != ActivationKind::kNone) return {std::nullopt, "which already runs an activation"};
+    const Shape& ws = w->shape();
+    const int64_t inner = w->size() / (ws[0] * ws[1]), cig = ws[0] / group_, cout = ws[1] * group_;
+    FoldedAffine f{Tensor(DType::kFloat32, ws), Tensor(DType::kFloat32, {cout}), std::nullopt};
+    const std::span<const float> wv = w->values<float>();
+    std::span<float> w2 = f.weights.mutable_values<float>(), b2 = f.bias.mutable_values<float>();
+    for (int64_t i = 0; i < w->size(); ++i) {
+      const int64_t ic = i / (ws[1] * inner), j = (i / inner) % ws[1];
+      w2[i] = static_cast<float>(wv[i] * a.scale[(ic / cig) * ws[1] + j]);
     }
-  }
-
-  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float> workspace) const override {
-    const float* bias = geo_.has_bias ? in[2].data : nullptr;
-    if (method_ == DeconvMethod::kCol2im)
-      run_col2im(in[0].data, in[1].data, bias, out[0].data, workspace, ctx.num_threads);
-    else
-      run_conv(in[0].data, in[1].data, bias, out[0].data, workspace, ctx.num_threads);
+    for (int64_t c = 0; c < cout; ++c) {
+      const double b = has_bias ? sig.inputs[2].constant->values<float>()[c] : 0.0;
+      b2[c] = static_cast<float>(b * a.scale[c] + a.shift[c]);
+    }
+    return {std::move(f), ""};
   }
 
  private:
-  void run_col2im(const float* x, const float* weights, const float* bias, float* y, std::span<float> workspace,
-                  int threads) const {
-    const DeconvGeometry& g = geo_;
-    const int64_t in_hw = g.h * g.w, out_hw = g.out_h * g.out_w;
-    const int64_t cig = g.cin_per_group(), cog = g.cout_per_group();
-    const int64_t rows = g.col2im_rows(), taps = g.kernel_size();
-    float* col = workspace.data();
-    const std::span<float> gemm_scratch = workspace.subspan(g.col_floats());
-    // The scatter and the epilogue go over output channels, each thread its own planes.
-    const int team = kernels::threads_worth_starting(g.cout * taps * in_hw, g.cout, threads);
-    for (int64_t n = 0; n < g.batch; ++n) {
-      float* yn = y + n * g.cout * out_hw;
-      std::fill(yn, yn + g.cout * out_hw, 0.0f);
-      for (int64_t grp = 0; grp < g.group; ++grp) {
-        const float* xg = x + (n * g.cin + grp * cig) * in_hw;
-        const kernels::GemmOperand a = packed_.empty() ? kernels::GemmOperand(weights + grp * cig * rows, rows, true)
-                                                       : kernels::GemmOperand(packed_[grp]);
-        kernels::gemm(rows, in_hw, cig, 1.0f, a, kernels::GemmOperand(xg, in_hw), 0.0f, col, in_hw, {}, gemm_scratch,
-                      threads);
-        float* yg = yn + grp * cog * out_hw;
-#pragma omp parallel for num_threads(team) if (team > 1)
-        for (int64_t c = 0; c < cog; ++c)
-          reference::col2im(col + c * taps * in_hw, 1, g.out_h, g.out_w, g.win, g.h, g.w, yg + c * out_hw);
-      }
-#pragma omp parallel for num_threads(team) if (team > 1)
-      for (int64_t c = 0; c < g.cout; ++c) {
-        float* plane = yn + c * out_hw;
-        if (bias)
-          for (int64_t i = 0; i < out_hw; ++i) plane[i] += bias[c];
-        activation_.apply(plane, out_hw);
-      }
-    }
-  }
-
-  void run_conv(const float* x, const float* weights, const float* bias, float* y, std::span<float> workspace,
-                int threads) const {
-    const DeconvGeometry& g = geo_;
-    const reference::Conv2dShape s = g.conv_shape();
-    // Runtime weights are flipped on every run: O(weights), next to the convolution's
-    // O(weights * Hout * Wout).
-    float* flipped = workspace.data();
-    if (!conv_.prepacked()) flip_weights(g, weights, flipped);
-    float* zeros = flipped + (conv_.prepacked() ? 0 : g.flipped_weights());
-    const std::span<float> gemm_scratch = workspace.subspan(zeros + g.zero_inserted() - workspace.data());
-    for (int64_t n = 0; n < g.batch; ++n) {
-      const float* xn = x + n * g.cin * g.h * g.w;
-      if (g.strided()) {
-        std::fill(zeros, zeros + g.zero_inserted(), 0.0f);
-        for (int64_t c = 0; c < g.cin; ++c)
-          for (int64_t iy = 0; iy < g.h; ++iy)
-            for (int64_t ix = 0; ix < g.w; ++ix)
-              zeros[(c * s.h + iy * g.win.sh) * s.w + ix * g.win.sw] = xn[(c * g.h + iy) * g.w + ix];
-        xn = zeros;
-      }
-      conv_.run(1, xn, flipped, bias, activation_, y + n * g.cout * g.out_h * g.out_w, gemm_scratch, threads);
-    }
-  }
-
-  DeconvGeometry geometry(const ArgInfos& in) const {
+  DeconvGeometry geometry(std::span<const OpInput> in) const {
     check_input_count(in, 2, 3);
-    const Shape& x = in[0].shape;
-    const Shape& w = in[1].shape;
+    require_float(in);
+    const Shape& x = in[0].shape();
+    const Shape& w = in[1].shape();
     DeconvGeometry g;
     spatial_dims_2d(x, g.h, g.w);
     if (w.size() != x.size())
@@ -265,7 +310,7 @@ class ConvTransposeOp final : public Op {
       throw OpError(fmt::format("group {} does not divide the {} input channels", g.group, g.cin));
     if (w[0] != g.cin)
       throw OpError(fmt::format("weights {} expect {} input channels, the input has {}", shape_str(w), w[0], g.cin));
-    g.cout = w[1] * g.group;
+    g.cout = checked_mul({w[1], g.group});
     std::vector<int64_t> kernel(w.begin() + 2, w.end());
     if (!attrs_.kernel_shape.empty() && attrs_.kernel_shape != kernel)
       throw OpError(fmt::format("attribute 'kernel_shape' {} disagrees with weights {}", shape_str(attrs_.kernel_shape),
@@ -275,9 +320,8 @@ class ConvTransposeOp final : public Op {
     g.win = t.win;
     g.out_h = t.out_h;
     g.out_w = t.out_w;
-    g.has_bias = in.size() == 3 && in[2].present;
-    if (g.has_bias && in[2].shape != Shape{g.cout})
-      throw OpError(fmt::format("bias {} must have shape {}", shape_str(in[2].shape), g.cout));
+    if (in.size() == 3 && in[2].present && in[2].shape() != Shape{g.cout})
+      throw OpError(fmt::format("bias {} must have shape {}", shape_str(in[2].shape()), g.cout));
     return g;
   }
 
@@ -286,9 +330,6 @@ class ConvTransposeOp final : public Op {
   std::vector<int64_t> output_padding_, output_shape_;
   int64_t group_ = 1;
   DeconvMethod method_ = DeconvMethod::kCol2im;
-  DeconvGeometry geo_;
-  std::vector<kernels::PackedMatrix> packed_;  // col2im: W^T per group, when the weights are constant
-  kernels::ConvGemm conv_;                     // the conv method's convolution
 };
 
 }  // namespace

@@ -13,7 +13,7 @@
 
 #include "ops/kernels/gemm.h"
 #include "ops/lstm_cell.h"
-#include "ops/op.h"
+#include "ops/op_helpers.h"
 
 namespace minfer {
 namespace {
@@ -25,27 +25,33 @@ struct LstmGeometry {
   int64_t seq = 0, batch = 0, input_size = 0, hidden = 0, directions = 1;
   bool batch_major = false;  // layout 1
   bool has_bias = false, has_lengths = false, has_initial_h = false, has_initial_c = false, has_peephole = false;
-  bool weights_constant = false;  // W and R are initializers: packed in prepare()
+  bool weights_constant = false;  // W and R are initializers: packed when the op binds
 };
 
-bool present(const ArgInfos& in, size_t index) {
+bool present(std::span<const OpInput> in, size_t index) {
   return index < in.size() && in[index].present;
 }
 
-void expect_shape(const ArgInfos& in, size_t index, const char* name, const Shape& want, const char* layout) {
-  if (in[index].shape != want)
+void expect_shape(std::span<const OpInput> in, size_t index, const char* name, const Shape& want, const char* layout) {
+  if (in[index].shape() != want)
     throw OpError(
-        fmt::format("{} has shape {}, expected {} ({})", name, shape_str(in[index].shape), shape_str(want), layout));
+        fmt::format("{} has shape {}, expected {} ({})", name, shape_str(in[index].shape()), shape_str(want), layout));
 }
 
 // ONNX leaves lengths past seq_length undefined and gives zero lengths no meaning for
 // Y_h; both are refused. Runs at compile time for constants, else on every run.
-void check_lengths(const float* lengths, int64_t batch, int64_t seq) {
+template <typename T>
+void check_lengths(const T* lengths, int64_t batch, int64_t seq) {
   for (int64_t b = 0; b < batch; ++b) {
-    const float v = lengths[b];
-    if (!(v >= 1.0f && v <= static_cast<float>(seq)) || v != std::trunc(v))
+    const double v = static_cast<double>(lengths[b]);
+    if (!(v >= 1.0 && v <= static_cast<double>(seq)) || v != std::trunc(v))
       throw OpError(fmt::format("sequence_lens[{}] is {}; lengths must be integers in [1, {}]", b, v, seq));
   }
+}
+
+void check_lengths(DType dtype, const void* lengths, int64_t batch, int64_t seq) {
+  if (dtype == DType::kInt64) check_lengths(static_cast<const int64_t*>(lengths), batch, seq);
+  else check_lengths(static_cast<const float*>(lengths), batch, seq);
 }
 
 bool same_name(const std::string& a, const char* b) {
@@ -53,121 +59,88 @@ bool same_name(const std::string& a, const char* b) {
                     [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(y); });
 }
 
-class LstmOp final : public Op {
+// The attributes that fix how the cell runs, parsed once from the node.
+struct LstmParams {
+  int64_t directions = 1, hidden_size = 0;  // hidden_size 0: taken from R
+  bool reverse = false;                     // direction "reverse"
+  bool batch_major = false;                 // layout 1
+  bool input_forget = false;
+  std::optional<float> clip;
+  LstmPlan plan = LstmPlan::kMinimal;
+};
+
+// `gemm` may be null for a cell that only counts (cost).
+LstmCellConfig cell_config(const LstmParams& p, const LstmGeometry& g, const kernels::GemmKernel* gemm) {
+  LstmCellConfig c;
+  c.plan = p.plan;
+  c.seq_length = g.seq;
+  c.batch = g.batch;
+  c.input_size = g.input_size;
+  c.hidden_size = g.hidden;
+  c.batch_major = g.batch_major;
+  c.has_bias = g.has_bias;
+  c.has_peephole = g.has_peephole;
+  c.input_forget = p.input_forget;
+  c.weights_packed = g.weights_constant;
+  c.clip = p.clip;
+  c.gemm = gemm;
+  return c;
+}
+
+class LstmKernel final : public Kernel {
  public:
-  explicit LstmOp(const Node& node) {
-    node.attrs.check_known({"hidden_size", "direction", "activations", "clip", "input_forget", "layout", "plan"});
-    const std::string direction = node.attrs.get_string("direction", "forward");
-    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-      throw OpError(
-          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
-    directions_ = direction == "bidirectional" ? 2 : 1;
-    reverse_ = direction == "reverse";
-    hidden_size_ = node.attrs.get_int("hidden_size", 0);
-    if (node.attrs.has("hidden_size") && hidden_size_ <= 0)
-      throw OpError(fmt::format("attribute 'hidden_size' must be positive, got {}", hidden_size_));
-    const std::vector<std::string> acts = node.attrs.get_strings("activations");
-    bool defaults = acts.empty() || acts.size() == static_cast<size_t>(3 * directions_);
-    for (size_t i = 0; defaults && i < acts.size(); ++i) defaults = same_name(acts[i], i % 3 == 0 ? "Sigmoid" : "Tanh");
-    if (!defaults)
-      throw UnsupportedError(
-          fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
-                      fmt::join(acts, ", ")));
-    if (node.attrs.has("clip")) {
-      const double clip = node.attrs.get_float("clip", 0.0);
-      if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));
-      clip_ = static_cast<float>(clip);
+  LstmKernel(const LstmParams& p, const LstmGeometry& g, const OpSignature& sig, const kernels::GemmKernel& gemm,
+             int threads)
+      : Kernel({}), p_(p), g_(g), cell_(cell_config(p, g, &gemm)), gemm_(&gemm) {
+    if (g.weights_constant) {
+      const int64_t rows = 4 * g.hidden;
+      const float* w = sig.inputs[kW].constant->values<float>().data();
+      const float* r = sig.inputs[kR].constant->values<float>().data();
+      for (int64_t d = 0; d < g.directions; ++d)
+        packed_.push_back(GateWeights::packed(gemm, w + d * rows * g.input_size, r + d * rows * g.hidden, g.input_size,
+                                              g.hidden, p.plan == LstmPlan::kMinimal));
     }
-    const int64_t input_forget = node.attrs.get_int("input_forget", 0);
-    if (input_forget != 0 && input_forget != 1)
-      throw OpError(fmt::format("attribute 'input_forget' must be 0 or 1, got {}", input_forget));
-    input_forget_ = input_forget == 1;
-    const int64_t layout = node.attrs.get_int("layout", 0);
-    if (layout != 0 && layout != 1) throw OpError(fmt::format("attribute 'layout' must be 0 or 1, got {}", layout));
-    batch_major_ = layout == 1;
-    plan_ = parse_lstm_plan(node.attrs.get_string("plan", "minimal"));
-  }
-
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
-    const LstmGeometry g = geometry(in);
-    if (g.batch_major) {
-      const Shape state{g.batch, g.directions, g.hidden};
-      return {{g.batch, g.seq, g.directions, g.hidden}, state, state};
-    }
-    const Shape state{g.directions, g.batch, g.hidden};
-    return {{g.seq, g.directions, g.batch, g.hidden}, state, state};
-  }
-
-  bool output_optional(size_t) const override { return true; }
-
-  // The memory plan, so every table row says which one ran ("LSTM/minimal").
-  std::string kind(const ArgInfos&) const override { return lstm_plan_name(plan_); }
-
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    const LstmGeometry g = geometry(in);
-    const LstmCell cell(cell_config(g));
-    // Every row is counted for every step: sequence_lens may be known only at run
-    // time, and the gate matmuls run on the whole batch anyway.
-    const int64_t row_steps = g.seq * g.batch * g.directions;
-    Cost c = data_movement(in, out);
-    c.macs = checked_mul({row_steps, cell.gate_matmuls(), g.hidden, g.input_size + g.hidden});
-    c.flops = checked_add({checked_mul({2, c.macs}), checked_mul({row_steps, g.hidden, cell.elementwise_flops_per_unit()})});
-    return c;
-  }
-
-  // The cell's state, scratch and GEMM packing scratch.
-  int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
-    return 4 * LstmCell(cell_config(geometry(in))).workspace_floats(threads);
-  }
-
-  nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
-    const LstmGeometry g = geometry(in);
-    const LstmCell cell(cell_config(g));
+    KernelFacts& f = mutable_facts();
+    f.method = lstm_plan_name(p.plan);
+    f.kernel = std::string("lstm_") + lstm_plan_name(p.plan);
+    f.workspace_bytes = 4 * cell_.workspace_floats(threads);  // the cell's state, scratch and GEMM packing scratch
     nlohmann::json buffers = nlohmann::json::array();
-    for (const CellBuffer& b : cell.buffers())
+    for (const BufferSpan& b : cell_.buffers())
       buffers.push_back({{"name", b.name},
                          {"offset", b.offset},
                          {"bytes", b.bytes},
                          {"first_step", b.first_step},
                          {"last_step", b.last_step}});
-    return {{"plan", lstm_plan_name(plan_)},
-            {"directions", g.directions},
-            {"seq_length", g.seq},
-            {"batch", g.batch},
-            {"input_size", g.input_size},
-            {"hidden_size", g.hidden},
-            {"cell_macs", cell.gate_matmuls() * g.hidden * (g.input_size + g.hidden)},
-            {"cell_elementwise_flops", cell.elementwise_flops_per_unit() * g.hidden},
-            {"state_bytes", 4 * cell.state_floats()},
-            {"scratch_bytes", 4 * cell.scratch_floats()},
-            {"gemm_scratch_bytes_per_thread", 4 * cell.gemm_scratch_floats(1)},
-            {"gemm_kernel", kernels::best_gemm_kernel().name},
-            {"prepacked", g.weights_constant},
-            {"packed_weight_bytes",
-             g.weights_constant
-                 ? g.directions * GateWeights::packed_bytes(g.input_size, g.hidden, plan_ == LstmPlan::kMinimal)
-                 : 0},
-            {"cell_steps", cell.sub_steps()},
-            {"cell_buffers", buffers}};
-  }
-
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
-    geo_ = geometry(in);
-    if (!geo_.weights_constant) return;
-    const int64_t rows = 4 * geo_.hidden;
-    for (int64_t d = 0; d < geo_.directions; ++d)
-      packed_.push_back(GateWeights::packed(in[kW].constant->data.data() + d * rows * geo_.input_size,
-                                            in[kR].constant->data.data() + d * rows * geo_.hidden, geo_.input_size,
-                                            geo_.hidden, plan_ == LstmPlan::kMinimal));
+    f.details = {{"plan", lstm_plan_name(p.plan)},
+                 {"directions", g.directions},
+                 {"seq_length", g.seq},
+                 {"batch", g.batch},
+                 {"input_size", g.input_size},
+                 {"hidden_size", g.hidden},
+                 {"cell_macs", cell_.gate_matmuls() * g.hidden * (g.input_size + g.hidden)},
+                 {"cell_elementwise_flops", cell_.elementwise_flops_per_unit() * g.hidden},
+                 {"state_bytes", 4 * cell_.state_floats()},
+                 {"scratch_bytes", 4 * cell_.scratch_floats()},
+                 {"gemm_scratch_bytes_per_thread", 4 * cell_.gemm_scratch_floats(1)},
+                 {"gemm_kernel", gemm.name},
+                 {"prepacked", g.weights_constant},
+                 {"packed_weight_bytes",
+                  g.weights_constant ? g.directions * GateWeights::packed_bytes(gemm, g.input_size, g.hidden,
+                                                                                p.plan == LstmPlan::kMinimal)
+                                     : 0},
+                 {"cell_steps", cell_.sub_steps()},
+                 {"cell_buffers", buffers}};
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float> workspace) const override {
-    const LstmGeometry& g = geo_;
-    const LstmCell cell(cell_config(g));
-    const float* lengths = g.has_lengths ? in[kSequenceLens].data : nullptr;
-    if (lengths) check_lengths(lengths, g.batch, g.seq);
-    auto output = [&](size_t index) { return index < out.size() ? out[index].data : nullptr; };
+           Workspace ws) const override {
+    const LstmGeometry& g = g_;
+    const LstmCell& cell = cell_;
+    ws.require(facts().workspace_bytes, "LSTM");
+    const std::span<float> workspace = ws.floats();
+    const TensorView* lengths = g.has_lengths ? &in[kSequenceLens] : nullptr;
+    if (lengths) check_lengths(lengths->type.dtype, lengths->data, g.batch, g.seq);
+    auto output = [&](size_t index) { return index < out.size() ? out[index].f32() : nullptr; };
     float* y = output(kY);
     float* y_h = output(kYh);
     float* y_c = output(kYc);
@@ -190,16 +163,16 @@ class LstmOp final : public Op {
     };
 
     for (int64_t d = 0; d < g.directions; ++d) {
-      const bool reverse = reverse_ || d == 1;  // bidirectional: direction 1 runs backwards
+      const bool reverse = p_.reverse || d == 1;  // bidirectional: direction 1 runs backwards
       GateWeights plain;
       const LstmCellWeights weights = cell_weights(in, d, plain);
-      cell.project_inputs(ctx, weights, in[kX].data, workspace);
+      cell.project_inputs(ctx, weights, in[kX].f32(), workspace);
       if (g.has_initial_c)
-        copy_state(in[kInitialC].data, d, cell_state);
+        copy_state(in[kInitialC].f32(), d, cell_state);
       else
         std::fill_n(cell_state, bh, 0.0f);
       if (g.has_initial_h)
-        copy_state(in[kInitialH].data, d, hidden_state);
+        copy_state(in[kInitialH].f32(), d, hidden_state);
       else
         std::fill_n(hidden_state, bh, 0.0f);
       // Reverse runs t = seq-1 .. 0; a row shorter than seq stays at its initial state
@@ -207,7 +180,7 @@ class LstmOp final : public Op {
       for (int64_t step = 0; step < g.seq; ++step) {
         const int64_t t = reverse ? g.seq - 1 - step : step;
         const ActiveRows active{lengths, t};
-        cell.step(ctx, weights, in[kX].data, t, active, workspace);
+        cell.step(ctx, weights, in[kX].f32(), t, active, workspace);
         if (!y) continue;
         for (int64_t b = 0; b < g.batch; ++b) {
           float* row = y + y_row(t, d, b);
@@ -223,22 +196,121 @@ class LstmOp final : public Op {
   }
 
  private:
-  LstmGeometry geometry(const ArgInfos& in) const {
+  // Direction d's operands; `plain` holds W and R's views when they are graph inputs.
+  LstmCellWeights cell_weights(std::span<const TensorView> in, int64_t d, GateWeights& plain) const {
+    const LstmGeometry& g = g_;
+    const int64_t rows = 4 * g.hidden;
+    LstmCellWeights w;
+    if (g.weights_constant) {
+      w.gates = &packed_[d];
+    } else {
+      plain = GateWeights::plain(*gemm_, in[kW].f32() + d * rows * g.input_size, in[kR].f32() + d * rows * g.hidden,
+                                 g.input_size, g.hidden);
+      w.gates = &plain;
+    }
+    if (g.has_bias) w.bias = in[kB].f32() + d * 8 * g.hidden;
+    if (g.has_peephole) w.peephole = in[kP].f32() + d * 3 * g.hidden;
+    return w;
+  }
+
+  const LstmParams p_;
+  const LstmGeometry g_;
+  const LstmCell cell_;
+  const kernels::GemmKernel* gemm_;
+  std::vector<GateWeights> packed_;  // per direction, when W and R are constants
+};
+
+class LstmOp final : public Op {
+ public:
+  explicit LstmOp(const Node& node) {
+    node.attrs.check_known({"hidden_size", "direction", "activations", "clip", "input_forget", "layout", "plan"});
+    const std::string direction = node.attrs.get_string("direction", "forward");
+    if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+      throw OpError(
+          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
+    p_.directions = direction == "bidirectional" ? 2 : 1;
+    p_.reverse = direction == "reverse";
+    p_.hidden_size = node.attrs.get_int("hidden_size", 0);
+    if (node.attrs.has("hidden_size") && p_.hidden_size <= 0)
+      throw OpError(fmt::format("attribute 'hidden_size' must be positive, got {}", p_.hidden_size));
+    const std::vector<std::string> acts = node.attrs.get_strings("activations");
+    bool defaults = acts.empty() || acts.size() == static_cast<size_t>(3 * p_.directions);
+    for (size_t i = 0; defaults && i < acts.size(); ++i) defaults = same_name(acts[i], i % 3 == 0 ? "Sigmoid" : "Tanh");
+    if (!defaults)
+      throw UnsupportedError(
+          fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
+                      fmt::join(acts, ", ")));
+    if (node.attrs.has("clip")) {
+      const double clip = node.attrs.get_float("clip", 0.0);
+      if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));
+      p_.clip = static_cast<float>(clip);
+    }
+    const int64_t input_forget = node.attrs.get_int("input_forget", 0);
+    if (input_forget != 0 && input_forget != 1)
+      throw OpError(fmt::format("attribute 'input_forget' must be 0 or 1, got {}", input_forget));
+    p_.input_forget = input_forget == 1;
+    const int64_t layout = node.attrs.get_int("layout", 0);
+    if (layout != 0 && layout != 1) throw OpError(fmt::format("attribute 'layout' must be 0 or 1, got {}", layout));
+    p_.batch_major = layout == 1;
+    p_.plan = parse_lstm_plan(node.attrs.get_string("plan", "minimal"));
+  }
+
+  OpTraits traits() const override {
+    OpTraits t;
+    t.optional_outputs = 0b111;
+    return t;
+  }
+
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    const LstmGeometry g = geometry(in);
+    if (g.batch_major) {
+      const Shape state{g.batch, g.directions, g.hidden};
+      return {{DType::kFloat32, {g.batch, g.seq, g.directions, g.hidden}}, {DType::kFloat32, state}, {DType::kFloat32, state}};
+    }
+    const Shape state{g.directions, g.batch, g.hidden};
+    return {{DType::kFloat32, {g.seq, g.directions, g.batch, g.hidden}}, {DType::kFloat32, state}, {DType::kFloat32, state}};
+  }
+
+  OpCost cost(const OpSignature& sig) const override {
+    const LstmGeometry g = geometry(sig.inputs);
+    const LstmCell cell(cell_config(p_, g, nullptr));
+    // Every row is counted for every step: sequence_lens may be known only at run
+    // time, and the gate matmuls run on the whole batch anyway.
+    const CostExpr row_steps = CostExpr::of("seq", g.seq) * CostExpr::of("batch", g.batch) *
+                               CostExpr::of("directions", g.directions);
+    const CostExpr macs = row_steps * CostExpr::of("gate matmuls", cell.gate_matmuls()) * CostExpr::of("H", g.hidden) *
+                          (CostExpr::of("D", g.input_size) + CostExpr::of("H", g.hidden));
+    const CostExpr flops = CostExpr(2) * macs + row_steps * CostExpr::of("H", g.hidden) *
+                                                    CostExpr::of("cell FLOPs/unit", cell.elementwise_flops_per_unit());
+    return op_cost(sig, macs, flops);
+  }
+
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
+    return std::make_unique<LstmKernel>(p_, geometry(sig.inputs), sig, kernels::gemm_kernel(ctx.isa), ctx.num_threads);
+  }
+
+ private:
+  LstmGeometry geometry(std::span<const OpInput> in) const {
     check_input_count(in, 3, 8);
-    const Shape& x = in[kX].shape;
-    const Shape& r = in[kR].shape;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i].present && in[i].dtype() != (i == kSequenceLens ? in[i].dtype() : DType::kFloat32))
+        throw UnsupportedError(fmt::format("input {} is {}; LSTM computes on float32", i, dtype_name(in[i].dtype())));
+    if (present(in, kSequenceLens) && in[kSequenceLens].dtype() == DType::kBool)
+      throw OpError("sequence_lens must hold integers");
+    const Shape& x = in[kX].shape();
+    const Shape& r = in[kR].shape();
     if (x.size() != 3)
       throw OpError(fmt::format("X has shape {}, expected rank 3 {}", shape_str(x),
-                                batch_major_ ? "[batch, seq, input] (layout 1)" : "[seq, batch, input]"));
+                                p_.batch_major ? "[batch, seq, input] (layout 1)" : "[seq, batch, input]"));
     if (r.size() != 3)
       throw OpError(fmt::format("R has shape {}, expected rank 3 [directions, 4*hidden, hidden]", shape_str(r)));
     LstmGeometry g;
-    g.batch_major = batch_major_;
-    g.seq = x[batch_major_ ? 1 : 0];
-    g.batch = x[batch_major_ ? 0 : 1];
+    g.batch_major = p_.batch_major;
+    g.seq = x[p_.batch_major ? 1 : 0];
+    g.batch = x[p_.batch_major ? 0 : 1];
     g.input_size = x[2];
-    g.directions = directions_;
-    g.hidden = hidden_size_ > 0 ? hidden_size_ : r[2];
+    g.directions = p_.directions;
+    g.hidden = p_.hidden_size > 0 ? p_.hidden_size : r[2];
     if (r[2] != g.hidden)
       throw OpError(
           fmt::format("attribute 'hidden_size' is {} but R {} has hidden size {}", g.hidden, shape_str(r), r[2]));
@@ -251,11 +323,11 @@ class LstmOp final : public Op {
     g.has_lengths = present(in, kSequenceLens);
     if (g.has_lengths) {
       expect_shape(in, kSequenceLens, "sequence_lens", {g.batch}, "[batch]");
-      if (in[kSequenceLens].constant) check_lengths(in[kSequenceLens].constant->data.data(), g.batch, g.seq);
+      if (const Tensor* t = in[kSequenceLens].constant) check_lengths(t->dtype(), t->data(), g.batch, g.seq);
     }
     g.has_initial_h = present(in, kInitialH);
-    const Shape state = batch_major_ ? Shape{g.batch, dirs, hidden} : Shape{dirs, g.batch, hidden};
-    const char* state_layout = batch_major_ ? "[batch, directions, hidden] (layout 1)" : "[directions, batch, hidden]";
+    const Shape state = p_.batch_major ? Shape{g.batch, dirs, hidden} : Shape{dirs, g.batch, hidden};
+    const char* state_layout = p_.batch_major ? "[batch, directions, hidden] (layout 1)" : "[directions, batch, hidden]";
     if (g.has_initial_h) expect_shape(in, kInitialH, "initial_h", state, state_layout);
     g.has_initial_c = present(in, kInitialC);
     if (g.has_initial_c) expect_shape(in, kInitialC, "initial_c", state, state_layout);
@@ -264,47 +336,7 @@ class LstmOp final : public Op {
     return g;
   }
 
-  LstmCellConfig cell_config(const LstmGeometry& g) const {
-    LstmCellConfig c;
-    c.plan = plan_;
-    c.seq_length = g.seq;
-    c.batch = g.batch;
-    c.input_size = g.input_size;
-    c.hidden_size = g.hidden;
-    c.batch_major = g.batch_major;
-    c.has_bias = g.has_bias;
-    c.has_peephole = g.has_peephole;
-    c.input_forget = input_forget_;
-    c.weights_packed = g.weights_constant;
-    c.clip = clip_;
-    return c;
-  }
-
-  // Direction d's operands; `plain` holds W and R's views when they are graph inputs.
-  LstmCellWeights cell_weights(std::span<const TensorView> in, int64_t d, GateWeights& plain) const {
-    const LstmGeometry& g = geo_;
-    const int64_t rows = 4 * g.hidden;
-    LstmCellWeights w;
-    if (g.weights_constant) {
-      w.gates = &packed_[d];
-    } else {
-      plain = GateWeights::plain(in[kW].data + d * rows * g.input_size, in[kR].data + d * rows * g.hidden, g.input_size,
-                                 g.hidden);
-      w.gates = &plain;
-    }
-    if (g.has_bias) w.bias = in[kB].data + d * 8 * g.hidden;
-    if (g.has_peephole) w.peephole = in[kP].data + d * 3 * g.hidden;
-    return w;
-  }
-
-  int64_t directions_ = 1, hidden_size_ = 0;  // hidden_size_ 0: taken from R
-  bool reverse_ = false;                      // direction "reverse"
-  bool batch_major_ = false;                  // layout 1
-  bool input_forget_ = false;
-  std::optional<float> clip_;
-  LstmPlan plan_ = LstmPlan::kMinimal;
-  LstmGeometry geo_;
-  std::vector<GateWeights> packed_;  // per direction, when W and R are constants
+  LstmParams p_;
 };
 
 }  // namespace

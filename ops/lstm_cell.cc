@@ -114,8 +114,8 @@ int64_t LstmCell::scratch_floats() const {
 int64_t LstmCell::gemm_scratch_floats(int threads) const {
   const int gate = c_.plan == LstmPlan::kMinimal ? static_cast<int>(kInput) : kAllGates;
   const int64_t input_rows = c_.plan == LstmPlan::kMinimal ? c_.batch : c_.seq_length * c_.batch;
-  return gate_matmul_scratch_floats(c_.input_size, c_.hidden_size, gate, c_.weights_packed, input_rows, c_.batch,
-                                    threads);
+  return gate_matmul_scratch_floats(*c_.gemm, c_.input_size, c_.hidden_size, gate, c_.weights_packed, input_rows,
+                                    c_.batch, threads);
 }
 
 void LstmCell::project_inputs(const RunContext& ctx, const LstmCellWeights& w, const float* x,
@@ -236,15 +236,17 @@ std::vector<std::string> LstmCell::sub_steps() const {
           "H = o(.)h(Ct)"};
 }
 
-std::vector<CellBuffer> LstmCell::buffers() const {
+std::vector<BufferSpan> LstmCell::buffers() const {
   const int64_t bytes = 4 * c_.batch * c_.hidden_size;
+  auto buffer = [](const char* name, int64_t offset, int64_t size, int first, int last) {
+    return BufferSpan{name, {name}, offset, size, first, last};
+  };
   if (c_.plan == LstmPlan::kMinimal)
-    return {{"cell_state", 0, bytes, 0, 6},         {"hidden_state", bytes, bytes, 0, 6},
-            {"input_gate", 2 * bytes, bytes, 0, 4}, {"forget_gate", 3 * bytes, bytes, 1, 2},
-            {"cell_gate", 3 * bytes, bytes, 3, 4},  {"output_gate", 2 * bytes, bytes, 5, 6}};
-  return {{"cell_state", 0, bytes, 0, 5},
-          {"hidden_state", bytes, bytes, 0, 5},
-          {"gate_inputs", 2 * bytes, 4 * scratch_floats(), 0, 5}};
+    return {buffer("cell_state", 0, bytes, 0, 6),         buffer("hidden_state", bytes, bytes, 0, 6),
+            buffer("input_gate", 2 * bytes, bytes, 0, 4), buffer("forget_gate", 3 * bytes, bytes, 1, 2),
+            buffer("cell_gate", 3 * bytes, bytes, 3, 4),  buffer("output_gate", 2 * bytes, bytes, 5, 6)};
+  return {buffer("cell_state", 0, bytes, 0, 5), buffer("hidden_state", bytes, bytes, 0, 5),
+          buffer("gate_inputs", 2 * bytes, 4 * scratch_floats(), 0, 5)};
 }
 
 }  // namespace minfer

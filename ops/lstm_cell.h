@@ -15,6 +15,7 @@
 #include "ops/activation.h"
 #include "ops/lstm_gate_matmul.h"
 #include "ops/op.h"
+#include "profiler/buffer_span.h"
 
 namespace minfer {
 
@@ -30,7 +31,8 @@ struct LstmCellConfig {
   int64_t seq_length = 0, batch = 0, input_size = 0, hidden_size = 0;
   bool batch_major = false;  // layout 1: X is [batch, seq, D]
   bool has_bias = false, has_peephole = false, input_forget = false;
-  bool weights_packed = false;  // W and R are initializers, packed in prepare()
+  bool weights_packed = false;  // W and R are initializers, packed when the op binds
+  const kernels::GemmKernel* gemm = nullptr;  // the GEMM micro-kernel the products run
   std::optional<float> clip;    // bounds every gate's input to [-clip, clip]
   Activation f{ActivationKind::kSigmoid}, g{ActivationKind::kTanh}, h{ActivationKind::kTanh};
 };
@@ -43,19 +45,15 @@ struct LstmCellWeights {
 };
 
 // The batch rows a step updates: rows whose sequence is shorter than t + 1 keep their
-// state (ONNX sequence_lens; lengths are whole numbers stored as float).
+// state (ONNX sequence_lens: int64 from ONNX files, whole numbers as float32 from net.json).
 struct ActiveRows {
-  const float* lengths = nullptr;  // nullptr: every row is active
+  const TensorView* lengths = nullptr;  // nullptr: every row is active
   int64_t t = 0;
-  bool operator()(int64_t b) const { return !lengths || static_cast<float>(t) < lengths[b]; }
-};
-
-// A region of the cell's workspace and the sub-steps it is alive in: the same form as
-// the report's memory_plan buffers, so the cell's plan can be drawn like the arena's.
-struct CellBuffer {
-  std::string name;
-  int64_t offset = 0, bytes = 0;
-  int first_step = 0, last_step = 0;
+  bool operator()(int64_t b) const {
+    if (!lengths) return true;
+    if (lengths->type.dtype == DType::kInt64) return t < lengths->as<int64_t>()[b];
+    return static_cast<float>(t) < lengths->f32()[b];
+  }
 };
 
 class LstmCell {
@@ -86,9 +84,10 @@ class LstmCell {
   int64_t gate_matmuls() const;
   // FLOPs per hidden unit, batch row and step outside the matmuls (docs/lstm.md).
   int64_t elementwise_flops_per_unit() const;
-  // The plan's sub-steps in order, and its buffers with their lifetimes in sub-steps.
+  // The plan's sub-steps in order, and its buffers with their lifetimes in sub-steps:
+  // the same form as the arena's buffers, so the cell's plan is drawn like the arena's.
   std::vector<std::string> sub_steps() const;
-  std::vector<CellBuffer> buffers() const;
+  std::vector<BufferSpan> buffers() const;
 
  private:
   void step_minimal(const RunContext& ctx, const LstmCellWeights& weights, const float* x, int64_t t, ActiveRows active,

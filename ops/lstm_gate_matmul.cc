@@ -4,10 +4,10 @@
 
 namespace minfer {
 
-GateWeights GateWeights::packed(const float* w, const float* r, int64_t input_size, int64_t hidden_size,
-                                bool per_gate) {
-  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+GateWeights GateWeights::packed(const kernels::GemmKernel& kernel, const float* w, const float* r,
+                                int64_t input_size, int64_t hidden_size, bool per_gate) {
   GateWeights g;
+  g.kernel_ = &kernel;
   g.input_size_ = input_size;
   g.hidden_size_ = hidden_size;
   // W's gate rows [cols, D] (R's [cols, H]) are op(B) = their transpose, K x cols.
@@ -21,14 +21,17 @@ GateWeights GateWeights::packed(const float* w, const float* r, int64_t input_si
   return g;
 }
 
-int64_t GateWeights::packed_bytes(int64_t input_size, int64_t hidden_size, bool per_gate) {
-  const int64_t nr = kernels::best_gemm_kernel().nr, blocks = per_gate ? 4 : 1;
+int64_t GateWeights::packed_bytes(const kernels::GemmKernel& kernel, int64_t input_size, int64_t hidden_size,
+                                  bool per_gate) {
+  const int64_t nr = kernel.nr, blocks = per_gate ? 4 : 1;
   const int64_t padded_cols = (gate_columns(hidden_size, per_gate ? 0 : kAllGates) + nr - 1) / nr * nr;
   return blocks * 4 * padded_cols * (input_size + hidden_size);
 }
 
-GateWeights GateWeights::plain(const float* w, const float* r, int64_t input_size, int64_t hidden_size) {
+GateWeights GateWeights::plain(const kernels::GemmKernel& kernel, const float* w, const float* r, int64_t input_size,
+                               int64_t hidden_size) {
   GateWeights g;
+  g.kernel_ = &kernel;
   g.w_ = w;
   g.r_ = r;
   g.input_size_ = input_size;
@@ -66,19 +69,18 @@ void input_matmul(const RunContext& ctx, const GateWeights& weights, int gate, c
                   int64_t rows, const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
   const int64_t cols = gate_columns(weights.hidden_size(), gate);
   kernels::gemm(rows, cols, weights.input_size(), 1.0f, kernels::GemmOperand(x, ldx), weights.input(gate), 0.0f, out,
-                ldo, bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * weights.input_size()));
+                ldo, bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * weights.input_size()), weights.kernel());
 }
 
 void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* h, int64_t rows,
                       const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
   const int64_t hidden = weights.hidden_size(), cols = gate_columns(hidden, gate);
   kernels::gemm(rows, cols, hidden, 1.0f, kernels::GemmOperand(h, hidden), weights.recurrent(gate), 1.0f, out, ldo,
-                bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * hidden));
+                bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * hidden), weights.kernel());
 }
 
-int64_t gate_matmul_scratch_floats(int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,
-                                   int64_t input_rows, int64_t step_rows, int threads) {
-  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+int64_t gate_matmul_scratch_floats(const kernels::GemmKernel& kernel, int64_t input_size, int64_t hidden_size, int gate,
+                                   bool weights_packed, int64_t input_rows, int64_t step_rows, int threads) {
   const kernels::GemmPacked packed = weights_packed ? kernels::GemmPacked::kB : kernels::GemmPacked::kNone;
   const int64_t cols = gate_columns(hidden_size, gate);
   return std::max(kernels::gemm_workspace_bytes(kernel, input_rows, cols, input_size, threads, packed),

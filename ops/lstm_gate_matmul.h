@@ -22,24 +22,29 @@ class GateWeights {
   GateWeights() = default;
   // Initializers: packed per gate block (`per_gate`: each product covers one gate) or
   // over the whole 4H width.
-  static GateWeights packed(const float* w, const float* r, int64_t input_size, int64_t hidden_size, bool per_gate);
+  static GateWeights packed(const kernels::GemmKernel& kernel, const float* w, const float* r, int64_t input_size,
+                            int64_t hidden_size, bool per_gate);
   // Graph inputs, known only at run time: plain operands, no copy.
-  static GateWeights plain(const float* w, const float* r, int64_t input_size, int64_t hidden_size);
+  static GateWeights plain(const kernels::GemmKernel& kernel, const float* w, const float* r, int64_t input_size,
+                           int64_t hidden_size);
   // Bytes packed() holds for one direction: the weights' own size with each block's
   // columns padded to the kernel's panel width.
-  static int64_t packed_bytes(int64_t input_size, int64_t hidden_size, bool per_gate);
+  static int64_t packed_bytes(const kernels::GemmKernel& kernel, int64_t input_size, int64_t hidden_size,
+                              bool per_gate);
 
   // The B operand (op(B) = the gate rows of W or R, transposed) of gate block `gate`
   // (0..3, ONNX order i, o, f, c) or of kAllGates.
   kernels::GemmOperand input(int gate) const { return operand(w_, packed_w_, input_size_, gate); }
   kernels::GemmOperand recurrent(int gate) const { return operand(r_, packed_r_, hidden_size_, gate); }
   int64_t input_size() const { return input_size_; }
+  const kernels::GemmKernel& kernel() const { return *kernel_; }
   int64_t hidden_size() const { return hidden_size_; }
 
  private:
   kernels::GemmOperand operand(const float* plain, const std::vector<kernels::PackedMatrix>& packed, int64_t k,
                                int gate) const;
 
+  const kernels::GemmKernel* kernel_ = nullptr;
   const float* w_ = nullptr;
   const float* r_ = nullptr;
   int64_t input_size_ = 0, hidden_size_ = 0;
@@ -65,7 +70,7 @@ void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gat
 
 // Scratch floats (the GEMM's packing of the plain operands) of an input and a recurrent
 // product over `gate` with `input_rows` and `step_rows` rows, on up to `threads` threads.
-int64_t gate_matmul_scratch_floats(int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,
+int64_t gate_matmul_scratch_floats(const kernels::GemmKernel& kernel, int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,
                                    int64_t input_rows, int64_t step_rows, int threads);
 
 }  // namespace minfer

@@ -1,9 +1,11 @@
-// The one interface every operator implements (see shared/design.md): validation and
-// shape inference, analytic cost, workspace, one-time preparation and the kernel.
+// The op/kernel contract (docs/architecture.md). An Op is built once per node from its
+// attributes and answers inference, cost and capabilities; binding it to a concrete
+// signature, thread count and instruction set yields an immutable Kernel that runs.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,90 +14,165 @@
 
 #include "graph/errors.h"
 #include "graph/graph.h"
+#include "graph/tensor.h"
+#include "ops/activation.h"
+#include "ops/kernels/isa.h"
+#include "ops/kernels/workspace.h"
 #include "profiler/cost.h"
 
 namespace minfer {
 
-// What is known about one op input before running: its shape and, for initializers
-// (and constants folded at load time), its data. Omitted optional inputs have
-// present == false.
-struct ArgInfo {
-  Shape shape;
+// One input of a node as inference and binding see it: its type and, when it is known
+// before running (an initializer or a folded value), its data.
+struct OpInput {
+  TensorType type;
   const Tensor* constant = nullptr;
+  bool present = true;  // false for an omitted optional input ("" in the node)
+
+  const Shape& shape() const { return type.shape; }
+  DType dtype() const { return type.dtype; }
+};
+
+// One output: its inferred type, or not present when the node omits it.
+struct OpOutput {
+  TensorType type;
   bool present = true;
-};
-using ArgInfos = std::vector<ArgInfo>;
 
-// A tensor as a kernel sees it. Views are built once per execution context, so a
-// run allocates nothing.
+  const Shape& shape() const { return type.shape; }
+};
+
+// A node's inputs with their inferred outputs: what cost and binding work from.
+struct OpSignature {
+  std::vector<OpInput> inputs;
+  std::vector<OpOutput> outputs;
+};
+
+// A tensor as a kernel sees it. Views are built once per session, so a run allocates
+// nothing. An omitted optional input or output has data == nullptr.
 struct TensorView {
-  float* data = nullptr;
-  Shape shape;
-  int64_t size() const { return num_elements(shape); }
-};
+  void* data = nullptr;
+  TensorType type;
 
-// An omitted optional output (an empty name in the node, as in ONNX) reaches cost(),
-// details(), workspace_bytes() and prepare() as this shape, with no elements (so it is
-// never counted as written), and run() as a TensorView with data == nullptr.
-inline const Shape kOmittedOutput{0};
+  const Shape& shape() const { return type.shape; }
+  int64_t size() const { return num_elements(type.shape); }
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(data);
+  }
+  float* f32() const { return as<float>(); }
+};
 
 struct RunContext {
   int num_threads = 1;
+};
+
+struct BindContext {
+  int num_threads = 1;
+  kernels::Isa isa = kernels::active_isa();
+};
+
+// What the report shows about a bound kernel besides its cost.
+struct KernelFacts {
+  // The op's finer class, by what it computes: Conv "regular", "depthwise",
+  // "pointwise", "grouped"; empty when the op type says it all.
+  std::string op_class;
+  // The algorithm, where the user chooses one: ConvTranspose "col2im" or "conv", LSTM
+  // "minimal" or "fused"; empty otherwise.
+  std::string method;
+  // The implementation that runs, with its ISA where it has one: "im2col_gemm", ...
+  std::string kernel;
+  nlohmann::json details = nlohmann::json::object();  // op-specific facts (an LSTM's state bytes, ...)
+  int64_t workspace_bytes = 0;                          // scratch run() needs
+};
+
+class Kernel {
+ public:
+  explicit Kernel(KernelFacts facts) : facts_(std::move(facts)) {}
+  virtual ~Kernel() = default;
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  const KernelFacts& facts() const { return facts_; }
+
+  // Computes the outputs from the inputs: allocates nothing, times nothing, does no I/O;
+  // const, so one kernel serves concurrent sessions. `workspace` has facts().workspace_bytes.
+  virtual void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+                   Workspace workspace) const = 0;
+
+ protected:
+  // For constructors that learn their facts as they choose their implementation.
+  KernelFacts& mutable_facts() { return facts_; }
+
+ private:
+  KernelFacts facts_;
+};
+
+// What passes and the planner may rely on about an op, declared by the op instead of
+// being spelled out by op type in each pass.
+struct OpTraits {
+  int inplace_input = -1;           // output 0 may overwrite this input (the planner decides)
+  uint32_t optional_outputs = 0;    // bit i: output i may be omitted
+  uint32_t shape_only_inputs = 0;   // bit i: only input i's type is read, never its data (Shape)
+  bool fuses_activation = false;    // runs an activation in its epilogue (fused_activation_attributes)
+  bool elementwise = false;         // output i depends on input 0's element i only (Relu, BatchNormalization)
+  bool activation = false;          // an activation function: as_activation() gives it
+  bool channel_affine = false;      // a per-channel affine (BatchNormalization): channel_affine() gives it
+  bool identity = false;            // output 0 is input 0 (Identity, Dropout at inference)
+};
+
+// y[n, c, ...] = x[n, c, ...] * scale[c] + shift[c]: what BatchNormalization computes
+// at inference, and what an op with weights may fold into them.
+struct ChannelAffine {
+  std::vector<double> scale, shift;
+};
+
+// An op's new constant weights (input 1) and bias (input 2) with a ChannelAffine folded
+// in, and its new attributes where they change too (Gemm's beta).
+struct FoldedAffine {
+  Tensor weights, bias;
+  std::optional<Attributes> attributes;
 };
 
 class Op {
  public:
   virtual ~Op() = default;
 
-  // Output shapes from input shapes. Throws OpError for invalid attributes or inputs.
-  virtual std::vector<Shape> infer_shapes(const ArgInfos& in) const = 0;
+  virtual OpTraits traits() const { return {}; }
 
-  // Analytic cost by the conventions in spec/net-json.md; pure and exact.
-  virtual Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const = 0;
+  // Output types from input types (and constant input data). Pure. Throws OpError for
+  // inputs the op cannot take, UnsupportedError for valid ones it does not implement.
+  virtual std::vector<TensorType> infer(std::span<const OpInput> in) const = 0;
 
-  // A finer classification shown in reports (Conv: regular/depthwise/pointwise/grouped).
-  virtual std::string kind(const ArgInfos& /*in*/) const { return ""; }
+  // The analytic cost by docs/cost-model.md, with its formulas. Pure and exact.
+  virtual OpCost cost(const OpSignature& sig) const = 0;
 
-  // Scratch the kernel needs while it runs (im2col buffers and the like).
-  virtual int64_t workspace_bytes(const ArgInfos& /*in*/, const std::vector<Shape>& /*out*/,
-                                  int /*threads*/) const {
-    return 0;
+  // The kernel for this signature, thread count and ISA, with everything it derives
+  // once (geometry, packed weights, micro-kernel, workspace size).
+  virtual std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const = 0;
+
+  // The per-channel affine this op computes, when it is one with constant parameters
+  // (BatchNormalization); nullopt otherwise.
+  virtual std::optional<ChannelAffine> channel_affine(const OpSignature& /*sig*/) const { return std::nullopt; }
+
+  // For ops whose output channels a following channel affine can fold into (Conv,
+  // ConvTranspose, Gemm): the weights and bias that compute it, or why they cannot.
+  struct AffineFold {
+    std::optional<FoldedAffine> folded;
+    std::string blocker;  // why not, when folded is empty
+  };
+  virtual AffineFold fold_channel_affine(const OpSignature& /*sig*/, const ChannelAffine& /*affine*/) const {
+    return {std::nullopt, "it has no weights to fold a channel scale into"};
   }
 
-  // Facts about this instance the report shows beside the cost (e.g. the method a
-  // ConvTranspose runs, an LSTM's state bytes); an empty object when there are none.
-  virtual nlohmann::json details(const ArgInfos& /*in*/, const std::vector<Shape>& /*out*/) const { return {}; }
-
-  // One-time work once shapes and constant inputs are known (weight packing).
-  // The op is immutable afterwards, so one prepared op serves concurrent runs.
-  virtual void prepare(const ArgInfos& /*in*/, const std::vector<Shape>& /*out*/) {}
-
-  // The kernel: no allocation, no timing, no I/O.
-  virtual void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
-                   std::span<float> workspace) const = 0;
-
-  // Index of an input whose buffer the output may reuse, or -1. The memory planner
-  // decides whether it does.
-  virtual int inplace_input() const { return -1; }
-
-  // Whether a node may omit output `index`; a required output cannot be omitted.
-  virtual bool output_optional(size_t /*index*/) const { return false; }
+  // The activation this op is, in the form an epilogue runs (fuse_activations), when
+  // it is one whose parameters are known (Clip's bounds constant); nullopt otherwise.
+  virtual std::optional<Activation> as_activation(const OpSignature& /*sig*/) const { return std::nullopt; }
 };
 
-// Creates the op for a node (parsing and checking its attributes); throws OpError
-// for an unknown op type or a bad attribute.
+// Creates the op for a node (parsing and checking its attributes); throws
+// UnsupportedError for an unknown op type, OpError for a bad attribute.
 std::unique_ptr<Op> create_op(const Node& node);
 bool is_known_op(const std::string& op_type);
 std::vector<std::string> known_ops();
-
-// Helpers for op implementations.
-const Shape& required_shape(const ArgInfos& in, size_t index, const char* what);
-void check_input_count(const ArgInfos& in, size_t min_count, size_t max_count);
-// The values of a constant integer-valued input (Reshape's shape, Pad's pads, axes),
-// stored as float32; throws OpError if it is not constant or not integral.
-std::vector<int64_t> constant_ints(const ArgInfos& in, size_t index, const char* what);
-// The traffic part of every op's cost: params (constant inputs' elements), bytes read
-// (all inputs) and bytes written (all outputs). Ops add their MACs and FLOPs to it.
-Cost data_movement(const ArgInfos& in, const std::vector<Shape>& out);
 
 }  // namespace minfer

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "ops/kernels/threads.h"
-#include "ops/op.h"
+#include "ops/op_helpers.h"
 #include "ops/window.h"
 
 namespace minfer {
@@ -21,58 +21,36 @@ float nan_max(float acc, float v) {
   return acc < v || std::isnan(v) ? v : acc;
 }
 
-class PoolOp final : public Op {
+struct PoolGeometry {
+  int64_t batch = 0, channels = 0, h = 0, w = 0, out_h = 0, out_w = 0;
+  Window2d win;
+};
+
+class PoolKernel final : public Kernel {
  public:
-  PoolOp(const Node& node, PoolKind kind) : kind_(kind) {
-    if (kind == PoolKind::kMax) {
-      node.attrs.check_known(
-          {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order"});
-      if (node.attrs.get_int("storage_order", 0) != 0) throw UnsupportedError("storage_order=1 is not supported");
-    } else {
-      node.attrs.check_known(
-          {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "count_include_pad"});
-      count_include_pad_ = node.attrs.get_int("count_include_pad", 0) != 0;
-    }
-    attrs_ = parse_window_attrs(node.attrs);
-    if (attrs_.kernel_shape.empty()) throw OpError("attribute 'kernel_shape' is required");
-    if (node.outputs.size() > 1) throw UnsupportedError("the Indices output is not supported");
-  }
-
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
-    Geometry g = geometry(in);
-    return {window_output_shape(in[0].shape, g.channels, g.out_h, g.out_w)};
-  }
-
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    Geometry g = geometry(in);
-    Cost c = data_movement(in, out);
-    c.flops = checked_mul({num_elements(out[0]), g.win.kh, g.win.kw});
-    return c;
-  }
-
-  void prepare(const ArgInfos& in, const std::vector<Shape>&) override {
-    geo_ = geometry(in);
+  PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad)
+      : Kernel({}), g_(g), kind_(kind), count_include_pad_(count_include_pad) {
     // Window columns kj with 0 <= ox * sw - pad_left + kj * dw < w, in closed form (the
     // window can be as wide as the cost's overflow check lets it be).
-    const Window2d& win = geo_.win;
-    for (int64_t ox = 0; ox < geo_.out_w; ++ox) {
+    const Window2d& win = g.win;
+    for (int64_t ox = 0; ox < g.out_w; ++ox) {
       const int64_t start = ox * win.sw - win.pad_left;
       const int64_t first = start >= 0 ? 0 : (-start + win.dw - 1) / win.dw;
-      const int64_t last = start > geo_.w - 1 ? -1 : std::min(win.kw - 1, (geo_.w - 1 - start) / win.dw);
-      geo_.columns_inside.push_back(std::max<int64_t>(0, last - first + 1));
+      const int64_t last = start > g.w - 1 ? -1 : std::min(win.kw - 1, (g.w - 1 - start) / win.dw);
+      columns_inside_.push_back(std::max<int64_t>(0, last - first + 1));
     }
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    const Geometry& g = geo_;
+           Workspace) const override {
+    const PoolGeometry& g = g_;
     const int64_t planes = g.batch * g.channels;
     const int threads =
-        kernels::threads_worth_starting(num_elements(out[0].shape) * g.win.kh * g.win.kw, planes, ctx.num_threads);
+        kernels::threads_worth_starting(num_elements(out[0].shape()) * g.win.kh * g.win.kw, planes, ctx.num_threads);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t plane = 0; plane < planes; ++plane) {
-      const float* x = in[0].data + plane * g.h * g.w;
-      float* y = out[0].data + plane * g.out_h * g.out_w;
+      const float* x = in[0].f32() + plane * g.h * g.w;
+      float* y = out[0].f32() + plane * g.out_h * g.out_w;
       if (kind_ == PoolKind::kMax)
         pool_plane<PoolKind::kMax>(x, y);
       else
@@ -86,7 +64,7 @@ class PoolOp final : public Op {
   // inside, so the inner loop has no bounds checks (and vectorises at unit stride).
   template <PoolKind kKind>
   void pool_plane(const float* x, float* y) const {
-    const Geometry& g = geo_;
+    const PoolGeometry& g = g_;
     const Window2d& w = g.win;
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
       float* yr = y + oy * g.out_w;
@@ -109,21 +87,71 @@ class PoolOp final : public Op {
       }
       if constexpr (kKind == PoolKind::kAverage) {
         for (int64_t ox = 0; ox < g.out_w; ++ox)
-          yr[ox] /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : rows * geo_.columns_inside[ox]);
+          yr[ox] /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : rows * columns_inside_[ox]);
       }
     }
   }
 
-  struct Geometry {
-    int64_t batch = 0, channels = 0, h = 0, w = 0, out_h = 0, out_w = 0;
-    Window2d win;
-    std::vector<int64_t> columns_inside;  // per output column: window columns inside the input
-  };
+  // count_include_pad: the divisor counts explicit padding but not the overhang that
+  // ceil_mode adds past it (ONNX and PyTorch agree on this).
+  int64_t padded_count(int64_t oy, int64_t ox) const {
+    const Window2d& w = g_.win;
+    auto extent = [](int64_t start, int64_t k, int64_t d, int64_t limit) {
+      int64_t n = 0;
+      for (int64_t i = 0; i < k; ++i)
+        if (start + i * d < limit) ++n;
+      return n;
+    };
+    const int64_t rows = extent(oy * w.sh - w.pad_top, w.kh, w.dh, g_.h + w.pad_bottom);
+    const int64_t cols = extent(ox * w.sw - w.pad_left, w.kw, w.dw, g_.w + w.pad_right);
+    return rows * cols;
+  }
 
-  Geometry geometry(const ArgInfos& in) const {
+  const PoolGeometry g_;
+  const PoolKind kind_;
+  const bool count_include_pad_;
+  std::vector<int64_t> columns_inside_;  // per output column: window columns inside the input
+};
+
+class PoolOp final : public Op {
+ public:
+  PoolOp(const Node& node, PoolKind kind) : kind_(kind) {
+    if (kind == PoolKind::kMax) {
+      node.attrs.check_known(
+          {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order"});
+      if (node.attrs.get_int("storage_order", 0) != 0) throw UnsupportedError("storage_order=1 is not supported");
+    } else {
+      node.attrs.check_known(
+          {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "count_include_pad"});
+      count_include_pad_ = node.attrs.get_int("count_include_pad", 0) != 0;
+    }
+    attrs_ = parse_window_attrs(node.attrs);
+    if (attrs_.kernel_shape.empty()) throw OpError("attribute 'kernel_shape' is required");
+    if (node.outputs.size() > 1) throw UnsupportedError("the Indices output is not supported");
+  }
+
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    const PoolGeometry g = geometry(in);
+    return {{DType::kFloat32, window_output_shape(in[0].shape(), g.channels, g.out_h, g.out_w)}};
+  }
+
+  OpCost cost(const OpSignature& sig) const override {
+    const PoolGeometry g = geometry(sig.inputs);
+    return op_cost(sig, 0,
+                   CostExpr::of("output elements", num_elements(sig.outputs[0].shape())) * CostExpr::of("K_h", g.win.kh) *
+                       CostExpr::of("K_w", g.win.kw));
+  }
+
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    return std::make_unique<PoolKernel>(geometry(sig.inputs), kind_, count_include_pad_);
+  }
+
+ private:
+  PoolGeometry geometry(std::span<const OpInput> in) const {
     check_input_count(in, 1, 1);
-    const Shape& x = in[0].shape;
-    Geometry g;
+    require_float(in);
+    const Shape& x = in[0].shape();
+    PoolGeometry g;
     spatial_dims_2d(x, g.h, g.w);
     g.batch = x[0];
     g.channels = x[1];
@@ -133,25 +161,9 @@ class PoolOp final : public Op {
     return g;
   }
 
-  // count_include_pad: the divisor counts explicit padding but not the overhang that
-  // ceil_mode adds past it (ONNX and PyTorch agree on this).
-  int64_t padded_count(int64_t oy, int64_t ox) const {
-    const Window2d& w = geo_.win;
-    auto extent = [](int64_t start, int64_t k, int64_t d, int64_t limit) {
-      int64_t n = 0;
-      for (int64_t i = 0; i < k; ++i)
-        if (start + i * d < limit) ++n;
-      return n;
-    };
-    const int64_t rows = extent(oy * w.sh - w.pad_top, w.kh, w.dh, geo_.h + w.pad_bottom);
-    const int64_t cols = extent(ox * w.sw - w.pad_left, w.kw, w.dw, geo_.w + w.pad_right);
-    return rows * cols;
-  }
-
   PoolKind kind_;
   bool count_include_pad_ = false;
   WindowAttrs attrs_;
-  Geometry geo_;
 };
 
 // Global pools reduce each channel plane to one value: FLOPs = input elements.
@@ -159,38 +171,39 @@ class GlobalPoolOp final : public Op {
  public:
   GlobalPoolOp(const Node& node, PoolKind kind) : kind_(kind) { node.attrs.check_known({}); }
 
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 1);
-    const Shape& x = in[0].shape;
+    require_float(in);
+    const Shape& x = in[0].shape();
     if (x.size() < 3) throw OpError(fmt::format("input must be at least 3-D [N,C,...], got {}", shape_str(x)));
     Shape y = x;
     std::fill(y.begin() + 2, y.end(), 1);
-    return {y};
+    return {{DType::kFloat32, y}};
   }
 
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    Cost c = data_movement(in, out);
-    c.flops = num_elements(in[0].shape);
-    return c;
+  OpCost cost(const OpSignature& sig) const override {
+    return op_cost(sig, 0, CostExpr::of("input elements", num_elements(sig.inputs[0].shape())));
   }
 
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    const Shape& x = in[0].shape;
-    const int64_t planes = x[0] * x[1];
-    const int64_t size = in[0].size() / planes;
-    for (int64_t p = 0; p < planes; ++p) {
-      const float* src = in[0].data + p * size;
-      if (kind_ == PoolKind::kMax) {
-        float m = src[0];
-        for (int64_t i = 1; i < size; ++i) m = nan_max(m, src[i]);
-        out[0].data[p] = m;
-      } else {
-        double sum = 0.0;  // planes can be large; accumulate in double
-        for (int64_t i = 0; i < size; ++i) sum += src[i];
-        out[0].data[p] = static_cast<float>(sum / static_cast<double>(size));
+  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
+    return make_kernel({}, [kind = kind_](const RunContext&, std::span<const TensorView> in,
+                                          std::span<const TensorView> out, Workspace) {
+      const Shape& x = in[0].shape();
+      const int64_t planes = x[0] * x[1];
+      const int64_t size = in[0].size() / planes;
+      for (int64_t p = 0; p < planes; ++p) {
+        const float* src = in[0].f32() + p * size;
+        if (kind == PoolKind::kMax) {
+          float m = src[0];
+          for (int64_t i = 1; i < size; ++i) m = nan_max(m, src[i]);
+          out[0].f32()[p] = m;
+        } else {
+          double sum = 0.0;  // planes can be large; accumulate in double
+          for (int64_t i = 0; i < size; ++i) sum += src[i];
+          out[0].f32()[p] = static_cast<float>(sum / static_cast<double>(size));
+        }
       }
-    }
+    });
   }
 
  private:

@@ -34,7 +34,7 @@ const OpEntry* find_entry(const std::string& op_type) {
 
 std::unique_ptr<Op> create_op(const Node& node) {
   const OpEntry* entry = find_entry(node.op_type);
-  if (!entry) throw UnsupportedError("unknown op type '" + node.op_type + "'");
+  if (!entry) throw UnsupportedError(fmt::format("op type '{}' is not supported", node.op_type));
   return entry->make(node);
 }
 

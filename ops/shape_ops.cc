@@ -1,35 +1,41 @@
-// Ops that only move data: Flatten, Reshape, Squeeze, Unsqueeze, Identity, Dropout
-// (inference: identity) share their input's bytes; Concat and Transpose rearrange them.
-// All cost 0 FLOPs; their traffic is what they read and write.
+// Ops that only move data, of any element type: Flatten, Reshape, Squeeze, Unsqueeze,
+// Identity, Dropout (inference: identity) keep their input's bytes (in place when the
+// planner allows); Concat and Transpose rearrange them. All cost 0 FLOPs; their traffic
+// is the data they read and write (a shape or axes input is not data).
 #include <array>
 #include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
 
-#include "ops/op.h"
+#include "ops/op_helpers.h"
 
 namespace minfer {
 namespace {
 
-int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis") {
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) throw OpError(fmt::format("{} {} is out of range for rank {}", what, axis, rank));
-  return a;
-}
-
 // An op whose output holds exactly the input's elements in the same order.
 class SameDataOp : public Op {
  public:
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    ArgInfos data_only(in.begin(), in.begin() + 1);  // shape/axes inputs are not data
-    return data_movement(data_only, out);
+  OpTraits traits() const override {
+    OpTraits t;
+    t.inplace_input = 0;
+    return t;
   }
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    if (out[0].data != in[0].data) std::memcpy(out[0].data, in[0].data, sizeof(float) * out[0].size());
+  std::vector<TensorType> infer(std::span<const OpInput> in) const final {
+    const Shape shape = output_shape(in);  // checks the inputs first
+    return {{in[0].dtype(), shape}};
   }
-  int inplace_input() const override { return 0; }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 1); }
+  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
+    return make_kernel({}, [](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                              Workspace) {
+      if (out[0].data != in[0].data)
+        std::memcpy(out[0].data, in[0].data, static_cast<size_t>(dtype_size(out[0].type.dtype) * out[0].size()));
+    });
+  }
+
+ protected:
+  virtual Shape output_shape(std::span<const OpInput> in) const = 0;
 };
 
 class FlattenOp final : public SameDataOp {
@@ -38,9 +44,9 @@ class FlattenOp final : public SameDataOp {
     node.attrs.check_known({"axis"});
     axis_ = node.attrs.get_int("axis", 1);
   }
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  Shape output_shape(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 1);
-    const Shape& x = in[0].shape;
+    const Shape& x = in[0].shape();
     const int64_t rank = static_cast<int64_t>(x.size());
     const int64_t a = axis_ < 0 ? axis_ + rank : axis_;
     if (a < 0 || a > rank) throw OpError(fmt::format("axis {} is out of range for rank {}", axis_, rank));
@@ -57,9 +63,9 @@ class ReshapeOp final : public SameDataOp {
     node.attrs.check_known({"allowzero"});
     allow_zero_ = node.attrs.get_int("allowzero", 0) != 0;
   }
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  Shape output_shape(std::span<const OpInput> in) const override {
     check_input_count(in, 2, 2);
-    const Shape& x = in[0].shape;
+    const Shape& x = in[0].shape();
     Shape y = constant_ints(in, 1, "shape");
     int64_t infer_at = -1, known = 1;
     for (size_t i = 0; i < y.size(); ++i) {
@@ -92,7 +98,7 @@ class ReshapeOp final : public SameDataOp {
 };
 
 // Squeeze and Unsqueeze take axes from an attribute (opset < 13) or an input (13+).
-std::vector<int64_t> axes_of(const ArgInfos& in, const std::vector<int64_t>& attr_axes) {
+std::vector<int64_t> axes_of(std::span<const OpInput> in, const std::vector<int64_t>& attr_axes) {
   if (in.size() > 1 && in[1].present) return constant_ints(in, 1, "axes");
   return attr_axes;
 }
@@ -103,9 +109,9 @@ class SqueezeOp final : public SameDataOp {
     node.attrs.check_known({"axes"});
     axes_ = node.attrs.get_ints("axes");
   }
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  Shape output_shape(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 2);
-    const Shape& x = in[0].shape;
+    const Shape& x = in[0].shape();
     std::vector<bool> drop(x.size(), false);
     std::vector<int64_t> axes = axes_of(in, axes_);
     if (axes.empty()) {
@@ -132,9 +138,9 @@ class UnsqueezeOp final : public SameDataOp {
     node.attrs.check_known({"axes"});
     axes_ = node.attrs.get_ints("axes");
   }
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  Shape output_shape(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 2);
-    const Shape& x = in[0].shape;
+    const Shape& x = in[0].shape();
     std::vector<int64_t> axes = axes_of(in, axes_);
     if (axes.empty()) throw OpError("axes are required");
     const int64_t rank = static_cast<int64_t>(x.size() + axes.size());
@@ -165,15 +171,21 @@ class IdentityOp final : public SameDataOp {
       node.attrs.check_known({});
     }
   }
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  OpTraits traits() const override {
+    OpTraits t = SameDataOp::traits();
+    t.identity = true;
+    t.elementwise = true;
+    return t;
+  }
+  Shape output_shape(std::span<const OpInput> in) const override {
     // Dropout (opset 12+) may carry ratio and training_mode inputs; training must be off.
     check_input_count(in, 1, dropout_ ? 3 : 1);
     if (in.size() == 3 && in[2].present) {
       if (!in[2].constant) throw OpError("training_mode must be a constant");
-      if (!in[2].constant->data.empty() && in[2].constant->data[0] != 0.0f)
+      if (in[2].constant->size() > 0 && in[2].constant->number(0) != 0)
         throw UnsupportedError("training_mode=true is not supported (inference only)");
     }
-    return {in[0].shape};
+    return in[0].shape();
   }
 
  private:
@@ -187,41 +199,65 @@ class ConcatOp final : public Op {
     if (!node.attrs.has("axis")) throw OpError("attribute 'axis' is required");
     axis_ = node.attrs.get_int("axis", 0);
   }
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     if (in.empty()) throw OpError("Concat needs at least one input");
     Shape y = required_shape(in, 0, "input");
     const int64_t a = normalize_axis(axis_, static_cast<int64_t>(y.size()));
     for (size_t i = 1; i < in.size(); ++i) {
       const Shape& s = required_shape(in, i, "input");
-      bool ok = s.size() == y.size();
+      bool ok = s.size() == y.size() && in[i].dtype() == in[0].dtype();
       for (size_t d = 0; ok && d < s.size(); ++d) ok = static_cast<int64_t>(d) == a || s[d] == y[d];
       if (!ok)
-        throw OpError(fmt::format("input {} has shape {}, incompatible with {} along axis {}", i, shape_str(s),
-                                  shape_str(in[0].shape), axis_));
-      y[a] += s[a];
+        throw OpError(fmt::format("input {} ({}) is incompatible with input 0 ({}) along axis {}", i,
+                                  type_str(in[i].type), type_str(in[0].type), axis_));
+      y[a] = checked_add({y[a], s[a]});
     }
-    return {y};
+    return {{in[0].dtype(), y}};
   }
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override { return data_movement(in, out); }
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    const Shape& ys = out[0].shape;
+  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& ys = sig.outputs[0].shape();
     const size_t a = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(ys.size())));
-    int64_t outer = 1, inner = 1;
+    int64_t outer = 1, inner = dtype_size(sig.outputs[0].type.dtype);  // inner counts bytes
     for (size_t d = 0; d < a; ++d) outer *= ys[d];
     for (size_t d = a + 1; d < ys.size(); ++d) inner *= ys[d];
-    int64_t offset = 0;  // along the axis, in elements of one outer slice
-    for (const TensorView& t : in) {
-      const int64_t chunk = t.shape[a] * inner;
-      for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(out[0].data + o * ys[a] * inner + offset, t.data + o * chunk, sizeof(float) * chunk);
-      offset += chunk;
-    }
+    return make_kernel({}, [outer, inner, a, row = ys[a] * inner](const RunContext&, std::span<const TensorView> in,
+                                                                  std::span<const TensorView> out, Workspace) {
+      auto* y = static_cast<std::byte*>(out[0].data);
+      int64_t offset = 0;  // along the axis, in bytes of one outer slice
+      for (const TensorView& t : in) {
+        const int64_t chunk = t.shape()[a] * inner;
+        for (int64_t o = 0; o < outer; ++o)
+          std::memcpy(y + o * row + offset, static_cast<const std::byte*>(t.data) + o * chunk, static_cast<size_t>(chunk));
+        offset += chunk;
+      }
+    });
   }
 
  private:
   int64_t axis_;
 };
+
+// Moves elements of `Bytes` bytes each: the output index walks like an odometer while
+// the source offset follows it.
+template <size_t Bytes>
+void transpose_elements(const std::byte* x, std::byte* y, int64_t total, const Shape& dims, const Shape& src_strides) {
+  constexpr size_t kMaxRank = 8;
+  std::array<int64_t, kMaxRank> idx{};
+  const size_t rank = dims.size();
+  int64_t src = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    std::memcpy(y + i * Bytes, x + src * Bytes, Bytes);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < dims[d]) {
+        src += src_strides[d];
+        break;
+      }
+      src -= (dims[d] - 1) * src_strides[d];
+      idx[d] = 0;
+    }
+  }
+}
 
 class TransposeOp final : public Op {
  public:
@@ -229,42 +265,32 @@ class TransposeOp final : public Op {
     node.attrs.check_known({"perm"});
     perm_attr_ = node.attrs.get_ints("perm");
   }
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 1);
-    const Shape& x = in[0].shape;
+    const Shape& x = in[0].shape();
     std::vector<int64_t> p = perm(x.size());
     Shape y(x.size());
     for (size_t i = 0; i < x.size(); ++i) y[i] = x[p[i]];
-    return {y};
+    return {{in[0].dtype(), y}};
   }
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override { return data_movement(in, out); }
-  void prepare(const ArgInfos& in, const std::vector<Shape>& out) override {
-    const Shape& x = in[0].shape;
+  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& x = sig.inputs[0].shape();
     std::vector<int64_t> p = perm(x.size());
     Shape in_strides(x.size(), 1);
     for (size_t i = x.size(); i-- > 1;) in_strides[i - 1] = in_strides[i] * x[i];
-    out_dims_ = out[0];
-    src_strides_.resize(x.size());
-    for (size_t i = 0; i < x.size(); ++i) src_strides_[i] = in_strides[p[i]];
-  }
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    const int64_t total = out[0].size();
-    const size_t rank = out_dims_.size();
-    std::array<int64_t, kMaxRank> idx{};
-    int64_t src = 0;
-    for (int64_t i = 0; i < total; ++i) {
-      out[0].data[i] = in[0].data[src];
-      // Odometer increment over the output index, tracking the source offset.
-      for (size_t d = rank; d-- > 0;) {
-        if (++idx[d] < out_dims_[d]) {
-          src += src_strides_[d];
-          break;
-        }
-        src -= (out_dims_[d] - 1) * src_strides_[d];
-        idx[d] = 0;
-      }
-    }
+    Shape src_strides(x.size());
+    for (size_t i = 0; i < x.size(); ++i) src_strides[i] = in_strides[p[i]];
+    return make_kernel({}, [dims = sig.outputs[0].shape(), src_strides, bytes = dtype_size(sig.inputs[0].dtype())](
+                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                               Workspace) {
+      const auto* x = static_cast<const std::byte*>(in[0].data);
+      auto* y = static_cast<std::byte*>(out[0].data);
+      const int64_t total = out[0].size();
+      if (bytes == 4) transpose_elements<4>(x, y, total, dims, src_strides);
+      else if (bytes == 8) transpose_elements<8>(x, y, total, dims, src_strides);
+      else transpose_elements<1>(x, y, total, dims, src_strides);
+    });
   }
 
  private:
@@ -275,7 +301,7 @@ class TransposeOp final : public Op {
       std::iota(p.rbegin(), p.rend(), 0);
     }
     if (p.size() != rank) throw OpError(fmt::format("perm has {} entries for rank {}", p.size(), rank));
-    if (rank > kMaxRank) throw UnsupportedError(fmt::format("rank {} is above the supported {}", rank, kMaxRank));
+    if (rank > 8) throw UnsupportedError(fmt::format("rank {} is above the supported 8", rank));
     std::vector<bool> seen(rank, false);
     for (int64_t v : p) {
       if (v < 0 || v >= static_cast<int64_t>(rank) || seen[v]) throw OpError("perm is not a permutation");
@@ -284,9 +310,7 @@ class TransposeOp final : public Op {
     return p;
   }
 
-  static constexpr size_t kMaxRank = 8;  // the run keeps its index on the stack
   std::vector<int64_t> perm_attr_;
-  Shape out_dims_, src_strides_;
 };
 
 }  // namespace

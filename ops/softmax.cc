@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "ops/op.h"
+#include "ops/op_helpers.h"
 
 namespace minfer {
 namespace {
@@ -16,56 +16,49 @@ class SoftmaxOp final : public Op {
     axis_ = node.attrs.get_int("axis", -1);
   }
 
-  std::vector<Shape> infer_shapes(const ArgInfos& in) const override {
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 1);
-    resolved_axis(in[0].shape);
-    return {in[0].shape};
+    require_float(in);
+    normalize_axis(axis_, static_cast<int64_t>(in[0].shape().size()));
+    return {in[0].type};
   }
 
-  Cost cost(const ArgInfos& in, const std::vector<Shape>& out) const override {
-    Cost c = data_movement(in, out);
-    c.flops = 5 * num_elements(out[0]);
-    return c;
+  OpCost cost(const OpSignature& sig) const override {
+    return op_cost(sig, 0, CostExpr::of("FLOPs/element", 5) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
 
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-           std::span<float>) const override {
-    const Shape& s = in[0].shape;
-    const size_t axis = resolved_axis(s);
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& s = sig.inputs[0].shape();
+    const size_t axis = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(s.size())));
     int64_t outer = 1, inner = 1;
     for (size_t i = 0; i < axis; ++i) outer *= s[i];
     for (size_t i = axis + 1; i < s.size(); ++i) inner *= s[i];
-    const int64_t n = s[axis];
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const float* x = in[0].data + o * n * inner + i;
-        float* y = out[0].data + o * n * inner + i;
-        float max = x[0];
-        for (int64_t j = 1; j < n; ++j) max = std::max(max, x[j * inner]);
-        float sum = 0.0f;
-        for (int64_t j = 0; j < n; ++j) {
-          const float e = std::exp(x[j * inner] - max);
-          sum += e;
-          if (!log_) y[j * inner] = e;
-        }
-        if (log_) {
-          const float log_sum = std::log(sum);
-          for (int64_t j = 0; j < n; ++j) y[j * inner] = x[j * inner] - max - log_sum;
-        } else {
-          for (int64_t j = 0; j < n; ++j) y[j * inner] /= sum;
+    return make_kernel({}, [outer, inner, n = s[axis], log = log_](const RunContext&, std::span<const TensorView> in,
+                                                                   std::span<const TensorView> out, Workspace) {
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+          const float* x = in[0].f32() + o * n * inner + i;
+          float* y = out[0].f32() + o * n * inner + i;
+          float max = x[0];
+          for (int64_t j = 1; j < n; ++j) max = std::max(max, x[j * inner]);
+          float sum = 0.0f;
+          for (int64_t j = 0; j < n; ++j) {
+            const float e = std::exp(x[j * inner] - max);
+            sum += e;
+            if (!log) y[j * inner] = e;
+          }
+          if (log) {
+            const float log_sum = std::log(sum);
+            for (int64_t j = 0; j < n; ++j) y[j * inner] = x[j * inner] - max - log_sum;
+          } else {
+            for (int64_t j = 0; j < n; ++j) y[j * inner] /= sum;
+          }
         }
       }
-    }
+    });
   }
 
  private:
-  size_t resolved_axis(const Shape& s) const {
-    const int64_t rank = static_cast<int64_t>(s.size());
-    const int64_t a = axis_ < 0 ? axis_ + rank : axis_;
-    if (a < 0 || a >= rank) throw OpError(fmt::format("axis {} is out of range for rank {}", axis_, rank));
-    return static_cast<size_t>(a);
-  }
-
   bool log_;
   int64_t axis_;
 };

@@ -51,6 +51,19 @@ TransposedWindow resolve_transposed_window(const WindowAttrs& attrs, const Shape
                                            const std::vector<int64_t>& output_padding,
                                            const std::vector<int64_t>& output_shape);
 
+// A 2-D convolution's geometry: x [batch, cin, h, w] -> y [batch, cout, out_h, out_w]
+// with weights [cout, cin / group, kh, kw] (ONNX's layout). Conv computes it once when it
+// binds; the reference and fast kernels all take it.
+struct ConvGeometry {
+  int64_t batch = 1, cin = 0, h = 0, w = 0, cout = 0, out_h = 0, out_w = 0, group = 1;
+  Window2d win;
+
+  int64_t cin_per_group() const { return cin / group; }
+  int64_t cout_per_group() const { return cout / group; }
+  // Floats of the column buffer conv2d_im2col needs: one group's im2col matrix.
+  int64_t col_floats() const { return checked_mul({cin_per_group(), win.kh, win.kw, out_h, out_w}); }
+};
+
 // Output spatial size along one axis; throws OpError when the window does not fit.
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
                            int64_t pad_end, bool ceil_mode);

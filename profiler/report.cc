@@ -84,7 +84,7 @@ json build_report(const ReportInput& in) {
   }
 
   json buffers = json::array();
-  for (const BufferRecord& b : in.buffers)
+  for (const BufferSpan& b : in.buffers)
     buffers.push_back({{"name", b.name}, {"tensors", b.tensors}, {"offset", b.offset}, {"bytes", b.bytes}, {"first_step", b.first_step},
                        {"last_step", b.last_step}});
 

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/shape.h"
+#include "profiler/buffer_span.h"
 #include "profiler/cost.h"
 #include "profiler/machine_model.h"
 
@@ -20,19 +21,12 @@ struct OpRecord {
   Shape output_shape;
   Cost cost;
   std::vector<double> times_ms;  // one per profiled run
-  nlohmann::json details = nlohmann::json::object();  // the op's own facts (Op::details)
+  nlohmann::json details = nlohmann::json::object();  // the kernel's own facts
 };
 
 struct NamedShape {
   std::string name;
   Shape shape;
-};
-
-struct BufferRecord {
-  std::string name;
-  std::vector<std::string> tensors;
-  int64_t offset = 0, bytes = 0;
-  int first_step = 0, last_step = 0;
 };
 
 // One action of a graph pass, with the cost of the nodes before and of the result after.
@@ -66,7 +60,7 @@ struct ReportInput {
   int64_t lower_bound_bytes = 0;
   std::vector<double> latency_ms;  // one per profiled run
   std::vector<OpRecord> ops;       // in execution order
-  std::vector<BufferRecord> buffers;  // the activation arena's plan
+  std::vector<BufferSpan> buffers;  // the activation arena's plan
   std::vector<PassRecord> passes;
   Cost cost_before_passes;
   std::vector<SeparablePairRecord> separable_pairs;

@@ -7,7 +7,7 @@ namespace {
 
 // What the im2col packer reads: one group's input channels of one image.
 struct Im2colSource {
-  const reference::Conv2dShape* shape;
+  const ConvGeometry* shape;
   const float* x;  // [cin / group, h, w]
 };
 
@@ -17,7 +17,7 @@ struct Im2colSource {
 // output row, so a unit-stride row is one bounds computation and a contiguous copy.
 void pack_im2col_panel(const void* source, int64_t k0, int64_t kb, int64_t j0, int64_t cols, int nr, float* dst) {
   const auto& src = *static_cast<const Im2colSource*>(source);
-  const reference::Conv2dShape& s = *src.shape;
+  const ConvGeometry& s = *src.shape;
   const Window2d& w = s.win;
   const int64_t taps = w.kh * w.kw;
   for (int64_t p = k0; p < k0 + kb; ++p, dst += nr) {
@@ -57,29 +57,30 @@ void pack_im2col_panel(const void* source, int64_t k0, int64_t kb, int64_t j0, i
 
 }  // namespace
 
-bool is_pointwise(const reference::Conv2dShape& s) {
+bool is_pointwise(const ConvGeometry& s) {
   const Window2d& w = s.win;
   return w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pad_top == 0 && w.pad_left == 0 && w.pad_bottom == 0 &&
          w.pad_right == 0;
 }
 
-ConvGemm::ConvGemm(const reference::Conv2dShape& s, const float* constant_weights)
-    : shape_(s), pointwise_(is_pointwise(s)) {
+ConvGemm::ConvGemm(const ConvGeometry& s, const float* constant_weights, Isa isa)
+    : shape_(s), pointwise_(is_pointwise(s)), kernel_(&gemm_kernel(isa)) {
   if (!constant_weights) return;
   for (int64_t g = 0; g < s.group; ++g)
-    packed_.push_back(PackedMatrix::pack_a(best_gemm_kernel(), constant_weights + g * m() * k(), k(), false, m(), k()));
+    packed_.push_back(PackedMatrix::pack_a(*kernel_, constant_weights + g * m() * k(), k(), false, m(), k()));
 }
 
-int64_t conv_gemm_workspace_floats(const reference::Conv2dShape& s, bool weights_prepacked, int threads) {
+int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kernel, bool weights_prepacked,
+                                   int threads) {
   const int64_t k = s.cin_per_group() * s.win.kh * s.win.kw;
-  return gemm_workspace_bytes(best_gemm_kernel(), s.cout_per_group(), s.out_h * s.out_w, k, threads,
+  return gemm_workspace_bytes(kernel, s.cout_per_group(), s.out_h * s.out_w, k, threads,
                               weights_prepacked ? GemmPacked::kA : GemmPacked::kNone) /
          4;
 }
 
 void ConvGemm::run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
                    float* y, std::span<float> workspace, int threads) const {
-  const reference::Conv2dShape& s = shape_;
+  const ConvGeometry& s = shape_;
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * n();
   const int64_t in_group = s.cin_per_group() * s.h * s.w;
   for (int64_t b = 0; b < batch; ++b) {
@@ -92,11 +93,11 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
       epilogue.activation = act;
       float* yg = y + b * out_image + g * m() * n();
       if (pointwise_) {
-        gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, workspace, threads);
+        gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, workspace, threads, *kernel_);
       } else {
         const Im2colSource source{&s, xg};
         const BPanelPacker packer{&pack_im2col_panel, &source};
-        gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, workspace, threads);
+        gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, workspace, threads, *kernel_);
       }
     }
   }

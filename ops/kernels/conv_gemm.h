@@ -21,11 +21,12 @@ class ConvGemm {
   ConvGemm() = default;
   // `constant_weights` [cout, cin / group, kh, kw] are packed now; null: the weights are a
   // run-time input, passed to run() and packed by each GEMM call.
-  ConvGemm(const reference::Conv2dShape& s, const float* constant_weights);
+  ConvGemm(const ConvGeometry& s, const float* constant_weights, Isa isa);
 
   // 1x1, unit stride, no padding: the input is the GEMM's B as it is.
   bool pointwise() const { return pointwise_; }
   bool prepacked() const { return !packed_.empty(); }
+  const GemmKernel& kernel() const { return *kernel_; }
 
   // y [batch, cout, out_h, out_w] from x [batch, cin, h, w]; `weights` is used only when
   // none were packed; bias may be null.
@@ -37,17 +38,19 @@ class ConvGemm {
   int64_t n() const { return shape_.out_h * shape_.out_w; }
   int64_t k() const { return shape_.cin_per_group() * shape_.win.kh * shape_.win.kw; }
 
-  reference::Conv2dShape shape_;
+  ConvGeometry shape_;
   bool pointwise_ = false;
+  const GemmKernel* kernel_ = nullptr;
   std::vector<PackedMatrix> packed_;  // one per group
 };
 
 // Floats of workspace ConvGemm::run needs with up to `threads` threads: the GEMM's
 // per-thread packing scratch (B panels, and A unless the weights are prepacked); no
 // column matrix.
-int64_t conv_gemm_workspace_floats(const reference::Conv2dShape& s, bool weights_prepacked, int threads);
+int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kernel, bool weights_prepacked,
+                                   int threads);
 
 // True when s is a 1x1 convolution with unit stride and no padding.
-bool is_pointwise(const reference::Conv2dShape& s);
+bool is_pointwise(const ConvGeometry& s);
 
 }  // namespace minfer::kernels

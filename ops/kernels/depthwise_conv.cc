@@ -13,12 +13,12 @@ namespace {
 
 // Floats of the padded plane one thread's run_plane call fills: the (out_h - 1) * stride
 // + k rows the windows cover, each of `stride` phases.
-int64_t scratch_floats(const DepthwiseKernel& k, const reference::Conv2dShape& s) {
+int64_t scratch_floats(const DepthwiseKernel& k, const ConvGeometry& s) {
   const int64_t phase_len = padded_phase_len(s.out_w, k.lanes, k.kernel_size, 1, k.stride);
   return ((s.out_h - 1) * k.stride + k.kernel_size) * k.stride * phase_len;
 }
 
-int threads_for(const reference::Conv2dShape& s, int64_t batch, int threads) {
+int threads_for(const ConvGeometry& s, int64_t batch, int threads) {
   const int64_t macs = batch * s.cout * s.out_h * s.out_w * s.win.kh * s.win.kw;
   return threads_worth_starting(macs, batch * s.cout, threads);
 }
@@ -34,7 +34,7 @@ std::span<const DepthwiseKernel> depthwise_kernels(Isa isa) {
   return {};
 }
 
-const DepthwiseKernel* find_depthwise_kernel(const reference::Conv2dShape& s, Isa isa) {
+const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa) {
   const Window2d& w = s.win;
   if (s.group != s.cin || s.cout != s.cin || w.kh != w.kw || w.sh != w.sw || w.dh != 1 || w.dw != 1) return nullptr;
   if (!isa_runnable(isa)) return nullptr;
@@ -43,12 +43,12 @@ const DepthwiseKernel* find_depthwise_kernel(const reference::Conv2dShape& s, Is
   return nullptr;
 }
 
-int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch,
+int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch,
                                    int threads) {
   return scratch_floats(k, s) * threads_for(s, batch, threads);
 }
 
-void depthwise_conv2d(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,
+void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                       const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                       const Activation& act) {
   const int64_t planes = batch * s.cin;

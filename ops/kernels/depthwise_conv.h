@@ -22,7 +22,7 @@ namespace minfer::kernels {
 // One depthwise_conv2d call: planes i = n * channels + c of x [batch, channels, h, w]
 // to y [batch, channels, out_h, out_w].
 struct DepthwiseJob {
-  const reference::Conv2dShape* shape;
+  const ConvGeometry* shape;
   const float* x;
   const float* weights;  // [channels, 1, k, k]
   const float* bias;     // [channels] or null
@@ -41,16 +41,16 @@ struct DepthwiseKernel {
 
 // The kernel for s on target isa, or nullptr when s is not a case the direct kernels
 // cover (or the CPU cannot run isa): the caller then runs the reference.
-const DepthwiseKernel* find_depthwise_kernel(const reference::Conv2dShape& s, Isa isa = best_isa());
+const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa = best_isa());
 
 // Floats of workspace depthwise_conv2d needs for `batch` images with up to `threads`
 // threads (a smaller workspace runs fewer threads).
-int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch,
+int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch,
                                    int threads);
 
 // y[n, c] = act(bias[c] + weights[c] (*) x[n, c]) for batch images; bias may be null.
 // Each plane is computed by one thread, so the result does not depend on `threads`.
-void depthwise_conv2d(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,
+void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                       const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                       const Activation& act = {});
 

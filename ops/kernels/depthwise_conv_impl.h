@@ -35,7 +35,7 @@ template <class V, int K, int S>
 void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
   static_assert(S == 1 || S == 2);
   constexpr int64_t W = V::size;
-  const reference::Conv2dShape& s = *job.shape;
+  const ConvGeometry& s = *job.shape;
   const int64_t pad_top = s.win.pad_top, pad_left = s.win.pad_left;
   const Activation act = *job.activation;  // a local copy: stores to y cannot alias it
   const int64_t phase_len = padded_phase_len(s.out_w, W, K, 1, S);

@@ -12,12 +12,12 @@ namespace minfer::kernels {
 namespace {
 
 // Floats of the padded input rows one output row reads: cin * kh rows of `stride` phases.
-int64_t scratch_floats(const DirectConvKernel& k, const reference::Conv2dShape& s) {
+int64_t scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
   const Window2d& w = s.win;
   return s.cin * w.kh * w.sw * padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw);
 }
 
-int threads_for(const reference::Conv2dShape& s, int64_t batch, int threads) {
+int threads_for(const ConvGeometry& s, int64_t batch, int threads) {
   const int64_t macs = batch * s.cout * s.out_h * s.out_w * s.cin * s.win.kh * s.win.kw;
   return threads_worth_starting(macs, batch * s.out_h, threads);
 }
@@ -34,17 +34,17 @@ const DirectConvKernel* direct_conv_kernel(Isa isa) {
   return nullptr;
 }
 
-const DirectConvKernel* find_direct_conv_kernel(const reference::Conv2dShape& s, Isa isa) {
+const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) {
   if (s.group != 1 || s.cin > kDirectConvMaxCin || s.win.kw > kDirectConvMaxKernelWidth) return nullptr;
   return direct_conv_kernel(isa);
 }
 
-int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch,
+int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch,
                                      int threads) {
   return scratch_floats(k, s) * threads_for(s, batch, threads);
 }
 
-void direct_conv2d(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,
+void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                    const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                    const Activation& act) {
   const int64_t rows = batch * s.out_h, in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;

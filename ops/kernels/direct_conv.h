@@ -28,7 +28,7 @@ inline constexpr int64_t kDirectConvMaxKernelWidth = 16;
 
 // One output row (all output channels) of one image.
 struct DirectConvRow {
-  const reference::Conv2dShape* shape;
+  const ConvGeometry* shape;
   const float* x;        // the image [cin, h, w]
   const float* weights;  // [cout, cin, kh, kw]
   const float* bias;     // [cout] or null
@@ -48,19 +48,19 @@ struct DirectConvKernel {
 // The kernel for s on target isa, or nullptr when s is not a case it is chosen for
 // (group 1, at most kDirectConvMaxCin input channels, kernel width up to 16) or the CPU
 // cannot run isa.
-const DirectConvKernel* find_direct_conv_kernel(const reference::Conv2dShape& s, Isa isa = best_isa());
+const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa = best_isa());
 
 // The kernel of one target whatever the shape, for tests and benchmarks (nullptr if the
 // CPU cannot run it).
 const DirectConvKernel* direct_conv_kernel(Isa isa);
 
 // Floats of workspace direct_conv2d needs for `batch` images with up to `threads` threads.
-int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch,
+int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch,
                                      int threads);
 
 // y[n] = act(bias + weights (*) x[n]) for batch images; bias may be null. Each output row
 // is computed by one thread, so the result does not depend on `threads`.
-void direct_conv2d(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,
+void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                    const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                    const Activation& act = {});
 

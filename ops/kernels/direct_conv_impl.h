@@ -77,7 +77,7 @@ void direct_conv_edge_tile(int r, int nv, const DirectConvTile& t, Activate acti
 template <class V, int R, int NV>
 void direct_conv_row(const DirectConvRow& a) {
   constexpr int64_t W = V::size;
-  const reference::Conv2dShape& s = *a.shape;
+  const ConvGeometry& s = *a.shape;
   const Window2d& win = s.win;
   const Activation act = *a.activation;  // a local copy: stores to y cannot alias it
   const int64_t phase_len = padded_phase_len(s.out_w, W, win.kw, win.dw, win.sw);

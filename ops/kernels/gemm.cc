@@ -193,6 +193,12 @@ const GemmKernel* gemm_kernel_for(Isa isa) {
   return nullptr;
 }
 
+const GemmKernel& gemm_kernel(Isa isa) {
+  const GemmKernel* k = gemm_kernel_for(isa);
+  if (!k) throw std::invalid_argument(std::string("gemm: this CPU cannot run ") + isa_name(isa));
+  return *k;
+}
+
 std::vector<const GemmKernel*> runnable_gemm_kernels() {
   std::vector<const GemmKernel*> kernels;
   for (Isa isa : runnable_isas()) kernels.push_back(gemm_kernel_for(isa));

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "engine/aligned_buffer.h"
+#include "graph/aligned_buffer.h"
 #include "ops/activation.h"
 #include "ops/kernels/gemm_kernel.h"
 
@@ -24,8 +24,10 @@ namespace minfer::kernels {
 // compiled targets: AVX-512, AVX2+FMA, then the portable scalar one).
 const GemmKernel& best_gemm_kernel();
 // The kernel for one target, or nullptr when this CPU cannot run it. For tests and
-// benchmarks that compare targets; ops use best_gemm_kernel().
+// benchmarks that compare targets.
 const GemmKernel* gemm_kernel_for(Isa isa);
+// The kernel of a target this CPU runs (ops pass BindContext::isa); throws otherwise.
+const GemmKernel& gemm_kernel(Isa isa);
 // Every kernel this CPU can run, best first.
 std::vector<const GemmKernel*> runnable_gemm_kernels();
 

@@ -28,6 +28,8 @@ Isa best_isa() {
   return best;
 }
 
+Isa active_isa() { return best_isa(); }
+
 std::vector<Isa> runnable_isas() {
   std::vector<Isa> isas;
   for (Isa isa : {Isa::kAvx512, Isa::kAvx2, Isa::kScalar})

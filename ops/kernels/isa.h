@@ -13,6 +13,7 @@ enum class Isa { kScalar, kAvx2, kAvx512 };
 const char* isa_name(Isa isa);     // "scalar", "avx2" (AVX2 with FMA), "avx512" (AVX-512F)
 bool isa_runnable(Isa isa);        // whether this CPU executes the target's instructions
 Isa best_isa();                    // the highest runnable target
+Isa active_isa();                  // the target kernels bind to: best_isa(), or MINFER_ISA
 std::vector<Isa> runnable_isas();  // best first; kScalar always
 
 }  // namespace minfer::kernels

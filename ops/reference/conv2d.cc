@@ -13,7 +13,7 @@ void add_bias(float* y, int64_t channels, int64_t plane, const float* bias) {
   }
 }
 
-void conv2d_im2col(const Conv2dShape& s, const float* x, const float* weights, const float* bias, float* y,
+void conv2d_im2col(const ConvGeometry& s, const float* x, const float* weights, const float* bias, float* y,
                    float* col) {
   const int64_t out_hw = s.out_h * s.out_w;
   const int64_t m = s.cout_per_group(), k = s.cin_per_group() * s.win.kh * s.win.kw;
@@ -24,7 +24,7 @@ void conv2d_im2col(const Conv2dShape& s, const float* x, const float* weights, c
   add_bias(y, s.cout, out_hw, bias);
 }
 
-void conv2d_pointwise(const Conv2dShape& s, const float* x, const float* weights, const float* bias, float* y) {
+void conv2d_pointwise(const ConvGeometry& s, const float* x, const float* weights, const float* bias, float* y) {
   const int64_t hw = s.h * s.w;
   const int64_t m = s.cout_per_group(), k = s.cin_per_group();
   for (int64_t g = 0; g < s.group; ++g)

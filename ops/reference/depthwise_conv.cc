@@ -2,7 +2,7 @@
 
 namespace minfer::reference {
 
-void depthwise_conv2d(const Conv2dShape& s, const float* x, const float* weights, const float* bias, float* y) {
+void depthwise_conv2d(const ConvGeometry& s, const float* x, const float* weights, const float* bias, float* y) {
   const Window2d& win = s.win;
   const int64_t multiplier = s.cout / s.cin;
   for (int64_t oc = 0; oc < s.cout; ++oc) {

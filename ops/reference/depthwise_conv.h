@@ -8,6 +8,6 @@ namespace minfer::reference {
 
 // s.group == s.cin; output channel c * m + j (m = s.cout / s.cin) reads input channel c
 // with kernel weights[c * m + j]. Any kernel size, stride, dilation and padding.
-void depthwise_conv2d(const Conv2dShape& s, const float* x, const float* weights, const float* bias, float* y);
+void depthwise_conv2d(const ConvGeometry& s, const float* x, const float* weights, const float* bias, float* y);
 
 }  // namespace minfer::reference

@@ -7,10 +7,10 @@
 
 #include "bench/cli_common.h"
 #include "engine/engine.h"
-#include "graph/passes/eliminate_dead_nodes.h"
-#include "graph/passes/eliminate_identities.h"
-#include "graph/passes/fold_batch_norm.h"
-#include "graph/passes/fuse_activations.h"
+#include "engine/passes/eliminate_dead_nodes.h"
+#include "engine/passes/eliminate_identities.h"
+#include "engine/passes/fold_batch_norm.h"
+#include "engine/passes/fuse_activations.h"
 #include "tests/op_test_util.h"
 
 namespace minfer {

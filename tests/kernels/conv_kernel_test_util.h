@@ -28,10 +28,10 @@ inline std::vector<Activation> every_activation() {
           {K::kSoftplus}};
 }
 
-inline reference::Conv2dShape conv_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t group, int64_t k,
+inline ConvGeometry conv_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t group, int64_t k,
                                          int64_t stride, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
                                          int64_t dilation = 1) {
-  reference::Conv2dShape s;
+  ConvGeometry s;
   s.cin = cin, s.h = h, s.w = w, s.cout = cout, s.group = group;
   s.win = {k, k, stride, stride, dilation, dilation, pt, pl, pb, pr};
   const int64_t extent = (k - 1) * dilation + 1;
@@ -40,12 +40,12 @@ inline reference::Conv2dShape conv_shape(int64_t cin, int64_t h, int64_t w, int6
   return s;
 }
 
-inline bool window_fits(const reference::Conv2dShape& s) {
+inline bool window_fits(const ConvGeometry& s) {
   const int64_t extent_h = (s.win.kh - 1) * s.win.dh + 1, extent_w = (s.win.kw - 1) * s.win.dw + 1;
   return s.h + s.win.pad_top + s.win.pad_bottom >= extent_h && s.w + s.win.pad_left + s.win.pad_right >= extent_w;
 }
 
-inline std::string describe(const reference::Conv2dShape& s, int64_t batch) {
+inline std::string describe(const ConvGeometry& s, int64_t batch) {
   const Window2d& w = s.win;
   return fmt::format("batch {} cin {} {}x{} cout {} group {} kernel {}x{} stride {} dilation {} pads {},{},{},{}",
                      batch, s.cin, s.h, s.w, s.cout, s.group, w.kh, w.kw, w.sh, w.dh, w.pad_top, w.pad_left,

@@ -15,7 +15,7 @@ namespace minfer::test {
 namespace {
 
 // y[n, oc, oy, ox] = act(bias[oc] + sum over the group's channels and the window of x * w).
-std::vector<float> naive_conv(const reference::Conv2dShape& s, int64_t batch, const std::vector<float>& x,
+std::vector<float> naive_conv(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                               const std::vector<float>& wt, const float* bias, const Activation& act) {
   const Window2d& w = s.win;
   const int64_t cig = s.cin_per_group(), cog = s.cout_per_group();
@@ -38,7 +38,7 @@ std::vector<float> naive_conv(const reference::Conv2dShape& s, int64_t batch, co
   return y;
 }
 
-std::vector<float> conv_gemm_result(const reference::Conv2dShape& s, int64_t batch, const std::vector<float>& x,
+std::vector<float> conv_gemm_result(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                                     const std::vector<float>& wt, const float* bias, const Activation& act,
                                     bool prepack, int threads) {
   const kernels::ConvGemm conv(s, prepack ? wt.data() : nullptr);
@@ -52,7 +52,7 @@ std::vector<float> conv_gemm_result(const reference::Conv2dShape& s, int64_t bat
 }
 
 // Returns whether s passed, so sweeps stop at the first failure.
-bool check(const reference::Conv2dShape& s, int64_t batch, bool with_bias, const Activation& act, uint32_t seed) {
+bool check(const ConvGeometry& s, int64_t batch, bool with_bias, const Activation& act, uint32_t seed) {
   const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
   const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
   const std::vector<float> b = random_values(s.cout, seed + 2);
@@ -86,7 +86,7 @@ TEST(ConvGemm, MatchesNaiveOverPaddingsStridesAndDilations) {
       for (int64_t dilation : {1, 2})
         for (int64_t pad : {0, 1, 2}) {
           // Asymmetric pads, odd sizes, channels that are no multiple of any tile.
-          const reference::Conv2dShape s = conv_shape(5, 11, 9, 7, 1, k, stride, pad, pad + 1 < 3 ? pad + 1 : 0, pad,
+          const ConvGeometry s = conv_shape(5, 11, 9, 7, 1, k, stride, pad, pad + 1 < 3 ? pad + 1 : 0, pad,
                                                       pad > 0 ? pad - 1 : 1, dilation);
           if (!window_fits(s)) continue;
           if (!check(s, 1, seed % 2 == 0, {}, seed)) return;
@@ -96,7 +96,7 @@ TEST(ConvGemm, MatchesNaiveOverPaddingsStridesAndDilations) {
 
 TEST(ConvGemm, MatchesNaiveOnEdgeShapes) {
   struct Case {
-    reference::Conv2dShape s;
+    ConvGeometry s;
     int64_t batch;
   };
   const Case cases[] = {
@@ -134,7 +134,7 @@ TEST(ConvGemm, WorkspaceHoldsNoColumnMatrix) {
   // A 3x3 64->128 on 56x56: the column matrix would be 576 x 3136 floats; the GEMM's
   // scratch holds the B panels of one k-block (at most kc of the 576 rows) of one column
   // block, packed from the image as the micro-kernels need them.
-  const reference::Conv2dShape s = conv_shape(64, 56, 56, 128, 1, 3, 1, 1, 1, 1, 1);
+  const ConvGeometry s = conv_shape(64, 56, 56, 128, 1, 3, 1, 1, 1, 1, 1);
   const int64_t packed = kernels::conv_gemm_workspace_floats(s, true, 1);
   EXPECT_GT(packed, 0);
   EXPECT_LT(packed, s.col_floats() / 2);

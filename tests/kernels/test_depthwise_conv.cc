@@ -14,7 +14,7 @@ namespace {
 using kernels::DepthwiseKernel;
 using kernels::Isa;
 
-std::vector<float> reference_result(const reference::Conv2dShape& s, int64_t batch, const std::vector<float>& x,
+std::vector<float> reference_result(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                                     const std::vector<float>& wt, const float* bias, const Activation& act) {
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
   std::vector<float> y(batch * out_image);
@@ -24,7 +24,7 @@ std::vector<float> reference_result(const reference::Conv2dShape& s, int64_t bat
   return y;
 }
 
-std::vector<float> kernel_result(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch,
+std::vector<float> kernel_result(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch,
                                  const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
                                  const Activation& act, int threads) {
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
@@ -35,7 +35,7 @@ std::vector<float> kernel_result(const DepthwiseKernel& k, const reference::Conv
 
 // Runs kernel `k` on s and checks it against the reference, for 1 and 2 threads (whose
 // results must be identical). Returns whether it passed, so sweeps can stop early.
-bool check(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch, bool with_bias,
+bool check(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, bool with_bias,
            const Activation& act, uint32_t seed) {
   const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
   const std::vector<float> wt = random_values(s.cout * s.win.kh * s.win.kw, seed + 1);
@@ -65,7 +65,7 @@ TEST(DepthwiseKernels, EveryTargetHasTheFourWindows) {
 }
 
 TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
-  auto name = [](const reference::Conv2dShape& s, Isa isa) {
+  auto name = [](const ConvGeometry& s, Isa isa) {
     const DepthwiseKernel* k = kernels::find_depthwise_kernel(s, isa);
     return k ? std::string(k->name) : std::string("reference");
   };
@@ -76,10 +76,10 @@ TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
   EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 7, 1, 3, 3, 3, 3), Isa::kScalar), "reference");     // 7x7
   EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 3, 1, 1, 1, 1), Isa::kScalar), "reference");     // stride 3
   EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 4, 3, 1, 1, 1, 1, 1), Isa::kScalar), "reference");     // grouped
-  reference::Conv2dShape rect = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
+  ConvGeometry rect = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
   rect.win.kw = 5;
   EXPECT_EQ(name(rect, Isa::kScalar), "reference");
-  reference::Conv2dShape mixed_stride = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
+  ConvGeometry mixed_stride = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
   mixed_stride.win.sw = 2;
   EXPECT_EQ(name(mixed_stride, Isa::kScalar), "reference");
   if (kernels::isa_runnable(Isa::kAvx2)) {
@@ -102,7 +102,7 @@ TEST(DepthwiseKernels, MatchReferenceOverEveryPadding) {
           for (int64_t pl = 0; pl < k.kernel_size; ++pl)
             for (int64_t pb = 0; pb < k.kernel_size; ++pb)
               for (int64_t pr = 0; pr < k.kernel_size; ++pr) {
-                const reference::Conv2dShape s = conv_shape(3, h, w, 3, 3, k.kernel_size, k.stride, pt, pl, pb, pr);
+                const ConvGeometry s = conv_shape(3, h, w, 3, 3, k.kernel_size, k.stride, pt, pl, pb, pr);
                 if (!window_fits(s)) continue;
                 ASSERT_EQ(kernels::find_depthwise_kernel(s, isa), &k);
                 if (!check(k, s, 1, true, {}, seed++)) return;
@@ -121,7 +121,7 @@ TEST(DepthwiseKernels, MatchReferenceOnLargerPlanesAndBatches) {
       for (const Case& c : cases)
         for (bool bias : {false, true}) {
           const int64_t p = k.kernel_size / 2;
-          const reference::Conv2dShape s = conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
+          const ConvGeometry s = conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
                                                       k.stride, p, p, p + (c.h % 2), p - 1);
           if (!check(k, s, c.batch, bias, {}, seed++)) return;
         }
@@ -133,7 +133,7 @@ TEST(DepthwiseKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
       for (const Activation& act : every_activation()) {
         // 19 columns: two vectors and a tail for AVX2, one and a tail for AVX-512.
-        const reference::Conv2dShape s =
+        const ConvGeometry s =
             conv_shape(3, 9, 19 * k.stride, 3, 3, k.kernel_size, k.stride, 1, 1, 1, k.kernel_size - 1);
         if (!check(k, s, 2, true, act, seed++)) return;
       }

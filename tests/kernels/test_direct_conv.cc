@@ -14,7 +14,7 @@ namespace {
 using kernels::DirectConvKernel;
 using kernels::Isa;
 
-std::vector<float> reference_result(const reference::Conv2dShape& s, int64_t batch, const std::vector<float>& x,
+std::vector<float> reference_result(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                                     const std::vector<float>& wt, const float* bias, const Activation& act) {
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
   std::vector<float> y(batch * out_image), col(s.col_floats());
@@ -24,7 +24,7 @@ std::vector<float> reference_result(const reference::Conv2dShape& s, int64_t bat
   return y;
 }
 
-std::vector<float> kernel_result(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch,
+std::vector<float> kernel_result(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch,
                                  const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
                                  const Activation& act, int threads) {
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
@@ -35,7 +35,7 @@ std::vector<float> kernel_result(const DirectConvKernel& k, const reference::Con
 
 // Runs kernel k on s against the reference, for 1 and 2 threads (whose results must be
 // identical). Returns whether it passed, so sweeps can stop at the first failure.
-bool check(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch, bool with_bias,
+bool check(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, bool with_bias,
            const Activation& act, uint32_t seed) {
   const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
   const std::vector<float> wt = random_values(s.cout * s.cin * s.win.kh * s.win.kw, seed + 1);
@@ -52,7 +52,7 @@ bool check(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t b
 }
 
 TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
-  auto name = [](const reference::Conv2dShape& s) {
+  auto name = [](const ConvGeometry& s) {
     const DirectConvKernel* k = kernels::find_direct_conv_kernel(s, Isa::kScalar);
     return k ? std::string(k->name) : std::string("none");
   };
@@ -84,7 +84,7 @@ TEST(DirectConvKernels, MatchReferenceOverEveryPadding) {
             for (int64_t pb = 0; pb < 3; ++pb)
               for (int64_t pr = 0; pr < 3; ++pr) {
                 const int64_t cin = 1 + (seed % 4), cout = 1 + (seed % 6);
-                const reference::Conv2dShape s = conv_shape(cin, h, w, cout, 1, 3, stride, pt, pl, pb, pr);
+                const ConvGeometry s = conv_shape(cin, h, w, cout, 1, 3, stride, pt, pl, pb, pr);
                 if (!window_fits(s)) continue;
                 if (!check(k, s, 1, true, {}, seed++)) return;
               }
@@ -113,7 +113,7 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (const Case& c : cases)
       for (bool bias : {false, true}) {
-        reference::Conv2dShape s =
+        ConvGeometry s =
             conv_shape(c.cin, c.h, c.w, c.cout, 1, c.kh, c.stride, c.pt, c.pl, c.pb, c.pr, c.dilation);
         s.win.kw = c.kw;
         s.out_w = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dilation + 1)) / c.stride + 1;
@@ -128,7 +128,7 @@ TEST(DirectConvKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
   for (Isa isa : kernels::runnable_isas()) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (const Activation& act : every_activation()) {
-      const reference::Conv2dShape s = conv_shape(3, 11, 61, 6, 1, 3, 2, 1, 1, 1, 1);  // 31 columns
+      const ConvGeometry s = conv_shape(3, 11, 61, 6, 1, 3, 2, 1, 1, 1, 1);  // 31 columns
       if (!check(k, s, 2, true, act, seed++)) return;
     }
   }

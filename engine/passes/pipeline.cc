@@ -1,13 +1,13 @@
-#include "graph/passes/pipeline.h"
+#include "engine/passes/pipeline.h"
 
-#include "graph/passes/eliminate_dead_nodes.h"
-#include "graph/passes/eliminate_identities.h"
-#include "graph/passes/fold_batch_norm.h"
-#include "graph/passes/fuse_activations.h"
+#include "engine/passes/eliminate_dead_nodes.h"
+#include "engine/passes/eliminate_identities.h"
+#include "engine/passes/fold_batch_norm.h"
+#include "engine/passes/fuse_activations.h"
 
 namespace minfer {
 
-std::vector<PassLog> run_passes(Graph& graph, const PassOptions& options) {
+std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options) {
   std::vector<PassLog> logs;
   if (options.clean) {
     logs.push_back(eliminate_identities(graph));

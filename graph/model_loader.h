@@ -8,7 +8,6 @@
 #include "graph/graph.h"
 #include "graph/memory_limit.h"
 #include "graph/onnx_loader.h"
-#include "graph/typed_tensor.h"
 
 namespace minfer {
 
@@ -18,7 +17,7 @@ namespace minfer {
 // the file and the constant data it holds must fit in max_memory (graph/memory_limit.h).
 struct LoadOptions {
   std::map<std::string, Shape> input_shapes;
-  std::map<std::string, TypedTensor> input_values;
+  std::map<std::string, Tensor> input_values;
   int64_t max_memory = default_max_memory();
 };
 

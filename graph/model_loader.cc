@@ -1,4 +1,4 @@
-#include "engine/model_loader.h"
+#include "graph/model_loader.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -21,18 +21,13 @@ std::string model_format(const std::string& path) {
 }
 
 // net.json inputs given values become initializers.
-void bind_input_values(Graph& graph, const std::map<std::string, TypedTensor>& values) {
+void bind_input_values(Graph& graph, const std::map<std::string, Tensor>& values) {
   for (const auto& entry : values) {
     const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture structured bindings
-    const TypedTensor& value = entry.second;
     auto it =
         std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
     if (it == graph.inputs.end()) throw UsageError(fmt::format("{}: '{}' is not a graph input", graph.source, name));
-    try {
-      graph.initializers[name] = to_float32(value, fmt::format("input '{}'", name));
-    } catch (const UnsupportedError& e) {
-      throw UnsupportedModelError(fmt::format("{}: {}", graph.source, e.what()));
-    }
+    graph.initializers[name] = entry.second;
     graph.inputs.erase(it);
   }
 }

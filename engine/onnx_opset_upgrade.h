@@ -1,6 +1,7 @@
-// Rewrites nodes of older ONNX opsets into the opset-13 form the IR follows, where the
+// Rewrites nodes of older ONNX opsets into the opset-13 form the ops implement, where the
 // semantics changed: Softmax's 2-D coercion, legacy broadcasting (broadcast/axis
-// attributes), per-channel PRelu slopes, Reshape's shape attribute, is_test flags.
+// attributes), per-channel PRelu slopes, Reshape's shape attribute, is_test flags. Part
+// of compiling, not of loading, because some rewrites need the inputs' shapes.
 #pragma once
 
 #include <functional>
@@ -9,13 +10,12 @@
 #include <vector>
 
 #include "graph/graph.h"
-#include "graph/typed_tensor.h"
 
 namespace minfer {
 
 struct UpgradedNode {
   std::vector<Node> nodes;                       // in execution order; one keeps the node's name
-  std::map<std::string, TypedTensor> constants;  // new constant tensors the nodes read
+  std::map<std::string, Tensor> constants;  // new constant tensors the nodes read
 };
 
 // `opset` is the model's default-domain opset; `shape_of` gives the shape of any tensor

@@ -1,8 +1,11 @@
-// What a graph pass did, for the report: each action names the nodes it touched.
+// What a graph pass did, for the report: each action names the nodes it touched, with
+// their cost before the pass and the cost of what they became after it.
 #pragma once
 
 #include <string>
 #include <vector>
+
+#include "profiler/cost.h"
 
 namespace minfer {
 
@@ -11,6 +14,7 @@ struct PassAction {
   std::vector<std::string> nodes;  // the nodes involved, producer first
   std::string result;              // the node they became (merged name), empty if removed
   std::string reason;              // why (for "kept": why the pass could not apply)
+  Cost before, after;              // of `nodes` before the pass, of `result` after it
 };
 
 struct PassLog {

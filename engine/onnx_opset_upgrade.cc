@@ -1,4 +1,4 @@
-#include "graph/onnx_opset_upgrade.h"
+#include "engine/onnx_opset_upgrade.h"
 
 #include <fmt/format.h>
 
@@ -47,7 +47,7 @@ void upgrade_softmax(UpgradedNode& up, Node node, const Shape& x) {
   node.inputs[0] = flat;
   node.outputs[0] = normalized;
   node.attrs.set("axis", int64_t{1});
-  up.constants[shape] = int_tensor({rank}, x);
+  up.constants[shape] = Tensor({rank}, std::vector<int64_t>(x));
   up.nodes.push_back(std::move(flatten));
   up.nodes.push_back(std::move(node));
   up.nodes.push_back(std::move(reshape));
@@ -75,7 +75,7 @@ UpgradedNode upgrade_to_opset13(Node node, int opset, const std::function<Shape(
   if (op == "Reshape" && opset < 5 && node.attrs.has("shape")) {
     const std::vector<int64_t> shape = node.attrs.get_ints("shape");
     const std::string name = node.name + "/shape";
-    up.constants[name] = int_tensor({static_cast<int64_t>(shape.size())}, shape);
+    up.constants[name] = Tensor({static_cast<int64_t>(shape.size())}, shape);
     node.inputs.resize(1);
     node.inputs.push_back(name);
     node.attrs.erase("shape");

@@ -1,0 +1,185 @@
+#include "engine/compile_graph.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "engine/constant_folder.h"
+#include "engine/onnx_opset_upgrade.h"
+#include "graph/topology.h"
+
+namespace minfer {
+
+CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
+  const Topology topology = build_topology(graph);
+  std::vector<Node> nodes = std::move(graph.nodes);
+  graph_ = std::move(graph);
+  graph_.nodes.clear();
+  for (const GraphInput& in : graph_.inputs) {
+    types_[in.name] = {in.dtype, in.shape};
+    try {
+      budget.check(tensor_bytes(num_elements(in.shape), dtype_size(in.dtype)),
+                   fmt::format("input '{}' of shape {}", in.name, shape_str(in.shape)));
+    } catch (const OpError& e) {
+      throw ModelError(fmt::format("{}: {}", graph_.source, e.what()));
+    }
+  }
+  for (const auto& [name, tensor] : graph_.initializers) types_[name] = tensor.type();
+  for (size_t index : topology.order) {
+    Node& node = nodes[index];
+    if (graph_.opset >= 13) {
+      add_node(std::move(node), budget);
+      continue;
+    }
+    UpgradedNode up = with_node_context(graph_, node, [&] {
+      return upgrade_to_opset13(node, graph_.opset, [&](const std::string& name) { return type(name).shape; });
+    });
+    for (auto& [name, value] : up.constants) add_constant(name, std::move(value));
+    for (Node& n : up.nodes) add_node(std::move(n), budget);
+  }
+  graph_.opset = 13;
+  // Constants only folding read are gone with the nodes that read them.
+  remove_nodes(std::vector<bool>(graph_.nodes.size(), false));
+}
+
+std::unique_ptr<Op> CompileGraph::build_op(const Node& node) {
+  ++ops_built_;
+  return create_op(node);
+}
+
+void CompileGraph::add_node(Node node, MemoryBudget& budget) {
+  with_node_context(graph_, node, [&] {
+    std::unique_ptr<Op> op = build_op(node);
+    const OpTraits traits = op->traits();
+    OpSignature sig;
+    for (const std::string& name : node.inputs) {
+      if (name.empty()) {
+        sig.inputs.push_back({{}, nullptr, false});
+        continue;
+      }
+      sig.inputs.push_back({type(name), constant(name), true});
+    }
+    const std::vector<TensorType> out = op->infer(sig.inputs);
+    if (node.outputs.size() > out.size())
+      throw OpError(fmt::format("has {} outputs, the op produces {}", node.outputs.size(), out.size()));
+    // Trailing outputs may be left off, but not all of them (costs read output 0).
+    if (node.outputs.empty() && !out.empty() && !(traits.optional_outputs & 1u))
+      throw OpError("output 0 is required and cannot be omitted");
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i].empty()) {
+        if (!(traits.optional_outputs >> i & 1u))
+          throw OpError(fmt::format("output {} is required and cannot be omitted", i));
+        sig.outputs.push_back({out[i], false});
+        continue;
+      }
+      budget.check(tensor_bytes(num_elements(out[i].shape), dtype_size(out[i].dtype)),
+                   fmt::format("output '{}' of shape {}", node.outputs[i], shape_str(out[i].shape)));
+      sig.outputs.push_back({out[i], true});
+      types_[node.outputs[i]] = out[i];
+    }
+    bool known = !node.outputs.empty();
+    for (size_t i = 0; i < sig.inputs.size(); ++i)
+      known = known && (!sig.inputs[i].present || sig.inputs[i].constant || (traits.shape_only_inputs >> i & 1u));
+    if (known) {
+      std::vector<Tensor> values = fold_constant_node(*op, sig, budget);
+      for (size_t i = 0; i < node.outputs.size(); ++i)
+        if (!node.outputs[i].empty()) graph_.initializers[node.outputs[i]] = std::move(values[i]);
+      return;
+    }
+    // Shape computations folded above may meet empty tensors; kernels never do.
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      for (int64_t d : sig.outputs[i].shape())
+        if (d <= 0)
+          throw UnsupportedError(fmt::format("output '{}' would have shape {}; empty tensors are not supported",
+                                             node.outputs[i], shape_str(sig.outputs[i].shape())));
+    ops_.push_back(std::move(op));
+    graph_.nodes.push_back(std::move(node));
+  });
+}
+
+const TensorType& CompileGraph::type(const std::string& value) const {
+  auto it = types_.find(value);
+  if (it == types_.end()) throw OpError(fmt::format("tensor '{}' is not defined", value));
+  return it->second;
+}
+
+const Tensor* CompileGraph::constant(const std::string& value) const {
+  auto it = graph_.initializers.find(value);
+  return it == graph_.initializers.end() ? nullptr : &it->second;
+}
+
+bool CompileGraph::is_graph_output(const std::string& value) const {
+  return std::find(graph_.outputs.begin(), graph_.outputs.end(), value) != graph_.outputs.end();
+}
+
+OpSignature CompileGraph::signature(size_t i) const {
+  const Node& node = graph_.nodes[i];
+  OpSignature sig;
+  for (const std::string& name : node.inputs) {
+    if (name.empty()) sig.inputs.push_back({{}, nullptr, false});
+    else sig.inputs.push_back({type(name), constant(name), true});
+  }
+  // Output types as inference recorded them (an omitted output has none).
+  for (const std::string& name : node.outputs) sig.outputs.push_back({name.empty() ? TensorType{} : type(name), !name.empty()});
+  return sig;
+}
+
+OpCost CompileGraph::cost(size_t i) const {
+  return with_node_context(graph_, graph_.nodes[i], [&] { return ops_[i]->cost(signature(i)); });
+}
+
+Cost CompileGraph::total_cost() const {
+  Cost total;
+  for (size_t i = 0; i < size(); ++i) total += cost(i).cost;
+  return total;
+}
+
+void CompileGraph::set_inputs(size_t i, std::vector<std::string> inputs) { graph_.nodes[i].inputs = std::move(inputs); }
+
+void CompileGraph::set_outputs(size_t i, std::vector<std::string> outputs) {
+  const Node& node = graph_.nodes[i];
+  for (size_t o = 0; o < outputs.size() && o < node.outputs.size(); ++o)
+    if (!outputs[o].empty() && !node.outputs[o].empty()) types_[outputs[o]] = types_.at(node.outputs[o]);
+  graph_.nodes[i].outputs = std::move(outputs);
+}
+
+void CompileGraph::set_name(size_t i, std::string name) { graph_.nodes[i].name = std::move(name); }
+
+void CompileGraph::set_attributes(size_t i, Attributes attrs) {
+  Node& node = graph_.nodes[i];
+  node.attrs = std::move(attrs);
+  ops_[i] = with_node_context(graph_, node, [&] { return build_op(node); });
+}
+
+void CompileGraph::add_constant(const std::string& name, Tensor value) {
+  if (types_.count(name)) throw OpError(fmt::format("tensor '{}' is defined twice", name));
+  types_[name] = value.type();
+  graph_.initializers.emplace(name, std::move(value));
+}
+
+std::string CompileGraph::unique_name(const std::string& base) const {
+  std::string name = base;
+  for (int i = 1; types_.count(name); ++i) name = fmt::format("{}_{}", base, i);
+  return name;
+}
+
+void CompileGraph::remove_nodes(const std::vector<bool>& removed) {
+  size_t kept = 0;
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    if (removed[i]) continue;
+    if (kept != i) {  // a self-move would empty the node
+      graph_.nodes[kept] = std::move(graph_.nodes[i]);
+      ops_[kept] = std::move(ops_[i]);
+    }
+    ++kept;
+  }
+  graph_.nodes.resize(kept);
+  ops_.resize(kept);
+  std::set<std::string> read(graph_.outputs.begin(), graph_.outputs.end());
+  for (const Node& n : graph_.nodes) read.insert(n.inputs.begin(), n.inputs.end());
+  for (auto it = graph_.initializers.begin(); it != graph_.initializers.end();)
+    it = read.count(it->first) ? std::next(it) : graph_.initializers.erase(it);
+}
+
+}  // namespace minfer

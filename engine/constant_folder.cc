@@ -1,0 +1,34 @@
+#include "engine/constant_folder.h"
+
+#include <fmt/format.h>
+
+namespace minfer {
+
+std::vector<Tensor> fold_constant_node(const Op& op, const OpSignature& sig, MemoryBudget& budget) {
+  const std::unique_ptr<Kernel> kernel = op.bind(sig, BindContext{});
+  std::vector<Tensor> outputs;
+  std::vector<TensorView> in, out;
+  for (const OpInput& i : sig.inputs) {
+    // Kernels never write their inputs; TensorView is one type for both directions.
+    void* data = i.constant ? const_cast<std::byte*>(i.constant->data()) : nullptr;
+    in.push_back({data, i.type});
+  }
+  for (const OpOutput& o : sig.outputs) {
+    if (!o.present) {
+      outputs.emplace_back();
+      out.push_back({nullptr, o.type});
+      continue;
+    }
+    budget.reserve(tensor_bytes(num_elements(o.type.shape), dtype_size(o.type.dtype)),
+                   fmt::format("folding a {} tensor of shape {}", dtype_name(o.type.dtype), shape_str(o.type.shape)));
+    outputs.emplace_back(o.type.dtype, o.type.shape);
+    out.push_back({outputs.back().mutable_data(), o.type});
+  }
+  const int64_t scratch = kernel->facts().workspace_bytes;
+  budget.check(scratch, "folding's scratch");
+  AlignedBuffer workspace(scratch);
+  kernel->run(RunContext{}, in, out, Workspace({workspace.data(), static_cast<size_t>(scratch)}));
+  return outputs;
+}
+
+}  // namespace minfer

@@ -1,0 +1,14 @@
+// Removes ops that compute their input unchanged (OpTraits::identity: Identity, and
+// Dropout at inference): their readers read the input instead.
+#pragma once
+
+#include "engine/compile_graph.h"
+#include "engine/passes/pass_log.h"
+
+namespace minfer {
+
+// An identity whose output is a graph output stays only when its input cannot be
+// renamed to it (a graph input, a constant, or another graph output).
+PassLog eliminate_identities(CompileGraph& graph);
+
+}  // namespace minfer

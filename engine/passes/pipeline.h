@@ -1,0 +1,20 @@
+// The graph passes in their fixed order, each switchable (engine_bench --fold_bn,
+// --fuse, --clean). Passes rewrite the compile graph and keep its outputs' values.
+#pragma once
+
+#include <vector>
+
+#include "engine/compile_graph.h"
+#include "engine/passes/pass_log.h"
+
+namespace minfer {
+
+struct PassOptions {
+  bool clean = true;    // identity and dead-node elimination
+  bool fold_bn = true;  // channel affines (BatchNormalization) into the weights before them
+  bool fuse = true;     // activations into the epilogue of the op before them
+};
+
+std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options);
+
+}  // namespace minfer

@@ -1,0 +1,86 @@
+// Cast between the engine's element types (integer targets become int64, real ones
+// float32: graph/dtype.h). Real to integer truncates toward zero, as C and numpy, and
+// refuses a value outside int64; anything to bool is "not zero". 0 FLOPs.
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "graph/dtype.h"
+#include "ops/op_helpers.h"
+
+namespace minfer {
+namespace {
+
+template <typename To>
+To convert(double v) {
+  if constexpr (std::is_same_v<To, uint8_t>) {
+    return v != 0.0;
+  } else if constexpr (std::is_same_v<To, int64_t>) {
+    const double t = std::trunc(v);
+    if (!(std::fabs(t) < 0x1.0p63)) throw OpError(fmt::format("cannot cast {} to int64", v));
+    return static_cast<int64_t>(t);
+  } else {
+    return static_cast<float>(v);
+  }
+}
+
+template <typename From, typename To>
+void cast_all(const TensorView& x, const TensorView& y) {
+  const From* src = x.as<From>();
+  To* dst = y.as<To>();
+  for (int64_t i = 0, n = y.size(); i < n; ++i) {
+    if constexpr (std::is_same_v<From, int64_t> && std::is_same_v<To, int64_t>) dst[i] = src[i];
+    else dst[i] = convert<To>(static_cast<double>(src[i]));
+  }
+}
+
+template <typename From>
+void cast_from(const TensorView& x, const TensorView& y) {
+  switch (y.type.dtype) {
+    case DType::kFloat32: return cast_all<From, float>(x, y);
+    case DType::kInt64: return cast_all<From, int64_t>(x, y);
+    case DType::kBool: return cast_all<From, uint8_t>(x, y);
+  }
+}
+
+class CastOp final : public Op {
+ public:
+  explicit CastOp(const Node& node) {
+    node.attrs.check_known({"to", "saturate"});
+    if (!node.attrs.has("to")) throw OpError("attribute 'to' is required");
+    const auto to = static_cast<DataType>(node.attrs.get_int("to", 0));
+    const std::optional<DType> dtype = engine_dtype(to);
+    if (!dtype) throw UnsupportedError(fmt::format("casting to {} is not supported", data_type_name(to)));
+    to_ = *dtype;
+  }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.elementwise = true;
+    return t;
+  }
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 1, 1);
+    return {{to_, in[0].shape()}};
+  }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    return make_kernel({}, [from = sig.inputs[0].dtype()](const RunContext&, std::span<const TensorView> in,
+                                                          std::span<const TensorView> out, Workspace) {
+      switch (from) {
+        case DType::kFloat32: return cast_from<float>(in[0], out[0]);
+        case DType::kInt64: return cast_from<int64_t>(in[0], out[0]);
+        case DType::kBool: return cast_from<uint8_t>(in[0], out[0]);
+      }
+    });
+  }
+
+ private:
+  DType to_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_cast(const Node& node) { return std::make_unique<CastOp>(node); }
+
+}  // namespace minfer

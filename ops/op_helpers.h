@@ -1,0 +1,53 @@
+// Helpers op implementations share: input checks, integer-valued constant inputs, the
+// data-movement part of the cost, and a kernel made from a function.
+#pragma once
+
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "ops/op.h"
+
+namespace minfer {
+
+const Shape& required_shape(std::span<const OpInput> in, size_t index, const char* what);
+void check_input_count(std::span<const OpInput> in, size_t min_count, size_t max_count);
+// Throws OpError unless every present input (from `first` on) is float32: the type of
+// the ops that compute (convolutions, activations, ...).
+void require_float(std::span<const OpInput> in, size_t first = 0);
+
+// The values of a constant integer-valued input (Reshape's shape, Pad's pads, axes):
+// int64, or float32 holding integers (net.json). Throws OpError when it is not a
+// constant or not integral.
+std::vector<int64_t> constant_ints(std::span<const OpInput> in, size_t index, const char* what);
+
+// The traffic part of every op's cost: params (constant inputs' elements), bytes read
+// (the inputs, or the first `data_inputs` of them) and bytes written (the outputs).
+Cost data_movement(const OpSignature& sig, size_t data_inputs = SIZE_MAX);
+// An op's cost: data_movement plus its MACs and FLOPs with their formulas.
+OpCost op_cost(const OpSignature& sig, CostExpr macs, CostExpr flops, size_t data_inputs = SIZE_MAX);
+
+// `axis` in [-rank, rank) as an index in [0, rank); throws OpError naming `what`.
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
+
+// A kernel whose run is a function object: for ops whose kernel holds nothing but what
+// the function captures.
+template <typename Run>
+class FunctionKernel final : public Kernel {
+ public:
+  FunctionKernel(KernelFacts facts, Run run) : Kernel(std::move(facts)), run_(std::move(run)) {}
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+           Workspace workspace) const override {
+    run_(ctx, in, out, workspace);
+  }
+
+ private:
+  Run run_;
+};
+
+template <typename Run>
+std::unique_ptr<Kernel> make_kernel(KernelFacts facts, Run run) {
+  return std::make_unique<FunctionKernel<Run>>(std::move(facts), std::move(run));
+}
+
+}  // namespace minfer
