@@ -31,8 +31,6 @@
 namespace minfer {
 namespace {
 
-using ConvGeometry;
-
 struct Layer {
   std::string name;
   int64_t cin, size, cout, k, stride, group;
@@ -113,9 +111,9 @@ void add_conv_gemm(const std::string& group, const Layer& l) {
   const ConvGeometry s = shape_of(l);
   // Tensors' weights are random_floats(..., 2): the same values, packed here once.
   auto conv = std::make_shared<const kernels::ConvGemm>(
-      s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data());
+      s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), kernels::active_isa());
   for (int threads : {1, 2})
-    add(group, l, "conv_gemm", threads, kernels::conv_gemm_workspace_floats(s, true, threads),
+    add(group, l, "conv_gemm", threads, kernels::conv_gemm_workspace_floats(s, conv->kernel(), true, threads),
         [conv, threads](const ConvGeometry&, Tensors& t) {
           conv->run(1, t.x.data(), nullptr, t.b.data(), {}, t.y.data(), t.workspace, threads);
         });

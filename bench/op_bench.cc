@@ -37,10 +37,10 @@ Graph one_op(const std::string& op_type, const Shape& x, const std::vector<Weigh
   Node node{"op", op_type, {"x"}, {"y"}, std::move(attrs)};
   uint32_t seed = 1;
   for (const Weight& w : weights) {
-    Tensor t{w.shape, std::vector<float>(static_cast<size_t>(num_elements(w.shape)))};
+    std::vector<float> values(static_cast<size_t>(num_elements(w.shape)));
     // Small deterministic values keep LSTM gates out of saturation.
-    for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = 0.01f * static_cast<float>((i * 7 + seed) % 17) - 0.08f;
-    g.initializers[w.name] = std::move(t);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = 0.01f * static_cast<float>((i * 7 + seed) % 17) - 0.08f;
+    g.initializers[w.name] = Tensor(w.shape, std::move(values));
     node.inputs.push_back(w.name);
     ++seed;
   }
@@ -64,7 +64,7 @@ void add(const std::string& name, const Graph& graph, int threads) {
   options.num_threads = threads;
   std::shared_ptr<const CompiledModel> model = compile(graph, options);
   auto* b = benchmark::RegisterBenchmark(
-      fmt::format("{}/{}/threads:{}", name, model->steps()[0].kind, threads).c_str(), [model](benchmark::State& state) {
+      fmt::format("{}/{}/threads:{}", name, model->steps()[0].kind(), threads).c_str(), [model](benchmark::State& state) {
         Session session(model);
         session.set_profiling(false);
         cli::fill_inputs_deterministic(session);

@@ -19,8 +19,9 @@ CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
   for (const GraphInput& in : graph_.inputs) {
     types_[in.name] = {in.dtype, in.shape};
     try {
-      budget.check(tensor_bytes(num_elements(in.shape), dtype_size(in.dtype)),
-                   fmt::format("input '{}' of shape {}", in.name, shape_str(in.shape)));
+      MemoryBudget(budget.limit())
+          .check(tensor_bytes(num_elements(in.shape), dtype_size(in.dtype)),
+                 fmt::format("input '{}' of shape {}", in.name, shape_str(in.shape)));
     } catch (const OpError& e) {
       throw ModelError(fmt::format("{}: {}", graph_.source, e.what()));
     }
@@ -73,8 +74,10 @@ void CompileGraph::add_node(Node node, MemoryBudget& budget) {
         sig.outputs.push_back({out[i], false});
         continue;
       }
-      budget.check(tensor_bytes(num_elements(out[i].shape), dtype_size(out[i].dtype)),
-                   fmt::format("output '{}' of shape {}", node.outputs[i], shape_str(out[i].shape)));
+      // Each tensor on its own within the limit (the plan's total is checked later).
+      MemoryBudget(budget.limit())
+          .check(tensor_bytes(num_elements(out[i].shape), dtype_size(out[i].dtype)),
+                 fmt::format("output '{}' of shape {}", node.outputs[i], shape_str(out[i].shape)));
       sig.outputs.push_back({out[i], true});
       types_[node.outputs[i]] = out[i];
     }
@@ -131,7 +134,7 @@ OpCost CompileGraph::cost(size_t i) const {
 
 Cost CompileGraph::total_cost() const {
   Cost total;
-  for (size_t i = 0; i < size(); ++i) total += cost(i).cost;
+  for (size_t i = 0; i < size(); ++i) total += cost(i);
   return total;
 }
 

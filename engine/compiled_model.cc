@@ -54,15 +54,17 @@ int CompiledModel::step_index(const std::string& step_name) const {
 
 Cost CompiledModel::total_cost() const {
   Cost total;
-  for (const Step& s : steps_) total += s.cost.cost;
+  for (const Step& s : steps_) total += s.cost;
   return total;
 }
 
 int64_t CompiledModel::params() const {
   std::set<int> read;
-  for (const Step& s : steps_)
-    for (int v : s.inputs)
-      if (v >= 0 && values_[v].constant) read.insert(v);
+  for (const Step& s : steps_) {
+    const OpTraits traits = s.op->traits();
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      if (s.inputs[i] >= 0 && values_[s.inputs[i]].constant && traits.is_data_input(i)) read.insert(s.inputs[i]);
+  }
   int64_t n = 0;
   for (int v : read) n += num_elements(values_[v].type.shape);
   return n;

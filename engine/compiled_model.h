@@ -80,7 +80,8 @@ class CompiledModel {
   // The most bytes of buffers alive at one step: no plan of these buffers can be smaller.
   int64_t lower_bound_bytes() const { return lower_bound_bytes_; }
   Cost total_cost() const;
-  // Elements of the distinct constants the steps read (a weight two nodes share counts once).
+  // Elements of the distinct constant data the steps read (a weight two nodes share
+  // counts once; index inputs such as Reshape's shape are not parameters).
   int64_t params() const;
 
   // What the graph passes did, and the cost of the graph before them (after folding).

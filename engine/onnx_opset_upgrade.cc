@@ -80,6 +80,18 @@ UpgradedNode upgrade_to_opset13(Node node, int opset, const std::function<Shape(
     node.inputs.push_back(name);
     node.attrs.erase("shape");
   }
+  if (op == "Slice" && opset < 10) {
+    // starts, ends and axes were attributes; they became inputs in opset 10.
+    node.inputs.resize(1);
+    for (const char* name : {"starts", "ends", "axes"}) {
+      if (!node.attrs.has(name)) continue;
+      const std::vector<int64_t> v = node.attrs.get_ints(name);
+      const std::string tensor = node.name + "/" + name;
+      up.constants[tensor] = Tensor({static_cast<int64_t>(v.size())}, v);
+      node.inputs.push_back(tensor);
+      node.attrs.erase(name);
+    }
+  }
   if (is_binary_arithmetic(op) && opset < 7) {
     // Legacy broadcasting: B's dims align with A's starting at `axis` (trailing dims when
     // absent), which numpy broadcasting matches once B has A's trailing unit dims.

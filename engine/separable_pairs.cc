@@ -48,8 +48,8 @@ std::vector<SeparablePairRecord> find_separable_pairs(const CompiledModel& model
         p.kernel.assign(w.begin() + 2, w.end());
         p.in_channels = x[1];
         p.out_channels = y[1];
-        p.depthwise_macs = dw.cost.cost.macs;
-        p.pointwise_macs = s.cost.cost.macs;
+        p.depthwise_macs = dw.cost.macs;
+        p.pointwise_macs = s.cost.macs;
         p.regular_macs = y[0] * product(w.begin() + 2, w.end()) * x[1] * product(y.begin() + 2, y.end()) * y[1];
         pairs.push_back(std::move(p));
         break;

@@ -19,6 +19,7 @@ class ActivationOp final : public Op {
     t.inplace_input = 0;
     t.elementwise = true;
     t.activation = true;
+    t.non_data_inputs = 0b110;  // Clip's bounds
     return t;
   }
 
@@ -35,7 +36,7 @@ class ActivationOp final : public Op {
   OpCost cost(const OpSignature& sig) const override {
     const CostExpr flops =
         CostExpr::of("FLOPs/element", act_.flops_per_element()) * CostExpr::of("elements", num_elements(sig.outputs[0].shape()));
-    return op_cost(sig, 0, flops, 1);
+    return op_cost(*this, sig, 0, flops);
   }
 
   std::optional<Activation> as_activation(const OpSignature& sig) const override {

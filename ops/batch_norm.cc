@@ -43,7 +43,7 @@ class BatchNormOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(sig, 0, CostExpr::of("FLOPs/element", 2) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+    return op_cost(*this, sig, 0, CostExpr::of("FLOPs/element", 2) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
 
   // scale' = gamma / sqrt(var + eps) and shift' = beta - mean * scale', in double.

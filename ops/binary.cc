@@ -107,7 +107,7 @@ class BinaryOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(sig, 0,
+    return op_cost(*this, sig, 0,
                    CostExpr::of("FLOPs/element", op_ == Arith::kPRelu ? 2 : 1) *
                        CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
@@ -141,7 +141,7 @@ class SumOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(sig, 0,
+    return op_cost(*this, sig, 0,
                    CostExpr::of("inputs - 1", static_cast<int64_t>(sig.inputs.size()) - 1) *
                        CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }

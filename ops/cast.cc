@@ -1,5 +1,5 @@
-// Cast between the engine's element types (integer targets become int64, real ones
-// float32: graph/dtype.h). Real to integer truncates toward zero, as C and numpy, and
+// Cast between the engine's element types (integer targets become int64: graph/dtype.h;
+// the real types other than float32 are refused). Real to integer truncates toward zero, as C and numpy, and
 // refuses a value outside int64; anything to bool is "not zero". 0 FLOPs.
 #include <cmath>
 #include <cstring>
@@ -50,8 +50,10 @@ class CastOp final : public Op {
     node.attrs.check_known({"to", "saturate"});
     if (!node.attrs.has("to")) throw OpError("attribute 'to' is required");
     const auto to = static_cast<DataType>(node.attrs.get_int("to", 0));
+    // float16, bfloat16 and float64 would be computed as float32: not what the cast means.
     const std::optional<DType> dtype = engine_dtype(to);
-    if (!dtype) throw UnsupportedError(fmt::format("casting to {} is not supported", data_type_name(to)));
+    if (!dtype || to == DataType::kFloat16 || to == DataType::kBFloat16 || to == DataType::kDouble)
+      throw UnsupportedError(fmt::format("casting to {} is not supported", data_type_name(to)));
     to_ = *dtype;
   }
   OpTraits traits() const override {
@@ -63,7 +65,7 @@ class CastOp final : public Op {
     check_input_count(in, 1, 1);
     return {{to_, in[0].shape()}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     return make_kernel({}, [from = sig.inputs[0].dtype()](const RunContext&, std::span<const TensorView> in,
                                                           std::span<const TensorView> out, Workspace) {

@@ -36,7 +36,7 @@ class CompareOp final : public Op {
     return {{DType::kBool, broadcast_shapes(in[0].shape(), in[1].shape())}};
   }
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(sig, 0, CostExpr::of("FLOPs/element", 1) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+    return op_cost(*this, sig, 0, CostExpr::of("FLOPs/element", 1) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& y = sig.outputs[0].shape();
@@ -67,7 +67,7 @@ class WhereOp final : public Op {
                                 dtype_name(in[2].dtype())));
     return {{in[1].dtype(), broadcast_shapes(broadcast_shapes(in[0].shape(), in[1].shape()), in[2].shape())}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& y = sig.outputs[0].shape();
     return make_kernel({}, [ic = BroadcastIndex(sig.inputs[0].shape(), y), ix = BroadcastIndex(sig.inputs[1].shape(), y),

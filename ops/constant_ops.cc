@@ -37,7 +37,8 @@ class ConstantOp final : public Op {
     else if (a.has("value_int")) value_ = Tensor(Shape{}, std::vector<int64_t>{a.get_int("value_int", 0)});
     else if (a.has("value_ints")) {
       std::vector<int64_t> v = a.get_ints("value_ints");
-      value_ = Tensor({static_cast<int64_t>(v.size())}, std::move(v));
+      const int64_t n = static_cast<int64_t>(v.size());
+      value_ = Tensor({n}, std::move(v));
     } else {
       const std::vector<double> v = a.get_floats("value_floats");
       value_ = Tensor({static_cast<int64_t>(v.size())}, std::vector<float>(v.begin(), v.end()));
@@ -47,7 +48,7 @@ class ConstantOp final : public Op {
     check_input_count(in, 0, 0);
     return {value_.type()};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override { return constant_kernel(value_); }
 
  private:
@@ -63,6 +64,11 @@ class ConstantOfShapeOp final : public Op {
       fill_ = t->reshaped({});
     }
   }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = 1;  // the shape
+    return t;
+  }
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 1);
     Shape shape = constant_ints(in, 0, "shape");
@@ -70,7 +76,7 @@ class ConstantOfShapeOp final : public Op {
       if (d < 0) throw OpError(fmt::format("shape {} has a negative dimension", shape_str(shape)));
     return {{fill_.dtype(), shape}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     return make_kernel({}, [fill = fill_, n = num_elements(sig.outputs[0].shape())](
                                const RunContext&, std::span<const TensorView>, std::span<const TensorView> out, Workspace) {
@@ -99,7 +105,7 @@ class ShapeOp final : public Op {
     check_input_count(in, 1, 1);
     return {{DType::kInt64, {static_cast<int64_t>(dims(in[0].shape()).size())}}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const std::vector<int64_t> d = dims(sig.inputs[0].shape());
     return constant_kernel(Tensor({static_cast<int64_t>(d.size())}, d));
@@ -127,7 +133,7 @@ class SizeOp final : public Op {
     check_input_count(in, 1, 1);
     return {{DType::kInt64, {}}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     return constant_kernel(Tensor(Shape{}, std::vector<int64_t>{num_elements(sig.inputs[0].shape())}));
   }
@@ -137,6 +143,11 @@ class SizeOp final : public Op {
 class RangeOp final : public Op {
  public:
   explicit RangeOp(const Node& node) { node.attrs.check_known({}); }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = 0b111;  // start, limit, delta
+    return t;
+  }
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 3, 3);
     for (const OpInput& i : in) {
@@ -147,7 +158,7 @@ class RangeOp final : public Op {
     }
     return {{in[0].dtype(), {count(in)}}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const int64_t n = count(sig.inputs);
     if (sig.inputs[0].dtype() == DType::kInt64) {

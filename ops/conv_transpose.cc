@@ -261,7 +261,7 @@ class ConvTransposeOp final : public Op {
     if (activation_.kind != ActivationKind::kNone)
       flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
                           CostExpr::of("output elements", checked_mul({g.batch, g.cout, g.out_h, g.out_w}));
-    return op_cost(sig, macs, flops);
+    return op_cost(*this, sig, macs, flops);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {

@@ -44,7 +44,7 @@ class GatherOp final : public Op {
     shape.insert(shape.end(), data.begin() + axis + 1, data.end());
     return {{in[0].dtype(), shape}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& data = sig.inputs[0].shape();
     const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
@@ -56,7 +56,7 @@ class GatherOp final : public Op {
       const int64_t* indices = in[1].as<int64_t>();
       for (int64_t k = 0; k < count; ++k)
         if (indices[k] < -dim || indices[k] >= dim)
-          throw OpError(fmt::format("index {} is out of range for an axis of size {}", indices[k], dim));
+          throw OpError(fmt::format("index {} is out of range for axis of size {}", indices[k], dim));
       copy_indexed(in[0], out[0], [&](int64_t i) {
         const int64_t within = i % inner, k = i / inner % count, o = i / (inner * count);
         const int64_t index = indices[k] < 0 ? indices[k] + dim : indices[k];
@@ -81,8 +81,12 @@ class SliceOp final : public Op {
     const SliceWindow w = window(in);
     return {{in[0].dtype(), w.shape}};
   }
-  // starts, ends, axes and steps are not data the op moves.
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 1); }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = ~1u;  // starts, ends, axes, steps
+    return t;
+  }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const SliceWindow w = window(sig.inputs);
     return make_kernel({}, [w, src_strides = strides_of(sig.inputs[0].shape()), out_strides = strides_of(w.shape)](
@@ -142,11 +146,16 @@ class SliceOp final : public Op {
 class ExpandOp final : public Op {
  public:
   explicit ExpandOp(const Node& node) { node.attrs.check_known({}); }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = 0b10;  // the shape
+    return t;
+  }
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 2, 2);
     return {{in[0].dtype(), broadcast_shapes(in[0].shape(), constant_ints(in, 1, "shape"))}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 1); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     return make_kernel({}, [index = BroadcastIndex(sig.inputs[0].shape(), sig.outputs[0].shape())](
                                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,

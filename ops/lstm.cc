@@ -282,7 +282,7 @@ class LstmOp final : public Op {
                           (CostExpr::of("D", g.input_size) + CostExpr::of("H", g.hidden));
     const CostExpr flops = CostExpr(2) * macs + row_steps * CostExpr::of("H", g.hidden) *
                                                     CostExpr::of("cell FLOPs/unit", cell.elementwise_flops_per_unit());
-    return op_cost(sig, macs, flops);
+    return op_cost(*this, sig, macs, flops);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {

@@ -140,7 +140,7 @@ class GemmOp final : public Op {
     if (p_.activation.kind != ActivationKind::kNone)
       flops = flops + CostExpr::of("activation FLOPs/element", p_.activation.flops_per_element()) *
                           CostExpr::of("output elements", checked_mul({d.m, d.n}));
-    return op_cost(sig, macs, flops);
+    return op_cost(*this, sig, macs, flops);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
@@ -252,7 +252,7 @@ class MatMulOp final : public Op {
     const MatMulDims d = dims(sig.inputs);
     const CostExpr macs =
         CostExpr::of("batch", d.batch) * CostExpr::of("M", d.m) * CostExpr::of("K", d.k) * CostExpr::of("N", d.n);
-    return op_cost(sig, macs, CostExpr(2) * macs);
+    return op_cost(*this, sig, macs, CostExpr(2) * macs);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {

@@ -113,11 +113,15 @@ struct OpTraits {
   int inplace_input = -1;           // output 0 may overwrite this input (the planner decides)
   uint32_t optional_outputs = 0;    // bit i: output i may be omitted
   uint32_t shape_only_inputs = 0;   // bit i: only input i's type is read, never its data (Shape)
+  uint32_t non_data_inputs = 0;     // bit i: input i is an index, not data (a shape, axes, pads, bounds)
   bool fuses_activation = false;    // runs an activation in its epilogue (fused_activation_attributes)
   bool elementwise = false;         // output i depends on input 0's element i only (Relu, BatchNormalization)
   bool activation = false;          // an activation function: as_activation() gives it
   bool channel_affine = false;      // a per-channel affine (BatchNormalization): channel_affine() gives it
   bool identity = false;            // output 0 is input 0 (Identity, Dropout at inference)
+
+  // Data inputs count in the cost's bytes read and parameters (docs/cost-model.md).
+  bool is_data_input(size_t i) const { return i >= 32 || !((shape_only_inputs | non_data_inputs) >> i & 1u); }
 };
 
 // y[n, c, ...] = x[n, c, ...] * scale[c] + shift[c]: what BatchNormalization computes

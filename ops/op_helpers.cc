@@ -46,11 +46,11 @@ std::vector<int64_t> constant_ints(std::span<const OpInput> in, size_t index, co
   return v;
 }
 
-Cost data_movement(const OpSignature& sig, size_t data_inputs) {
+Cost data_movement(const OpTraits& traits, const OpSignature& sig) {
   Cost c;
-  for (size_t i = 0; i < sig.inputs.size() && i < data_inputs; ++i) {
+  for (size_t i = 0; i < sig.inputs.size(); ++i) {
     const OpInput& a = sig.inputs[i];
-    if (!a.present) continue;
+    if (!a.present || !traits.is_data_input(i)) continue;
     const int64_t n = num_elements(a.shape());
     c.bytes_read = checked_add({c.bytes_read, checked_mul({dtype_size(a.dtype()), n})});
     if (a.constant) c.params += n;
@@ -60,10 +60,10 @@ Cost data_movement(const OpSignature& sig, size_t data_inputs) {
   return c;
 }
 
-OpCost op_cost(const OpSignature& sig, CostExpr macs, CostExpr flops, size_t data_inputs) {
-  OpCost c{data_movement(sig, data_inputs), std::move(macs), std::move(flops)};
-  c.cost.macs = c.macs.value();
-  c.cost.flops = c.flops.value();
+OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flops) {
+  OpCost c{data_movement(op.traits(), sig), std::move(macs), std::move(flops)};
+  c.macs = c.macs_formula.value();
+  c.flops = c.flops_formula.value();
   return c;
 }
 

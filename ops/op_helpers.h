@@ -21,11 +21,12 @@ void require_float(std::span<const OpInput> in, size_t first = 0);
 // constant or not integral.
 std::vector<int64_t> constant_ints(std::span<const OpInput> in, size_t index, const char* what);
 
-// The traffic part of every op's cost: params (constant inputs' elements), bytes read
-// (the inputs, or the first `data_inputs` of them) and bytes written (the outputs).
-Cost data_movement(const OpSignature& sig, size_t data_inputs = SIZE_MAX);
+// The traffic part of every op's cost: params (constant data inputs' elements), bytes
+// read (the data inputs) and bytes written (the outputs). An input is data unless the
+// op's traits say it is only an index (non_data_inputs) or only its type is read.
+Cost data_movement(const OpTraits& traits, const OpSignature& sig);
 // An op's cost: data_movement plus its MACs and FLOPs with their formulas.
-OpCost op_cost(const OpSignature& sig, CostExpr macs, CostExpr flops, size_t data_inputs = SIZE_MAX);
+OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flops);
 
 // `axis` in [-rank, rank) as an index in [0, rank); throws OpError naming `what`.
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");

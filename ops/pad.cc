@@ -26,7 +26,8 @@ class PadOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 4);
-    require_float(in);
+    if (in[0].dtype() != DType::kFloat32 || (in.size() > 2 && in[2].present && in[2].dtype() != DType::kFloat32))
+      throw UnsupportedError(fmt::format("{} data is not supported", dtype_name(in[0].dtype())));
     if (in.size() > 3 && in[3].present) throw UnsupportedError("the axes input is not supported");
     const Shape& x = in[0].shape();
     if (x.size() > kMaxRank) throw UnsupportedError(fmt::format("rank {} is above the supported {}", x.size(), kMaxRank));
@@ -45,8 +46,13 @@ class PadOp final : public Op {
     return {{DType::kFloat32, y}};
   }
 
-  // The pads and the constant value are not data the op moves.
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 1); }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = ~1u;  // pads, the constant value, axes
+    return t;
+  }
+
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     std::vector<int64_t> begin = pads(sig.inputs);

@@ -137,7 +137,7 @@ class PoolOp final : public Op {
 
   OpCost cost(const OpSignature& sig) const override {
     const PoolGeometry g = geometry(sig.inputs);
-    return op_cost(sig, 0,
+    return op_cost(*this, sig, 0,
                    CostExpr::of("output elements", num_elements(sig.outputs[0].shape())) * CostExpr::of("K_h", g.win.kh) *
                        CostExpr::of("K_w", g.win.kw));
   }
@@ -182,7 +182,7 @@ class GlobalPoolOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(sig, 0, CostExpr::of("input elements", num_elements(sig.inputs[0].shape())));
+    return op_cost(*this, sig, 0, CostExpr::of("input elements", num_elements(sig.inputs[0].shape())));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {

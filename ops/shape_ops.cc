@@ -19,13 +19,14 @@ class SameDataOp : public Op {
   OpTraits traits() const override {
     OpTraits t;
     t.inplace_input = 0;
+    t.non_data_inputs = ~1u;  // a shape, axes, or Dropout's ratio and training mode
     return t;
   }
   std::vector<TensorType> infer(std::span<const OpInput> in) const final {
     const Shape shape = output_shape(in);  // checks the inputs first
     return {{in[0].dtype(), shape}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0, 1); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
     return make_kernel({}, [](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
                               Workspace) {
@@ -214,7 +215,7 @@ class ConcatOp final : public Op {
     }
     return {{in[0].dtype(), y}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& ys = sig.outputs[0].shape();
     const size_t a = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(ys.size())));
@@ -273,7 +274,7 @@ class TransposeOp final : public Op {
     for (size_t i = 0; i < x.size(); ++i) y[i] = x[p[i]];
     return {{in[0].dtype(), y}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(sig, 0, 0); }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& x = sig.inputs[0].shape();
     std::vector<int64_t> p = perm(x.size());

@@ -24,7 +24,7 @@ class SoftmaxOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(sig, 0, CostExpr::of("FLOPs/element", 5) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+    return op_cost(*this, sig, 0, CostExpr::of("FLOPs/element", 5) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {

@@ -53,7 +53,7 @@ class UnaryOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(sig, 0,
+    return op_cost(*this, sig, 0,
                    CostExpr::of("FLOPs/element", fn_.flops_per_element) *
                        CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }

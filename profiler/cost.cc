@@ -28,7 +28,8 @@ std::string operand(const std::string& text, bool is_sum, bool in_product) {
 CostExpr operator*(const CostExpr& a, const CostExpr& b) {
   CostExpr e;
   if (__builtin_mul_overflow(a.value_, b.value_, &e.value_))
-    throw std::overflow_error(fmt::format("the cost {} * {} overflows 64 bits", a.substituted_, b.substituted_));
+    throw std::overflow_error(fmt::format("the cost {}*{} = {}*{} overflows 64 bits", a.symbolic_, b.symbolic_,
+                                          a.substituted_, b.substituted_));
   const bool sa = a.form_ == CostExpr::Form::kSum, sb = b.form_ == CostExpr::Form::kSum;
   e.symbolic_ = operand(a.symbolic_, sa, true) + "*" + operand(b.symbolic_, sb, true);
   e.substituted_ = operand(a.substituted_, sa, true) + "*" + operand(b.substituted_, sb, true);
@@ -39,7 +40,8 @@ CostExpr operator*(const CostExpr& a, const CostExpr& b) {
 CostExpr operator+(const CostExpr& a, const CostExpr& b) {
   CostExpr e;
   if (__builtin_add_overflow(a.value_, b.value_, &e.value_))
-    throw std::overflow_error(fmt::format("the cost {} + {} overflows 64 bits", a.substituted_, b.substituted_));
+    throw std::overflow_error(fmt::format("the cost {} + {} = {} + {} overflows 64 bits", a.symbolic_, b.symbolic_,
+                                          a.substituted_, b.substituted_));
   e.symbolic_ = operand(a.symbolic_, false, false) + " + " + operand(b.symbolic_, false, false);
   e.substituted_ = operand(a.substituted_, false, false) + " + " + operand(b.substituted_, false, false);
   e.form_ = CostExpr::Form::kSum;

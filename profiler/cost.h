@@ -54,11 +54,10 @@ class CostExpr {
   Form form_ = Form::kAtom;
 };
 
-// One op's cost with the formulas of its MACs and FLOPs (cost.macs == macs.value(),
-// cost.flops == flops.value()).
-struct OpCost {
-  Cost cost;
-  CostExpr macs, flops;
+// One op's cost with the formulas of its MACs and FLOPs (macs == macs_formula.value(),
+// flops == flops_formula.value()).
+struct OpCost : Cost {
+  CostExpr macs_formula, flops_formula;
 };
 
 }  // namespace minfer

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/typed_tensor.h"
+#include "graph/dtype.h"
+#include "graph/shape.h"
 
 namespace minfer::test {
 

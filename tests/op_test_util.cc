@@ -28,7 +28,7 @@ Graph single_op_graph(const std::string& op_type, const std::vector<TestTensor>&
     }
     const std::string name = fmt::format("in{}", i);
     node.inputs.push_back(name);
-    if (t.constant) g.initializers[name] = Tensor{t.shape, t.data};
+    if (t.constant) g.initializers[name] = Tensor(t.shape, t.data);
     else g.inputs.push_back({name, t.shape});
   }
   for (int i = 0; i < num_outputs; ++i) {
@@ -56,8 +56,8 @@ OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& input
     r.shapes.push_back(s.shape(name));
   }
   r.cost = model->steps()[0].cost;
-  r.kind = model->steps()[0].kind;
-  r.details = model->steps()[0].details;
+  r.kind = model->steps()[0].kind();
+  r.details = model->steps()[0].facts().details;
   return r;
 }
 
@@ -65,9 +65,9 @@ OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inpu
   auto model = compile(single_op_graph(op_type, inputs, std::move(attrs)));
   OpResult r;
   r.cost = model->steps()[0].cost;
-  r.kind = model->steps()[0].kind;
-  r.details = model->steps()[0].details;
-  r.shapes.push_back(model->values()[model->steps()[0].outputs[0]].shape);
+  r.kind = model->steps()[0].kind();
+  r.details = model->steps()[0].facts().details;
+  r.shapes.push_back(model->values()[model->steps()[0].outputs[0]].type.shape);
   return r;
 }
 

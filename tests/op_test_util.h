@@ -40,6 +40,12 @@ OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& input
 // Compiles without running: the cost and kind of the op on these inputs.
 OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {});
 
+// A float32 tensor's elements (throws for another type).
+inline std::vector<float> float_values(const Tensor& t) {
+  const auto v = t.values<float>();
+  return {v.begin(), v.end()};
+}
+
 // Max |a - b| / (1 + |b|) over equal-sized vectors.
 double max_rel_error(const std::vector<float>& a, const std::vector<float>& b);
 

@@ -35,7 +35,7 @@ PassLog eliminate_identities(CompileGraph& g) {
     } else {
       continue;
     }
-    log.actions.push_back({"removed", {n.name}, "", "", g.cost(i).cost, {}});
+    log.actions.push_back({"removed", {n.name}, "", "", g.cost(i), {}});
     removed[i] = true;
   }
   if (alias.empty()) return log;

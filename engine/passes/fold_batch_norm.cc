@@ -13,7 +13,7 @@ PassLog fold_batch_norm(CompileGraph& g) {
   for (size_t i = 0; i < g.size(); ++i) {
     if (!g.op(i).traits().channel_affine) continue;
     const Node bn = g.node(i);
-    const Cost bn_cost = g.cost(i).cost;
+    const Cost bn_cost = g.cost(i);
     auto keep = [&](std::string reason) { log.actions.push_back({"kept", {bn.name}, bn.name, reason, bn_cost, bn_cost}); };
     auto p = uses.producer.find(bn.inputs.empty() ? "" : bn.inputs[0]);
     if (p == uses.producer.end()) {
@@ -38,7 +38,7 @@ PassLog fold_batch_norm(CompileGraph& g) {
       keep(fmt::format("it follows '{}' ({}), {}", pn.name, pn.op_type, fold.blocker));
       continue;
     }
-    const Cost before = [&] { Cost c = g.cost(producer).cost; c += bn_cost; return c; }();
+    const Cost before = [&] { Cost c = g.cost(producer); c += bn_cost; return c; }();
     const std::string w = g.unique_name(pn.name + ".W_folded"), b = g.unique_name(pn.name + ".B_folded");
     g.add_constant(w, std::move(fold.folded->weights));
     g.add_constant(b, std::move(fold.folded->bias));
@@ -55,7 +55,7 @@ PassLog fold_batch_norm(CompileGraph& g) {
     if (fold.folded->attributes) g.set_attributes(producer, std::move(*fold.folded->attributes));
     uses.producer[bn.outputs[0]] = producer;
     removed[i] = true;
-    log.actions.push_back({"folded", nodes, merged, "", before, g.cost(producer).cost});
+    log.actions.push_back({"folded", nodes, merged, "", before, g.cost(producer)});
   }
   g.remove_nodes(removed);
   return log;

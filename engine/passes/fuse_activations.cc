@@ -21,11 +21,11 @@ PassLog fuse_activations(CompileGraph& g) {
       continue;
     const std::optional<Activation> activation = g.op(i).as_activation(g.signature(i));
     if (!activation) {
-      const Cost c = g.cost(i).cost;
+      const Cost c = g.cost(i);
       log.actions.push_back({"kept", {act.name}, act.name, "its parameters are not constants", c, c});
       continue;
     }
-    const Cost before = [&] { Cost c = g.cost(producer).cost; c += g.cost(i).cost; return c; }();
+    const Cost before = [&] { Cost c = g.cost(producer); c += g.cost(i); return c; }();
     Attributes attrs = pn.attrs;
     const Attributes fused = fused_activation_attributes(*activation);
     for (const auto& [name, value] : fused.all()) attrs.set(name, value);
@@ -38,7 +38,7 @@ PassLog fuse_activations(CompileGraph& g) {
     g.set_attributes(producer, std::move(attrs));
     uses.producer[act.outputs[0]] = producer;
     removed[i] = true;
-    log.actions.push_back({"fused", nodes, merged, "", before, g.cost(producer).cost});
+    log.actions.push_back({"fused", nodes, merged, "", before, g.cost(producer)});
   }
   g.remove_nodes(removed);
   return log;

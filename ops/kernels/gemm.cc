@@ -179,10 +179,6 @@ const GemmKernel& kernel_of(int64_t m, int64_t n, int64_t k, const GemmOperand& 
 
 }  // namespace
 
-const GemmKernel& best_gemm_kernel() {
-  return *gemm_kernel_for(best_isa());
-}
-
 const GemmKernel* gemm_kernel_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;
   switch (isa) {

@@ -5,7 +5,7 @@
 //   C[M,N] = act(alpha * op(A)[M,K] * op(B)[K,N] + beta * C + bias),   all row-major.
 //
 // Typical use by an op (see docs/performance.md for the conv and LSTM recipes):
-//   prepare():          weights_ = PackedMatrix::pack_a(best_gemm_kernel(), w, k, false, m, k);
+//   bind:               weights_ = PackedMatrix::pack_a(gemm_kernel(ctx.isa), w, k, false, m, k);
 //   workspace_bytes():  gemm_workspace_bytes(weights_.kernel(), m, n, k, threads, GemmPacked::kA)
 //   run():              gemm(m, n, k, 1.0f, weights_, GemmOperand(x, n), 0.0f, y, n, epilogue, workspace, threads);
 #pragma once
@@ -20,9 +20,6 @@
 
 namespace minfer::kernels {
 
-// The micro-kernel family the CPU runs best (ops/kernels/isa.h's best_isa() over the
-// compiled targets: AVX-512, AVX2+FMA, then the portable scalar one).
-const GemmKernel& best_gemm_kernel();
 // The kernel for one target, or nullptr when this CPU cannot run it. For tests and
 // benchmarks that compare targets.
 const GemmKernel* gemm_kernel_for(Isa isa);
@@ -104,6 +101,6 @@ int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int
 // k order, so the result does not depend on the thread count.
 void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
           float* c, int64_t ldc, const GemmEpilogue& epilogue, std::span<float> workspace, int threads,
-          const GemmKernel& kernel = best_gemm_kernel());
+          const GemmKernel& kernel);
 
 }  // namespace minfer::kernels

@@ -24,22 +24,22 @@ TEST(Conformance, FirstMismatchUsesBothTolerances) {
   const cli::Tolerance tol{1e-3, 1e-5};
   const Shape shape{2, 3};
   const std::vector<double> want = {1, 2, 0, -4, 100, 0};
-  std::vector<float> got = {1, 2, 0, -4, 100, 0};
+  std::vector<double> got = {1, 2, 0, -4, 100, 0};
   EXPECT_EQ(cli::first_mismatch(got, want, shape, tol), "");
-  got[4] = 100.09f;  // within 1e-5 + 1e-3 * 100
-  got[2] = 9e-6f;    // within atol
+  got[4] = 100.09;  // within 1e-5 + 1e-3 * 100
+  got[2] = 9e-6;    // within atol
   EXPECT_EQ(cli::first_mismatch(got, want, shape, tol), "");
-  got[4] = 100.2f;
+  got[4] = 100.2f;  // a float32's value, as kernels compute it
   EXPECT_EQ(cli::first_mismatch(got, want, shape, tol), "index 4 [1,1]: got 100.199997, expected 100");
   got[4] = 100;
   got[2] = 2e-5f;  // 2e-5 > atol, and rtol * 0 adds nothing
   EXPECT_EQ(cli::first_mismatch(got, want, shape, tol), "index 2 [0,2]: got 1.99999995e-05, expected 0");
 
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  EXPECT_EQ(cli::first_mismatch(std::vector<float>{NAN, INFINITY}, {nan, inf}, {2}, tol), "");
-  EXPECT_NE(cli::first_mismatch(std::vector<float>{NAN}, {1.0}, {1}, tol), "");
-  EXPECT_NE(cli::first_mismatch(std::vector<float>{-INFINITY}, {inf}, {1}, tol), "");
-  EXPECT_EQ(cli::first_mismatch(std::vector<float>{1}, {1.0, 2.0}, {2}, tol), "has 1 values, expected 2");
+  EXPECT_EQ(cli::first_mismatch(std::vector<double>{nan, inf}, {nan, inf}, {2}, tol), "");
+  EXPECT_NE(cli::first_mismatch(std::vector<double>{nan}, {1.0}, {1}, tol), "");
+  EXPECT_NE(cli::first_mismatch(std::vector<double>{-inf}, {inf}, {1}, tol), "");
+  EXPECT_EQ(cli::first_mismatch(std::vector<double>{1}, {1.0, 2.0}, {2}, tol), "has 1 values, expected 2");
 }
 
 TEST(Conformance, KnownFailuresFile) {

@@ -114,9 +114,9 @@ TEST(BundledModels, LstmMatchesTheSeed) {
   // Weights 4*H*(D+H) plus the biases 8H; the head 2,570.
   EXPECT_EQ(model->total_cost().params, 327'680 + 2'048 + 2'570);
   // The minimal plan's state and scratch: 4*B*H floats; then the GEMM's packing scratch.
-  const nlohmann::json& details = model->steps()[0].details;
+  const nlohmann::json& details = model->steps()[0].facts().details;
   EXPECT_EQ(details["state_bytes"].get<int64_t>() + details["scratch_bytes"].get<int64_t>(), 4 * 4 * 256);
-  EXPECT_EQ(model->steps()[0].workspace_bytes, 4 * 4 * 256 + details["gemm_scratch_bytes_per_thread"].get<int64_t>());
+  EXPECT_EQ(model->steps()[0].facts().workspace_bytes, 4 * 4 * 256 + details["gemm_scratch_bytes_per_thread"].get<int64_t>());
   EXPECT_EQ(model->steps()[0].outputs[0], -1);  // Y is omitted
 }
 
@@ -180,7 +180,7 @@ TEST(ModelLoader, InputShapeOverride) {
   override_input_shapes(g, parse_input_shapes("image:2,3,32,32"));
   // The classifier's weights fix the flattened width, so a larger batch still compiles...
   auto model = compile(g);
-  EXPECT_EQ(model->values()[model->value_index("prob")].shape, (Shape{2, 10}));
+  EXPECT_EQ(model->values()[model->value_index("prob")].type.shape, (Shape{2, 10}));
   // ...but a different spatial size cannot reach the Gemm's 1024 inputs.
   Graph g2 = load_model(kModels + "small_cnn.json");
   override_input_shapes(g2, parse_input_shapes("image:1,3,64,64"));

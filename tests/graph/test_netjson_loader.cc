@@ -7,6 +7,8 @@
 #include "engine/engine.h"
 #include "graph/netjson_loader.h"
 
+#include "tests/op_test_util.h"
+
 namespace minfer {
 namespace {
 
@@ -36,13 +38,13 @@ TEST(NetJsonLoader, ReadsAllThreeInitializerForms) {
   std::vector<float> floats(bytes.size() / 4);
   std::memcpy(floats.data(), bytes.data(), bytes.size());
   const Tensor& w2 = g.initializers.at("conv2.W");
-  ASSERT_EQ(w2.data.size(), 16u * 8 * 9);
-  EXPECT_TRUE(std::equal(w2.data.begin(), w2.data.end(), floats.begin() + 216));  // offset 864 bytes
+  ASSERT_EQ(w2.size(), 16 * 8 * 9);
+  EXPECT_TRUE(std::equal(w2.values<float>().begin(), w2.values<float>().end(), floats.begin() + 216));  // offset 864
   // data: inline values
-  EXPECT_FLOAT_EQ(g.initializers.at("conv1.B").data[0], -0.07459f);
+  EXPECT_FLOAT_EQ(g.initializers.at("conv1.B").values<float>()[0], -0.07459f);
   // init: zeros, and random reproducible from its seed
-  EXPECT_EQ(g.initializers.at("fc.B").data, std::vector<float>(10, 0.0f));
-  EXPECT_EQ(g.initializers.at("fc.W").data, random_init({10, 1024}, 7));
+  EXPECT_EQ(test::float_values(g.initializers.at("fc.B")), std::vector<float>(10, 0.0f));
+  EXPECT_EQ(test::float_values(g.initializers.at("fc.W")), random_init({10, 1024}, 7));
 }
 
 TEST(NetJsonLoader, RandomInitIsHeUniformAndSeedDependent) {

@@ -155,7 +155,7 @@ std::vector<Case> edge_cases() {
 TEST(GemmKernel, BestIsTheHighestRunnableTarget) {
   const auto runnable = kernels_under_test();
   ASSERT_FALSE(runnable.empty());
-  EXPECT_EQ(&kernels::best_gemm_kernel(), runnable.front());
+  EXPECT_EQ(&kernels::gemm_kernel(kernels::active_isa()), runnable.front());
   EXPECT_EQ(runnable.back()->isa, kernels::Isa::kScalar);
   const auto cpu = xsimd::available_architectures();
   EXPECT_EQ(kernels::gemm_kernel_for(kernels::Isa::kAvx2) != nullptr, bool(cpu.fma3_avx2));
@@ -282,7 +282,7 @@ TEST(GemmKernel, TwoThreadsGiveTheSameBitsAsOne) {
 }
 
 TEST(GemmKernel, WorkspaceForTwoThreadsExceedsOneWhenSplit) {
-  const GemmKernel& kn = kernels::best_gemm_kernel();
+  const GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
   const int64_t one = kernels::gemm_workspace_bytes(kn, 500, 500, 500, 1, GemmPacked::kNone);
   EXPECT_GT(one, 0);
   EXPECT_EQ(kernels::gemm_workspace_bytes(kn, 500, 500, 500, 2, GemmPacked::kNone), 2 * one);
@@ -295,7 +295,7 @@ TEST(GemmKernel, WorkspaceForTwoThreadsExceedsOneWhenSplit) {
 TEST(GemmKernel, SmallerWorkspaceRunsFewerThreadsNotFewerElements) {
   Case c{300, 300, 300};
   Operands o(c);
-  const GemmKernel& kn = kernels::best_gemm_kernel();
+  const GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
   std::vector<float> workspace(kernels::gemm_workspace_bytes(kn, c.m, c.n, c.k, 1, GemmPacked::kNone) / 4);
   std::vector<float> y = o.c0;
   kernels::gemm(c.m, c.n, c.k, 1.0f, GemmOperand(o.a.data(), o.lda), GemmOperand(o.b.data(), o.ldb), 0.0f, y.data(),
@@ -323,22 +323,22 @@ TEST(GemmKernel, KZeroScalesCAndAppliesTheEpilogue) {
   c.bias = GemmBias::kPerColumn;
   c.act = ActivationKind::kRelu;
   Operands o(c);
-  const std::vector<float> y = o.run(kernels::best_gemm_kernel(), 1, GemmPacked::kNone);
+  const std::vector<float> y = o.run(kernels::gemm_kernel(kernels::active_isa()), 1, GemmPacked::kNone);
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j)
       EXPECT_FLOAT_EQ(y[i * c.n + j], std::max(0.0f, 2.0f * o.c0[i * c.n + j] + o.bias[j]));
 }
 
 TEST(GemmKernel, RejectsPackedOperandsOfTheWrongShapeOrSide) {
-  const GemmKernel& kn = kernels::best_gemm_kernel();
+  const GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
   std::vector<float> a(6, 1.0f), y(9);
   PackedMatrix pa = PackedMatrix::pack_a(kn, a.data(), 2, false, 3, 2);  // [3, 2]
   const GemmOperand plain(a.data(), 3);
   // Enough workspace for any of these calls, so only the packed operand can be at fault.
   std::vector<float> ws(kernels::gemm_workspace_bytes(kn, 3, 3, 3, 1, GemmPacked::kNone) / 4);
-  EXPECT_THROW(kernels::gemm(3, 3, 3, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1), std::invalid_argument);
-  EXPECT_THROW(kernels::gemm(2, 3, 3, 1.0f, plain, pa, 0.0f, y.data(), 3, {}, ws, 1), std::invalid_argument);
-  EXPECT_NO_THROW(kernels::gemm(3, 3, 2, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1));
+  EXPECT_THROW(kernels::gemm(3, 3, 3, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1, kn), std::invalid_argument);
+  EXPECT_THROW(kernels::gemm(2, 3, 3, 1.0f, plain, pa, 0.0f, y.data(), 3, {}, ws, 1, kn), std::invalid_argument);
+  EXPECT_NO_THROW(kernels::gemm(3, 3, 2, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1, kn));
 }
 
 TEST(GemmKernel, RejectsOperandsPackedForDifferentKernels) {
@@ -347,7 +347,7 @@ TEST(GemmKernel, RejectsOperandsPackedForDifferentKernels) {
   std::vector<float> a(4, 1.0f), b(4, 1.0f), y(4);
   PackedMatrix pa = PackedMatrix::pack_a(*runnable[0], a.data(), 2, false, 2, 2);
   PackedMatrix pb = PackedMatrix::pack_b(*runnable[1], b.data(), 2, false, 2, 2);
-  EXPECT_THROW(kernels::gemm(2, 2, 2, 1.0f, pa, pb, 0.0f, y.data(), 2, {}, {}, 1), std::invalid_argument);
+  EXPECT_THROW(kernels::gemm(2, 2, 2, 1.0f, pa, pb, 0.0f, y.data(), 2, {}, {}, 1, *runnable[0]), std::invalid_argument);
 }
 
 }  // namespace

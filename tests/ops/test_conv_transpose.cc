@@ -278,11 +278,11 @@ TEST(ConvTransposeCost, BatchAnd1d) {
 TEST(ConvTranspose, WorkspaceAndDetailsFollowTheMethod) {
   auto step = [](const std::string& method) {
     auto model = compile(single_op_graph("ConvTranspose", upsampling(1), upsampling_attrs(method, 1)));
-    return std::make_pair(model->steps()[0].workspace_bytes, model->steps()[0].details);
+    return std::make_pair(model->steps()[0].facts().workspace_bytes, model->steps()[0].facts().details);
   };
   const auto [col_ws, col_details] = step("col2im");
   // One group's columns Cout*Kh*Kw x Hin*Win, then the GEMM's scratch (weights prepacked).
-  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+  const kernels::GemmKernel& kernel = kernels::gemm_kernel(kernels::active_isa());
   EXPECT_EQ(col_ws, 4 * 32 * 16 * 8 * 8 +
                         kernels::gemm_workspace_bytes(kernel, 32 * 16, 8 * 8, 64, 1, kernels::GemmPacked::kA));
   EXPECT_EQ(col_details["method"], "col2im");
@@ -334,7 +334,7 @@ TEST(ConvTranspose, RunWideMethodOverridesTheNodeAttribute) {
   CompileOptions options;
   options.attribute_overrides.push_back({"ConvTranspose", "method", std::string("conv")});
   auto model = compile(single_op_graph("ConvTranspose", upsampling(1), upsampling_attrs("col2im", 1)), options);
-  EXPECT_EQ(model->steps()[0].kind, "conv");
+  EXPECT_EQ(model->steps()[0].kind(), "conv");
   EXPECT_EQ(model->steps()[0].cost.macs, 8'388'608);
 }
 

@@ -290,7 +290,7 @@ TEST(Lstm, OmittedOutputsAreNotWrittenNorPlanned) {
     EXPECT_EQ(step.cost.bytes_written, written);
     for (size_t i = 0; i < outputs.size(); ++i) {
       if (!outputs[i].empty()) continue;
-      for (const PlannedBuffer& b : model->buffers())
+      for (const BufferSpan& b : model->buffers())
         EXPECT_NE(b.name, fmt::format("out{}", i)) << "an omitted output got arena space";
     }
     Session s(model);
@@ -422,20 +422,20 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
     SCOPED_TRACE(plan);
     auto model = compile(single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3));
     const Step& step = model->steps()[0];
-    const nlohmann::json& det = step.details;
+    const nlohmann::json& det = step.facts().details;
     const bool minimal = std::string(plan) == "minimal";
     // The seed's 4*B*H floats for the minimal plan; the fused one keeps the gate inputs
     // of all 4 steps, 4 x B x 4H floats, besides C and H. Then the GEMM's scratch for
     // packing the plain operand (X or H; the weights are packed) of its largest product:
     // minimal [B, D] x [D, H] and [B, H] x [H, H], fused [4B, D] x [D, 4H] and [B, H] x [H, 4H].
-    const kernels::GemmKernel& kn = kernels::best_gemm_kernel();
+    const kernels::GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
     const int64_t gemm = minimal ? std::max(kernels::gemm_workspace_bytes(kn, 3, 7, 5, 1, kernels::GemmPacked::kB),
                                             kernels::gemm_workspace_bytes(kn, 3, 7, 7, 1, kernels::GemmPacked::kB))
                                  : std::max(kernels::gemm_workspace_bytes(kn, 12, 28, 5, 1, kernels::GemmPacked::kB),
                                             kernels::gemm_workspace_bytes(kn, 3, 28, 7, 1, kernels::GemmPacked::kB));
     EXPECT_GT(gemm, 0);
     const int64_t plan_bytes = (minimal ? 4 : 2 + 4 * 4) * bh_bytes;
-    EXPECT_EQ(step.workspace_bytes, plan_bytes + gemm);
+    EXPECT_EQ(step.facts().workspace_bytes, plan_bytes + gemm);
     EXPECT_EQ(det["plan"], plan);
     EXPECT_EQ(det["state_bytes"], 2 * bh_bytes);
     EXPECT_EQ(det["scratch_bytes"], (minimal ? 2 : 16) * bh_bytes);
@@ -475,8 +475,8 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
       }
     // The workspace is one arena buffer of the step.
     bool planned = false;
-    for (const PlannedBuffer& b : model->buffers())
-      planned |= b.name == "node:workspace" && b.bytes == step.workspace_bytes;
+    for (const BufferSpan& b : model->buffers())
+      planned |= b.name == "node:workspace" && b.bytes == step.facts().workspace_bytes;
     EXPECT_TRUE(planned);
   }
 }
@@ -487,9 +487,9 @@ TEST(Lstm, PlanOverrideReachesEveryLstm) {
   CompileOptions options;
   options.attribute_overrides.push_back({"LSTM", "plan", std::string("fused")});
   auto model = compile(single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, "minimal"), 3), options);
-  EXPECT_EQ(model->steps()[0].details["plan"], "fused");
-  EXPECT_EQ(model->steps()[0].kind, "fused");
-  EXPECT_EQ(model->steps()[0].details["scratch_bytes"], 4 * 2 * 4 * 4);  // gate inputs of 2 steps, B 1, 4H 16
+  EXPECT_EQ(model->steps()[0].facts().details["plan"], "fused");
+  EXPECT_EQ(model->steps()[0].kind(), "fused");
+  EXPECT_EQ(model->steps()[0].facts().details["scratch_bytes"], 4 * 2 * 4 * 4);  // gate inputs of 2 steps, B 1, 4H 16
 }
 
 TEST(Lstm, BatchMajorLayoutIsTheTransposedProblem) {
