@@ -13,6 +13,7 @@
 
 #include "graph/errors.h"
 #include "graph/memory_limit.h"
+#include "ops/kernels/isa.h"
 
 namespace minfer::cli {
 
@@ -144,6 +145,7 @@ void write_files_atomically(const std::vector<std::pair<std::string, std::string
 
 int run_tool(const char* tool, const std::function<int()>& body) {
   try {
+    kernels::active_isa();  // a refused MINFER_ISA stops the tool before it reads or writes anything
     return body();
   } catch (const std::exception& e) {
     std::cerr << tool << ": " << e.what() << "\n";

@@ -41,7 +41,8 @@ void write_file_atomically(const std::string& path, const std::string& contents)
 // files before any is renamed into place, so a failure leaves none of them.
 void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
-// Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
+// Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1;
+// first refuses a MINFER_ISA the kernels cannot run (ops/kernels/isa.h) the same way.
 int run_tool(const char* tool, const std::function<int()>& body);
 
 }  // namespace minfer::cli
