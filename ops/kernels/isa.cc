@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <string>
@@ -86,8 +87,7 @@ Isa active_isa() {
 Isa parse_isa_override(std::string_view value, const std::vector<Isa>& runnable) {
   for (Isa isa : kAllIsas) {
     if (value != isa_name(isa)) continue;
-    for (Isa r : runnable)
-      if (r == isa) return isa;
+    if (std::find(runnable.begin(), runnable.end(), isa) != runnable.end()) return isa;
     throw UsageError(fmt::format("MINFER_ISA={}: this CPU cannot run it (runnable: {})", value, names(runnable)));
   }
   throw UsageError(
