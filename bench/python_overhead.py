@@ -2,7 +2,7 @@
 """What profiling from Python costs over engine_bench, on the same model, in alternating rounds.
 
     OMP_WAIT_POLICY=passive PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py \\
-        --model models/mobilenet_v2_1_0.json --rounds 10
+        --model models/mobilenet_v2_1_0.json --rounds 20
 
 Each round runs `engine_bench --model M --format json` (a process, as a user runs it) and
 `minfer.load(M).profile()` in this process, in turns (A B, B A, ...), with the same runs,
