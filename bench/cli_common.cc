@@ -12,6 +12,7 @@
 #include "bench/attribute_choices.h"
 #include "graph/errors.h"
 #include "graph/memory_limit.h"
+#include "ops/kernels/isa.h"
 
 namespace minfer::cli {
 
@@ -103,6 +104,7 @@ std::vector<float> parse_float_list(const std::string& flag, const std::string& 
 
 int run_tool(const char* tool, const std::function<int()>& body) {
   try {
+    kernels::active_isa();  // a refused MINFER_ISA stops the tool before it reads or writes anything
     return body();
   } catch (const std::exception& e) {
     std::cerr << tool << ": " << e.what() << "\n";

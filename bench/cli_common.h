@@ -35,7 +35,8 @@ void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
 // "0.485,0.456,0.406" -> {0.485, 0.456, 0.406}; throws UsageError naming the flag.
 std::vector<float> parse_float_list(const std::string& flag, const std::string& text, bool positive = false);
 
-// Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
+// Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1;
+// first refuses a MINFER_ISA the kernels cannot run (ops/kernels/isa.h) the same way.
 int run_tool(const char* tool, const std::function<int()>& body);
 
 }  // namespace minfer::cli

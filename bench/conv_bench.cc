@@ -98,7 +98,7 @@ void add_depthwise(const Layer& l) {
   for (kernels::Isa isa : kernels::runnable_isas()) {
     const kernels::DepthwiseKernel* k = kernels::find_depthwise_kernel(s, isa);
     for (int threads : {1, 2}) {
-      if (threads == 2 && isa != kernels::best_isa()) continue;
+      if (threads == 2 && isa != kernels::active_isa()) continue;
       add("depthwise", l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
           [k, threads](const Conv2dShape& s, Tensors& t) {
             kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
@@ -147,7 +147,7 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path, 
   for (kernels::Isa isa : kernels::runnable_isas()) {
     const kernels::DirectConvKernel* k = kernels::direct_conv_kernel(isa);
     for (int threads : {1, 2}) {
-      if (threads == 2 && isa != kernels::best_isa()) continue;
+      if (threads == 2 && isa != kernels::active_isa()) continue;
       add(group, l, k->name, threads, kernels::direct_conv_workspace_floats(*k, s, 1, threads),
           [k, threads](const Conv2dShape& s, Tensors& t) {
             kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);

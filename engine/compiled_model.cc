@@ -7,6 +7,7 @@
 #include "engine/model_loader.h"
 #include "graph/shape_inference.h"
 #include "graph/topology.h"
+#include "ops/kernels/isa.h"
 
 namespace minfer {
 
@@ -14,6 +15,7 @@ CompiledModel::CompiledModel(Graph graph, CompileOptions options)
     : graph_(std::move(graph)), options_(options) {
   if (options_.num_threads < 1) throw UsageError(fmt::format("num_threads must be at least 1, got {}", options_.num_threads));
   if (options_.max_memory <= 0) throw UsageError(fmt::format("max_memory must be positive, got {}", options_.max_memory));
+  kernels::active_isa();  // a refused MINFER_ISA fails every compile, even of a model whose ops need no kernel
   for (const AttributeOverride& o : options_.attribute_overrides)
     for (Node& n : graph_.nodes)
       if (n.op_type == o.op_type) n.attrs.set(o.attribute, o.value);

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "engine/separable_pairs.h"
+#include "ops/kernels/isa.h"
 #include "profiler/report.h"
 
 namespace minfer {
@@ -17,6 +18,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   for (int v : m.input_values()) in.inputs.push_back({values[v].name, values[v].shape});
   for (int v : m.output_values()) in.outputs.push_back({values[v].name, values[v].shape});
   in.threads = m.options().num_threads;
+  in.kernel_isa = kernels::isa_name(kernels::active_isa());
   in.warmup_runs = warmup_runs;
   in.peak_activation_bytes = m.arena_bytes();
   in.naive_activation_bytes = m.naive_activation_bytes();

@@ -84,7 +84,7 @@ class ConvOp final : public Op {
     if (k == ConvKernel::kDepthwiseSimd) d["variant"] = kernels::find_depthwise_kernel(g)->name;
     if (k == ConvKernel::kDirectSimd) d["variant"] = kernels::find_direct_conv_kernel(g)->name;
     if (k == ConvKernel::kIm2col || k == ConvKernel::kPointwise) {
-      d["gemm_kernel"] = kernels::best_gemm_kernel().name;
+      d["gemm_kernel"] = kernels::active_gemm_kernel().name;
       d["prepacked"] = in[1].constant ? "weights" : "none";
       if (k == ConvKernel::kIm2col) d["im2col"] = "into the GEMM's B panels";
     }

@@ -75,7 +75,7 @@ struct DeconvGeometry {
   int64_t col_floats() const { return checked_mul({col2im_rows(), h, w}); }
   int64_t col2im_workspace(bool weights_constant, int threads) const {
     return checked_add({col_floats(), kernels::gemm_workspace_bytes(
-                                          kernels::best_gemm_kernel(), col2im_rows(), h * w, cin_per_group(), threads,
+                                          kernels::active_gemm_kernel(), col2im_rows(), h * w, cin_per_group(), threads,
                                           weights_constant ? kernels::GemmPacked::kA : kernels::GemmPacked::kNone) /
                                           4});
   }
@@ -149,7 +149,7 @@ class ConvTransposeOp final : public Op {
     DeconvGeometry g = geometry(in);
     nlohmann::json d = {{"method", method_name(method_)},
                         {"macs_by_method", {{"col2im", g.col2im_macs()}, {"conv", g.conv_macs()}}},
-                        {"gemm_kernel", kernels::best_gemm_kernel().name},
+                        {"gemm_kernel", kernels::active_gemm_kernel().name},
                         {"prepacked", in[1].constant ? "weights" : "none"}};
     if (activation_.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(activation_);
     return d;
@@ -177,7 +177,7 @@ class ConvTransposeOp final : public Op {
       // One group's weights are [cin / group, rows]: the GEMM's A is their transpose.
       const int64_t cig = g.cin_per_group(), rows = g.col2im_rows();
       for (int64_t grp = 0; grp < g.group; ++grp)
-        packed_.push_back(kernels::PackedMatrix::pack_a(kernels::best_gemm_kernel(), constant + grp * cig * rows, rows,
+        packed_.push_back(kernels::PackedMatrix::pack_a(kernels::active_gemm_kernel(), constant + grp * cig * rows, rows,
                                                         true, rows, cig));
     }
   }

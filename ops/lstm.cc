@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "ops/kernels/gemm.h"
+#include "ops/kernels/vector_activations.h"
 #include "ops/lstm_cell.h"
 #include "ops/op.h"
 
@@ -141,7 +142,8 @@ class LstmOp final : public Op {
             {"state_bytes", 4 * cell.state_floats()},
             {"scratch_bytes", 4 * cell.scratch_floats()},
             {"gemm_scratch_bytes_per_thread", 4 * cell.gemm_scratch_floats(1)},
-            {"gemm_kernel", kernels::best_gemm_kernel().name},
+            {"gemm_kernel", kernels::active_gemm_kernel().name},
+            {"activation_kernel", kernels::active_vector_activations().name},
             {"prepacked", g.weights_constant},
             {"packed_weight_bytes",
              g.weights_constant

@@ -16,7 +16,7 @@ enum Gate : int { kInput = 0, kOutput = 1, kForget = 2, kCell = 3 };
 // The vector kernels for the default activations (Sigmoid, Tanh); any other through
 // Activation::apply.
 void activate(const Activation& act, float* y, int64_t n) {
-  const kernels::VectorActivations& v = kernels::best_vector_activations();
+  const kernels::VectorActivations& v = kernels::active_vector_activations();
   if (act.kind == ActivationKind::kSigmoid)
     v.sigmoid(y, n);
   else if (act.kind == ActivationKind::kTanh)

@@ -6,7 +6,7 @@ namespace minfer {
 
 GateWeights GateWeights::packed(const float* w, const float* r, int64_t input_size, int64_t hidden_size,
                                 bool per_gate) {
-  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+  const kernels::GemmKernel& kernel = kernels::active_gemm_kernel();
   GateWeights g;
   g.input_size_ = input_size;
   g.hidden_size_ = hidden_size;
@@ -22,7 +22,7 @@ GateWeights GateWeights::packed(const float* w, const float* r, int64_t input_si
 }
 
 int64_t GateWeights::packed_bytes(int64_t input_size, int64_t hidden_size, bool per_gate) {
-  const int64_t nr = kernels::best_gemm_kernel().nr, blocks = per_gate ? 4 : 1;
+  const int64_t nr = kernels::active_gemm_kernel().nr, blocks = per_gate ? 4 : 1;
   const int64_t padded_cols = (gate_columns(hidden_size, per_gate ? 0 : kAllGates) + nr - 1) / nr * nr;
   return blocks * 4 * padded_cols * (input_size + hidden_size);
 }
@@ -78,7 +78,7 @@ void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gat
 
 int64_t gate_matmul_scratch_floats(int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,
                                    int64_t input_rows, int64_t step_rows, int threads) {
-  const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+  const kernels::GemmKernel& kernel = kernels::active_gemm_kernel();
   const kernels::GemmPacked packed = weights_packed ? kernels::GemmPacked::kB : kernels::GemmPacked::kNone;
   const int64_t cols = gate_columns(hidden_size, gate);
   return std::max(kernels::gemm_workspace_bytes(kernel, input_rows, cols, input_size, threads, packed),

@@ -22,7 +22,7 @@ kernels::GemmPacked packed_operands(bool a_constant, bool b_constant) {
 // and the activation fused into its epilogue.
 nlohmann::json gemm_details(bool a_constant, bool b_constant, const Activation& fused = {}) {
   const char* prepacked = a_constant ? (b_constant ? "A and B" : "A") : (b_constant ? "B" : "none");
-  nlohmann::json d = {{"gemm_kernel", kernels::best_gemm_kernel().name}, {"prepacked", prepacked}};
+  nlohmann::json d = {{"gemm_kernel", kernels::active_gemm_kernel().name}, {"prepacked", prepacked}};
   if (fused.kind != ActivationKind::kNone) d["fused_activation"] = activation_name(fused);
   return d;
 }
@@ -58,14 +58,14 @@ class GemmOp final : public Op {
 
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
     Dims d = dims(in);
-    return kernels::gemm_workspace_bytes(kernels::best_gemm_kernel(), d.m, d.n, d.k, threads,
+    return kernels::gemm_workspace_bytes(kernels::active_gemm_kernel(), d.m, d.n, d.k, threads,
                                          packed_operands(in[0].constant != nullptr, in[1].constant != nullptr));
   }
 
   void prepare(const ArgInfos& in, const std::vector<Shape>& out) override {
     dims_ = dims(in);
     const Dims& d = dims_;
-    const kernels::GemmKernel& kernel = kernels::best_gemm_kernel();
+    const kernels::GemmKernel& kernel = kernels::active_gemm_kernel();
     if (in[0].constant)
       packed_a_ = kernels::PackedMatrix::pack_a(kernel, in[0].constant->data.data(), lda(), trans_a_, d.m, d.k);
     if (in[1].constant)
@@ -170,7 +170,7 @@ class MatMulOp final : public Op {
 
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
     Dims d = dims(in);
-    return kernels::gemm_workspace_bytes(kernels::best_gemm_kernel(), d.m, d.n, d.k, threads,
+    return kernels::gemm_workspace_bytes(kernels::active_gemm_kernel(), d.m, d.n, d.k, threads,
                                          packed_operands(false, in[1].constant != nullptr));
   }
 
@@ -183,7 +183,7 @@ class MatMulOp final : public Op {
       const float* b = in[1].constant->data.data();
       for (int64_t i = 0; i < num_elements(d.b_batch); ++i)
         packed_b_.push_back(
-            kernels::PackedMatrix::pack_b(kernels::best_gemm_kernel(), b + i * d.k * d.n, d.n, false, d.k, d.n));
+            kernels::PackedMatrix::pack_b(kernels::active_gemm_kernel(), b + i * d.k * d.n, d.n, false, d.k, d.n));
     }
   }
 

@@ -139,6 +139,7 @@ json build_report(const ReportInput& in) {
         {"outputs", shapes_json(in.outputs)},
         {"nodes", in.ops.size()}}},
       {"threads", in.threads},
+      {"kernel_isa", in.kernel_isa},
       {"runs", latency.count},
       {"warmup_runs", in.warmup_runs},
       {"totals", totals},

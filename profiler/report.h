@@ -59,6 +59,7 @@ struct ReportInput {
   std::string model_name, model_file;
   std::vector<NamedShape> inputs, outputs;
   int threads = 1;
+  std::string kernel_isa;  // the target every kernel ran (kernels::isa_name of active_isa())
   int warmup_runs = 0;
   int64_t params = 0;  // distinct initializer elements the model reads
   int64_t peak_activation_bytes = 0;

@@ -218,6 +218,7 @@ std::string format_text(const json& r) {
   out += fmt::format("Outputs:  {}\n", named_shapes(m["outputs"]));
   out += fmt::format("Nodes:    {}\n", m["nodes"].get<int64_t>());
   out += fmt::format("Threads:  {}\n", r["threads"].get<int>());
+  out += fmt::format("Kernels:  {}\n", r["kernel_isa"].get<std::string>());
   out += fmt::format("Runs:     {} (after {} warmup)\n\n", r["runs"].get<int64_t>(), r["warmup_runs"].get<int>());
   if (r.contains("classification")) {
     const json& c = r["classification"];

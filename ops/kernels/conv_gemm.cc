@@ -67,12 +67,12 @@ ConvGemm::ConvGemm(const reference::Conv2dShape& s, const float* constant_weight
     : shape_(s), pointwise_(is_pointwise(s)) {
   if (!constant_weights) return;
   for (int64_t g = 0; g < s.group; ++g)
-    packed_.push_back(PackedMatrix::pack_a(best_gemm_kernel(), constant_weights + g * m() * k(), k(), false, m(), k()));
+    packed_.push_back(PackedMatrix::pack_a(active_gemm_kernel(), constant_weights + g * m() * k(), k(), false, m(), k()));
 }
 
 int64_t conv_gemm_workspace_floats(const reference::Conv2dShape& s, bool weights_prepacked, int threads) {
   const int64_t k = s.cin_per_group() * s.win.kh * s.win.kw;
-  return gemm_workspace_bytes(best_gemm_kernel(), s.cout_per_group(), s.out_h * s.out_w, k, threads,
+  return gemm_workspace_bytes(active_gemm_kernel(), s.cout_per_group(), s.out_h * s.out_w, k, threads,
                               weights_prepacked ? GemmPacked::kA : GemmPacked::kNone) /
          4;
 }

@@ -179,8 +179,8 @@ const GemmKernel& kernel_of(int64_t m, int64_t n, int64_t k, const GemmOperand& 
 
 }  // namespace
 
-const GemmKernel& best_gemm_kernel() {
-  return *gemm_kernel_for(best_isa());
+const GemmKernel& active_gemm_kernel() {
+  return *gemm_kernel_for(active_isa());
 }
 
 const GemmKernel* gemm_kernel_for(Isa isa) {
@@ -191,12 +191,6 @@ const GemmKernel* gemm_kernel_for(Isa isa) {
     case Isa::kAvx512: return &gemm_f32_12x32_avx512;
   }
   return nullptr;
-}
-
-std::vector<const GemmKernel*> runnable_gemm_kernels() {
-  std::vector<const GemmKernel*> kernels;
-  for (Isa isa : runnable_isas()) kernels.push_back(gemm_kernel_for(isa));
-  return kernels;
 }
 
 void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, int64_t i, int64_t j, int rows,

@@ -5,14 +5,13 @@
 //   C[M,N] = act(alpha * op(A)[M,K] * op(B)[K,N] + beta * C + bias),   all row-major.
 //
 // Typical use by an op (see docs/performance.md for the conv and LSTM recipes):
-//   prepare():          weights_ = PackedMatrix::pack_a(best_gemm_kernel(), w, k, false, m, k);
+//   prepare():          weights_ = PackedMatrix::pack_a(active_gemm_kernel(), w, k, false, m, k);
 //   workspace_bytes():  gemm_workspace_bytes(weights_.kernel(), m, n, k, threads, GemmPacked::kA)
 //   run():              gemm(m, n, k, 1.0f, weights_, GemmOperand(x, n), 0.0f, y, n, epilogue, workspace, threads);
 #pragma once
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "engine/aligned_buffer.h"
 #include "ops/activation.h"
@@ -20,14 +19,13 @@
 
 namespace minfer::kernels {
 
-// The micro-kernel family the CPU runs best (ops/kernels/isa.h's best_isa() over the
-// compiled targets: AVX-512, AVX2+FMA, then the portable scalar one).
-const GemmKernel& best_gemm_kernel();
+// The micro-kernel of ops/kernels/isa.h's active_isa(): by default the best the CPU runs
+// of the compiled targets (AVX-512, AVX2+FMA, then the portable scalar one), else the one
+// MINFER_ISA forces. Throws UsageError when MINFER_ISA is refused.
+const GemmKernel& active_gemm_kernel();
 // The kernel for one target, or nullptr when this CPU cannot run it. For tests and
-// benchmarks that compare targets; ops use best_gemm_kernel().
+// benchmarks that compare targets; ops use active_gemm_kernel().
 const GemmKernel* gemm_kernel_for(Isa isa);
-// Every kernel this CPU can run, best first.
-std::vector<const GemmKernel*> runnable_gemm_kernels();
 
 // op(A) or op(B) packed once into the panels a kernel reads (weights packed in prepare()).
 // The packed copy depends on the kernel's register tile and K blocking, so a GEMM with a
@@ -102,6 +100,6 @@ int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int
 // k order, so the result does not depend on the thread count.
 void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, const GemmOperand& b, float beta,
           float* c, int64_t ldc, const GemmEpilogue& epilogue, std::span<float> workspace, int threads,
-          const GemmKernel& kernel = best_gemm_kernel());
+          const GemmKernel& kernel = active_gemm_kernel());
 
 }  // namespace minfer::kernels

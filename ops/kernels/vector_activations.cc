@@ -29,15 +29,8 @@ const VectorActivations* vector_activations_for(Isa isa) {
   return nullptr;
 }
 
-const VectorActivations& best_vector_activations() {
-  static const VectorActivations* const best = vector_activations_for(best_isa());
-  return *best;
-}
-
-std::vector<const VectorActivations*> runnable_vector_activations() {
-  std::vector<const VectorActivations*> sets;
-  for (Isa isa : runnable_isas()) sets.push_back(vector_activations_for(isa));
-  return sets;
+const VectorActivations& active_vector_activations() {
+  return *vector_activations_for(active_isa());
 }
 
 }  // namespace minfer::kernels

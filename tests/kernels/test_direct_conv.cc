@@ -1,10 +1,11 @@
-// The direct small-channel convolution of every target this CPU runs, against the scalar
+// The direct small-channel convolution of every target under test (isas_under_test()), against the scalar
 // im2col + GEMM reference (ops/reference/conv2d.h) followed by the activation element by
 // element: channel counts around its 4-channel tile, widths around its vector tile,
 // every padding of a 3x3 window, strides, dilations, batches, 1 and 2 threads.
 #include <gtest/gtest.h>
 
 #include "ops/kernels/direct_conv.h"
+#include "tests/isa_test_util.h"
 #include "tests/kernels/conv_kernel_test_util.h"
 #include "tests/op_test_util.h"
 
@@ -75,7 +76,7 @@ TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
 TEST(DirectConvKernels, MatchReferenceOverEveryPadding) {
   const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1}, {1, 6}, {5, 1}, {4, 9}, {3, 25}};
   uint32_t seed = 1;
-  for (Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : isas_under_test()) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (int64_t stride : {1, 2})
       for (auto [h, w] : sizes)
@@ -109,7 +110,7 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
       {3, 1, 9, 9, 3, 1, 1, 1, 1, 0, 0, 0, 0},     // 1x1
   };
   uint32_t seed = 1000;
-  for (Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : isas_under_test()) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (const Case& c : cases)
       for (bool bias : {false, true}) {
@@ -125,7 +126,7 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
 
 TEST(DirectConvKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
   uint32_t seed = 2000;
-  for (Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : isas_under_test()) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (const Activation& act : every_activation()) {
       const reference::Conv2dShape s = conv_shape(3, 11, 61, 6, 1, 3, 2, 1, 1, 1, 1);  // 31 columns

@@ -428,7 +428,7 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
     // of all 4 steps, 4 x B x 4H floats, besides C and H. Then the GEMM's scratch for
     // packing the plain operand (X or H; the weights are packed) of its largest product:
     // minimal [B, D] x [D, H] and [B, H] x [H, H], fused [4B, D] x [D, 4H] and [B, H] x [H, 4H].
-    const kernels::GemmKernel& kn = kernels::best_gemm_kernel();
+    const kernels::GemmKernel& kn = kernels::active_gemm_kernel();
     const int64_t gemm = minimal ? std::max(kernels::gemm_workspace_bytes(kn, 3, 7, 5, 1, kernels::GemmPacked::kB),
                                             kernels::gemm_workspace_bytes(kn, 3, 7, 7, 1, kernels::GemmPacked::kB))
                                  : std::max(kernels::gemm_workspace_bytes(kn, 12, 28, 5, 1, kernels::GemmPacked::kB),

@@ -16,6 +16,7 @@ ReportInput two_ops() {
   in.inputs = {{"x", {1, 4}}};
   in.outputs = {{"y", {1, 4}}};
   in.params = 10;
+  in.kernel_isa = "avx2";
   in.peak_activation_bytes = 128;
   in.latency_ms = {4.0, 2.0};
   in.ops.push_back({"conv", "Conv", "regular", {1, 4}, {100, 200, 10, 40, 16}, {3.0, 1.0}});
@@ -31,6 +32,7 @@ TEST(Report, JoinsCostAndTime) {
   EXPECT_EQ(r["totals"]["weight_bytes"], 40);
   EXPECT_EQ(r["latency_ms"]["mean"], 3.0);
   EXPECT_EQ(r["latency_ms"]["first"], 4.0);
+  EXPECT_EQ(r["kernel_isa"], "avx2");
   const auto& conv = r["ops"][0];
   EXPECT_EQ(conv["time_ms"]["mean"], 2.0);
   EXPECT_DOUBLE_EQ(conv["percent"].get<double>(), 200.0 / 3.0);  // 2 ms of 3 ms summed op time
@@ -52,6 +54,7 @@ TEST(Report, TextAndCsvRenderTheJson) {
                               "Totals", "FLOPs estimate"})
     EXPECT_NE(text.find(section), std::string::npos) << section;
   EXPECT_NE(text.find("Conv/regular"), std::string::npos);
+  EXPECT_NE(text.find("\nKernels:  avx2\n"), std::string::npos) << text;
   const std::string csv = format_csv(r);
   EXPECT_NE(csv.find("conv,Conv,regular,1x4,100,200,10,40,16,3.000000,2.000000"), std::string::npos) << csv;
 }
