@@ -1,6 +1,6 @@
 // How long compile() takes on long chains (Google Benchmark): validation, shape
 // inference, the graph passes, op preparation and the memory plan must all be
-// near-linear in the number of nodes, so a 100,000-node chain compiles in well under
+// near-linear in the number of nodes, so a 100,000-node chain compiles in under
 // 2 s. Cases, each at 10,000 and 100,000 nodes:
 //   - Relu after Relu (every one runs in place; nothing to fuse);
 //   - Conv (1x1) then Relu, alternating (each Relu fused into its Conv);

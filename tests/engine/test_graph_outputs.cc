@@ -5,6 +5,7 @@
 // constants, or listed twice.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 

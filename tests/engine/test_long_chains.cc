@@ -2,6 +2,7 @@
 // is measured by bench/compile_bench.cc, not here) and compute what a loop here does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/engine.h"
