@@ -120,9 +120,19 @@ def main():
     save("onnx_huge_initializer.onnx",
          model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [1])], [value("y", None)],
                [huge]))
-    # External data: a missing file, and a file shorter than the tensor.
+    # External data: a missing file, a file shorter than the tensor, and locations that
+    # leave the model's folder (by "..", as an absolute path, through a symbolic link) or
+    # name no regular file: refused before anything is read.
+    link = os.path.join(HERE, "link_to_outside")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink("../../../models/digits_labels.txt", link)
     for name, location in [("onnx_external_missing.onnx", "no_such_data.bin"),
-                           ("onnx_external_too_short.onnx", "four_floats.bin")]:
+                           ("onnx_external_too_short.onnx", "four_floats.bin"),
+                           ("onnx_external_outside_folder.onnx", "../../etc/passwd"),
+                           ("onnx_external_absolute.onnx", "/etc/passwd"),
+                           ("onnx_external_link_outside.onnx", "link_to_outside"),
+                           ("onnx_external_directory.onnx", ".")]:
         ext = TensorProto()
         ext.name, ext.data_type = "b", TensorProto.FLOAT
         ext.dims.extend([8])
