@@ -3,7 +3,6 @@
 // serves any number of Sessions, also concurrently.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -15,6 +14,7 @@
 #include "graph/graph.h"
 #include "graph/memory_limit.h"
 #include "graph/passes/pipeline.h"
+#include "graph/shape_inference.h"
 #include "ops/op.h"
 #include "profiler/cost.h"
 
@@ -107,7 +107,7 @@ class CompiledModel {
 
  private:
   void apply_passes();
-  void check_tensor_sizes(const std::map<std::string, Shape>& shapes) const;
+  void check_tensor_sizes(const ShapeMap& shapes) const;
   void build_steps();
   void plan_memory_layout();
   void check_memory_limit() const;

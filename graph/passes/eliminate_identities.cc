@@ -1,5 +1,6 @@
 #include "graph/passes/eliminate_identities.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -37,6 +38,7 @@ class Renames {
 
 PassLog eliminate_identities(Graph& g) {
   PassLog log{"eliminate_identities", {}};
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), is_identity)) return log;
   const std::unordered_set<std::string> graph_outputs(g.outputs.begin(), g.outputs.end());
   std::unordered_set<std::string> produced;  // tensors a node writes, by their current names
   produced.reserve(g.nodes.size());
