@@ -3,6 +3,7 @@
 // serves any number of Sessions, also concurrently.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
