@@ -139,6 +139,12 @@ std::vector<fs::path> find_test_cases(const fs::path& dir) {
   return cases;
 }
 
+std::string case_name(const fs::path& dir) {
+  fs::path p = fs::absolute(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // a trailing separator
+  return p.filename().string();
+}
+
 CaseResult run_test_case(const fs::path& dir, const CompileOptions& options, const CheckOptions& check) {
   const fs::path model = model_file(dir);
   // Messages about the case's own model need not repeat its path.

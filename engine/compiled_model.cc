@@ -26,40 +26,68 @@ CompiledModel::CompiledModel(Graph graph, CompileOptions options)
 }
 
 int CompiledModel::value_index(const std::string& name) const {
-  for (size_t i = 0; i < values_.size(); ++i)
-    if (values_[i].name == name) return static_cast<int>(i);
+  if (auto it = value_of_.find(name); it != value_of_.end()) return it->second;
   throw UsageError(fmt::format("{}: no tensor named '{}'", graph_.source, name));
 }
 
-Cost CompiledModel::original_cost(const std::vector<std::string>& node_names) const {
-  Cost c;
-  for (const std::string& n : node_names)
-    if (auto it = original_costs_.find(n); it != original_costs_.end()) c += it->second;
-  return c;
-}
-
 int CompiledModel::step_index(const std::string& step_name) const {
-  for (size_t i = 0; i < steps_.size(); ++i)
-    if (steps_[i].name == step_name) return static_cast<int>(i);
-  return -1;
+  auto it = step_of_.find(step_name);
+  return it == step_of_.end() ? -1 : it->second;
 }
 
-// Validates the graph as loaded (so errors name the user's nodes), records each node's
-// cost, then rewrites it.
+namespace {
+
+std::vector<Shape> output_shapes(const Node& node, const ShapeMap& shapes) {
+  std::vector<Shape> out;
+  for (const std::string& o : node.outputs) out.push_back(o.empty() ? kOmittedOutput : shapes.at(o));
+  return out;
+}
+
+Cost node_cost(const Graph& graph, const Node& node, const ShapeMap& shapes) {
+  return with_node_context(
+      graph, node, [&] { return create_op(node)->cost(arg_infos(graph, node, shapes), output_shapes(node, shapes)); });
+}
+
+}  // namespace
+
+// Validates the graph as loaded (so errors name the user's nodes), costs it, then
+// rewrites it pass by pass, costing what each pass touched before and after it.
 void CompiledModel::apply_passes() {
   const Topology topo = build_topology(graph_);
+  // Passes keep every tensor's shape and add only initializers (whose shapes arg_infos
+  // reads from the graph), so these shapes serve the graph at every stage.
   const ShapeMap shapes = infer_shapes(graph_, topo);
   check_tensor_sizes(shapes);
+  std::unordered_map<std::string, Cost> cost_now;  // each node of the graph as it stands
+  cost_now.reserve(graph_.nodes.size());
   for (const Node& node : graph_.nodes) {
-    with_node_context(graph_, node, [&] {
-      std::vector<Shape> out;
-      for (const std::string& o : node.outputs) out.push_back(o.empty() ? kOmittedOutput : shapes.at(o));
-      const Cost c = create_op(node)->cost(arg_infos(graph_, node, shapes), out);
-      original_costs_[node.name] = c;
-      cost_before_passes_ += c;
-    });
+    const Cost c = node_cost(graph_, node, shapes);
+    cost_now[node.name] = c;
+    cost_before_passes_ += c;
   }
-  pass_logs_ = run_passes(graph_, options_.passes);
+  for (Pass pass : selected_passes(options_.passes)) {
+    PassResult r{pass(graph_), {}, {}};
+    std::unordered_map<std::string, size_t> node_at;  // the graph after the pass, by name
+    if (!r.log.actions.empty()) {
+      node_at.reserve(graph_.nodes.size());
+      for (size_t i = 0; i < graph_.nodes.size(); ++i) node_at.emplace(graph_.nodes[i].name, i);
+    }
+    for (const PassAction& a : r.log.actions) {
+      Cost before, after;
+      for (const std::string& n : a.nodes)
+        if (auto it = cost_now.find(n); it != cost_now.end()) {
+          before += it->second;
+          cost_now.erase(it);
+        }
+      if (auto it = node_at.find(a.result); it != node_at.end()) {
+        after = node_cost(graph_, graph_.nodes[it->second], shapes);
+        cost_now[a.result] = after;
+      }
+      r.cost_before.push_back(before);
+      r.cost_after.push_back(after);
+    }
+    passes_.push_back(std::move(r));
+  }
 }
 
 // Each tensor on its own within the limit, before any cost or scratch size is computed
@@ -107,10 +135,12 @@ Cost CompiledModel::total_cost() const {
 void CompiledModel::build_steps() {
   const Topology topo = build_topology(graph_);
   const ShapeMap shapes = infer_shapes(graph_, topo);
+  steps_.reserve(graph_.nodes.size());
+  step_of_.reserve(graph_.nodes.size());
+  value_of_.reserve(shapes.size());
 
-  std::map<std::string, int> slot_of;
   auto slot = [&](const std::string& name) {
-    auto [it, fresh] = slot_of.emplace(name, static_cast<int>(values_.size()));
+    auto [it, fresh] = value_of_.emplace(name, static_cast<int>(values_.size()));
     if (fresh) {
       ValueSlot v{name, shapes.at(name)};
       if (auto c = graph_.initializers.find(name); c != graph_.initializers.end()) v.constant = c->second.data.data();
@@ -124,11 +154,11 @@ void CompiledModel::build_steps() {
     const Node& node = graph_.nodes[index];
     Step step;
     step.name = node.name;
+    step.node = index;
     step.op_type = node.op_type;
     with_node_context(graph_, node, [&] {
       const ArgInfos in = arg_infos(graph_, node, shapes);
-      std::vector<Shape> out;
-      for (const std::string& o : node.outputs) out.push_back(o.empty() ? kOmittedOutput : shapes.at(o));
+      const std::vector<Shape> out = output_shapes(node, shapes);
       step.op = create_op(node);
       step.cost = step.op->cost(in, out);
       step.kind = step.op->kind(in);
@@ -138,6 +168,7 @@ void CompiledModel::build_steps() {
     });
     for (const std::string& i : node.inputs) step.inputs.push_back(i.empty() ? -1 : slot(i));
     for (const std::string& o : node.outputs) step.outputs.push_back(o.empty() ? -1 : slot(o));
+    step_of_.emplace(step.name, static_cast<int>(steps_.size()));
     steps_.push_back(std::move(step));
   }
   for (const std::string& o : graph_.outputs) outputs_.push_back(slot(o));
@@ -162,15 +193,18 @@ void CompiledModel::plan_memory_layout() {
   for (int v : outputs_) end[v] = last;
 
   // One buffer per tensor, except that an element-wise op may write its output over an
-  // input that dies at that step (same size; never a graph input, which must survive
-  // for the next run, nor a constant).
+  // input that dies at that step (same size). Never over a constant, nor over a tensor
+  // that outlives the run, even when the last step is its last reader: a graph input
+  // (set once, read by every run) or a graph output (read by the caller afterwards).
   struct Buffer {
     std::vector<int> values;
     BufferRequest request;
   };
   std::vector<Buffer> buffers;
   std::vector<int> buffer_of(values_.size(), -1);
-  auto is_graph_input = [&](int v) { return std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end(); };
+  std::vector<bool> outlives_run(values_.size(), false);
+  for (int v : inputs_) outlives_run[v] = true;
+  for (int v : outputs_) outlives_run[v] = true;
   for (int v : inputs_) {
     buffer_of[v] = static_cast<int>(buffers.size());
     buffers.push_back({{v}, {4 * num_elements(values_[v].shape), first[v], std::max(first[v], end[v])}});
@@ -182,8 +216,9 @@ void CompiledModel::plan_memory_layout() {
       const int v = step.outputs[o];
       if (v < 0) continue;  // an omitted optional output has no buffer
       const int64_t bytes = 4 * num_elements(values_[v].shape);
-      const int src = o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
-      if (src >= 0 && !values_[src].constant && !is_graph_input(src) && end[src] == static_cast<int>(s) &&
+      const int src =
+          o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
+      if (src >= 0 && !values_[src].constant && !outlives_run[src] && end[src] == static_cast<int>(s) &&
           buffers[buffer_of[src]].request.bytes == bytes) {
         Buffer& b = buffers[buffer_of[src]];
         b.values.push_back(v);

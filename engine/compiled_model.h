@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "graph/graph.h"
 #include "graph/memory_limit.h"
 #include "graph/passes/pipeline.h"
+#include "graph/shape_inference.h"
 #include "ops/op.h"
 #include "profiler/cost.h"
 
@@ -56,6 +58,7 @@ struct PlannedBuffer {
 
 struct Step {
   std::string name;  // the node's name
+  size_t node = 0;   // its index in graph().nodes
   nlohmann::json details;  // op-specific facts for the report (Op::details)
   std::string op_type;
   std::string kind;  // the op's finer class, e.g. depthwise; may be empty
@@ -65,6 +68,15 @@ struct Step {
   Cost cost;
   int64_t workspace_bytes = 0;
   int64_t workspace_offset = 0;
+};
+
+// What one graph pass did, each action costed from the graph at that moment: the nodes
+// it names in the graph just before the pass, its result in the graph just after it
+// (nothing for a removed node). So each pass's changes add up to its effect on the
+// model's cost, whatever later passes do with its results.
+struct PassResult {
+  PassLog log;
+  std::vector<Cost> cost_before, cost_after;  // one per action of log
 };
 
 class CompiledModel {
@@ -88,17 +100,15 @@ class CompiledModel {
   int64_t lower_bound_bytes() const { return lower_bound_bytes_; }
   Cost total_cost() const;
 
-  // What the graph passes did, and the cost of the graph as loaded, before them.
-  const std::vector<PassLog>& pass_logs() const { return pass_logs_; }
+  // What the graph passes did, in order, and the cost of the graph as loaded, before them.
+  const std::vector<PassResult>& passes() const { return passes_; }
   const Cost& cost_before_passes() const { return cost_before_passes_; }
-  // The as-loaded cost of the named original nodes (those a pass action lists).
-  Cost original_cost(const std::vector<std::string>& node_names) const;
-  // The step a node ended up in (its own, or the merged one), or -1 if removed.
+  // The step of that name (a node's own, or a merged one), or -1 if there is none.
   int step_index(const std::string& step_name) const;
 
  private:
   void apply_passes();
-  void check_tensor_sizes(const std::map<std::string, Shape>& shapes) const;
+  void check_tensor_sizes(const ShapeMap& shapes) const;
   void build_steps();
   void plan_memory_layout();
   void check_memory_limit() const;
@@ -108,8 +118,8 @@ class CompiledModel {
   std::vector<Step> steps_;
   std::vector<ValueSlot> values_;
   std::vector<int> inputs_, outputs_;
-  std::vector<PassLog> pass_logs_;
-  std::map<std::string, Cost> original_costs_;
+  std::unordered_map<std::string, int> value_of_, step_of_;  // by name
+  std::vector<PassResult> passes_;
   Cost cost_before_passes_;
   std::vector<PlannedBuffer> buffers_;
   int64_t arena_bytes_ = 0;

@@ -1,7 +1,6 @@
 #include "engine/profile_report.h"
 
 #include <algorithm>
-#include <set>
 
 #include "engine/separable_pairs.h"
 #include "ops/kernels/isa.h"
@@ -25,11 +24,8 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   in.lower_bound_bytes = m.lower_bound_bytes();
   in.latency_ms = session.profile().total_ms();
   in.machine = machine;
-  std::set<int> weights;  // an initializer read by several nodes counts once in the total
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step& s = m.steps()[i];
-    for (int v : s.inputs)
-      if (v >= 0 && values[v].constant) weights.insert(v);
     // The first output the node keeps (an LSTM may omit Y and keep Y_h).
     auto shown = std::find_if(s.outputs.begin(), s.outputs.end(), [](int v) { return v >= 0; });
     in.ops.push_back({s.name, s.op_type, s.kind, shown == s.outputs.end() ? Shape{} : values[*shown].shape, s.cost,
@@ -38,14 +34,14 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   for (const PlannedBuffer& b : m.buffers())
     in.buffers.push_back({b.name, b.tensors, b.offset, b.bytes, b.first_step, b.last_step});
   in.cost_before_passes = m.cost_before_passes();
-  for (const PassLog& log : m.pass_logs())
-    for (const PassAction& a : log.actions) {
+  for (const PassResult& p : m.passes()) {
+    in.passes_run.push_back(p.log.pass);
+    for (size_t i = 0; i < p.log.actions.size(); ++i) {
+      const PassAction& a = p.log.actions[i];
       const int step = a.result.empty() ? -1 : m.step_index(a.result);
-      const Cost after = step >= 0 ? m.steps()[step].cost : Cost{};
-      const Cost before = a.action == "kept" ? after : m.original_cost(a.nodes);
-      in.passes.push_back({log.pass, a.action, a.nodes, a.result, a.reason, before, after, step});
+      in.passes.push_back({p.log.pass, a.action, a.nodes, a.result, a.reason, p.cost_before[i], p.cost_after[i], step});
     }
-  for (int v : weights) in.params += num_elements(values[v].shape);
+  }
   in.separable_pairs = find_separable_pairs(m);
   return build_report(in);
 }

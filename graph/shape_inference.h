@@ -2,8 +2,8 @@
 // execution order. Every error becomes a ModelError naming file and node.
 #pragma once
 
-#include <map>
 #include <string>
+#include <unordered_map>
 
 #include "graph/graph.h"
 #include "graph/topology.h"
@@ -11,7 +11,7 @@
 
 namespace minfer {
 
-using ShapeMap = std::map<std::string, Shape>;
+using ShapeMap = std::unordered_map<std::string, Shape>;
 
 ShapeMap infer_shapes(const Graph& graph, const Topology& topology);
 

@@ -28,7 +28,8 @@ std::string fold_blocker(const Graph& g, const GraphIndex& index, const Node& bn
   const std::string& t = producer->op_type;
   if (t != "Conv" && t != "ConvTranspose" && t != "Gemm")
     return fmt::format("it follows '{}' ({}), not a Conv, ConvTranspose or Gemm", producer->name, t);
-  if (!index.feeds_only(g, bn.inputs[0], bn_index))
+  if (index.is_graph_output(bn.inputs[0])) return fmt::format("the output of '{}' is a graph output", producer->name);
+  if (!index.feeds_only(bn.inputs[0], bn_index))
     return fmt::format("the output of '{}' is also read elsewhere", producer->name);
   for (size_t i = 1; i < 5; ++i)
     if (!constant(g, bn, i)) return "its statistics are not constants";
@@ -75,9 +76,8 @@ int64_t output_channels(const Node& p, const Shape& w) {
   return p.attrs.get_int("transB", 0) != 0 ? w[0] : w[1];
 }
 
-void fold(Graph& g, size_t producer_index, size_t bn_index) {
-  Node& p = g.nodes[producer_index];
-  const Node bn = g.nodes[bn_index];
+// Rewrites the producer to compute the BN's output; the caller removes the BN.
+void fold(Graph& g, TensorNames& names, Node& p, const Node& bn) {
   const ChannelAffine a = channel_affine(g, bn);
   const Tensor& w = *constant(g, p, 1);
   if (output_channels(p, w.shape) != static_cast<int64_t>(a.scale.size()))
@@ -97,44 +97,56 @@ void fold(Graph& g, size_t producer_index, size_t bn_index) {
   for (size_t c = 0; c < bias.size(); ++c) b2.data[c] = static_cast<float>(bias[c] * a.scale[c] + a.shift[c]);
   if (p.op_type == "Gemm") p.attrs.set("beta", 1.0);
 
-  const std::string w_name = unique_tensor_name(g, p.name + ".W_folded");
+  const std::string w_name = names.unique(p.name + ".W_folded");
   g.initializers[w_name] = std::move(w2);
-  const std::string b_name = unique_tensor_name(g, p.name + ".B_folded");
+  const std::string b_name = names.unique(p.name + ".B_folded");
   g.initializers[b_name] = std::move(b2);
   p.inputs.resize(std::max<size_t>(p.inputs.size(), 3));
   p.inputs[1] = w_name;
   p.inputs[2] = b_name;
   p.outputs[0] = bn.outputs[0];
   p.name += "+" + bn.name;
-  g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(bn_index));
 }
 
 }  // namespace
 
 PassLog fold_batch_norm(Graph& g) {
   PassLog log{"fold_bn", {}};
-  std::vector<std::string> kept;  // BNs already reported, so the scan moves past them
-  for (;;) {
-    const GraphIndex index(g);
-    bool folded = false;
-    for (size_t i = 0; i < g.nodes.size() && !folded; ++i) {
-      const Node& bn = g.nodes[i];
-      if (bn.op_type != "BatchNormalization" || std::count(kept.begin(), kept.end(), bn.name)) continue;
-      auto p = index.producer.find(bn.inputs.empty() ? "" : bn.inputs[0]);
-      const Node* producer = p == index.producer.end() ? nullptr : &g.nodes[p->second];
-      const std::string blocker = fold_blocker(g, index, bn, i, producer);
-      if (!blocker.empty()) {
-        log.actions.push_back({"kept", {bn.name}, bn.name, blocker});
-        kept.push_back(bn.name);
-        continue;
-      }
-      const std::vector<std::string> nodes = {producer->name, bn.name};
-      fold(g, p->second, i);
-      log.actions.push_back({"folded", nodes, g.nodes[p->second < i ? p->second : p->second - 1].name, ""});
-      folded = true;
-    }
-    if (!folded) break;
+  if (std::none_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op_type == "BatchNormalization"; })) {
+    drop_unused_initializers(g);
+    return log;
   }
+  GraphIndex index(g);
+  TensorNames names(g);
+  std::vector<bool> removed(g.nodes.size(), false);
+  // A producer's "folded" action, which a second BN folding into it (BN after BN) extends.
+  std::vector<int> action_of(g.nodes.size(), -1);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& bn = g.nodes[i];
+    if (bn.op_type != "BatchNormalization") continue;
+    auto p = index.producer.find(bn.inputs.empty() ? "" : bn.inputs[0]);
+    const Node* producer = p == index.producer.end() ? nullptr : &g.nodes[p->second];
+    const std::string blocker = fold_blocker(g, index, bn, i, producer);
+    if (!blocker.empty()) {
+      log.actions.push_back({"kept", {bn.name}, bn.name, blocker});
+      continue;
+    }
+    const size_t pi = p->second;
+    const std::string producer_name = producer->name;
+    index.producer.erase(p);
+    fold(g, names, g.nodes[pi], bn);
+    index.producer[g.nodes[pi].outputs[0]] = pi;
+    removed[i] = true;
+    if (action_of[pi] >= 0) {
+      PassAction& a = log.actions[static_cast<size_t>(action_of[pi])];
+      a.nodes.push_back(bn.name);
+      a.result = g.nodes[pi].name;
+    } else {
+      action_of[pi] = static_cast<int>(log.actions.size());
+      log.actions.push_back({"folded", {producer_name, bn.name}, g.nodes[pi].name, ""});
+    }
+  }
+  erase_nodes(g, removed);
   drop_unused_initializers(g);
   return log;
 }

@@ -28,25 +28,21 @@ bool clip_bounds_as_attributes(const Graph& g, const Node& clip, Attributes& int
 
 PassLog fuse_activations(Graph& g) {
   PassLog log{"fuse", {}};
-  for (size_t i = 0; i < g.nodes.size();) {
-    const Node act = g.nodes[i];
-    if (activation_for(act).kind == ActivationKind::kNone || act.inputs.empty() || act.outputs.size() != 1) {
-      ++i;
-      continue;
-    }
-    const GraphIndex index(g);
+  GraphIndex index(g);
+  std::vector<bool> removed(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& act = g.nodes[i];
+    if (activation_for(act).kind == ActivationKind::kNone || act.inputs.empty() || act.outputs.size() != 1) continue;
     auto p = index.producer.find(act.inputs[0]);
+    // A producer whose output is a graph output (or read elsewhere) keeps it: feeds_only.
     if (p == index.producer.end() || !can_take_epilogue(g.nodes[p->second].op_type) ||
-        g.nodes[p->second].attrs.has("activation") || !index.feeds_only(g, act.inputs[0], i)) {
-      ++i;
+        g.nodes[p->second].attrs.has("activation") || !index.feeds_only(act.inputs[0], i))
       continue;
-    }
     Attributes fused;
     fused.set("activation", act.op_type);
     for (const auto& [name, value] : act.attrs.all()) fused.set("activation." + name, value);
     if (act.op_type == "Clip" && !clip_bounds_as_attributes(g, act, fused)) {
       log.actions.push_back({"kept", {act.name}, act.name, "its bounds are not constants"});
-      ++i;
       continue;
     }
     Node& producer = g.nodes[p->second];
@@ -55,8 +51,12 @@ PassLog fuse_activations(Graph& g) {
     producer.outputs[0] = act.outputs[0];
     producer.name += "+" + act.name;
     log.actions.push_back({"fused", nodes, producer.name, ""});
-    g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+    const size_t producer_index = p->second;
+    index.producer.erase(p);
+    index.producer[act.outputs[0]] = producer_index;
+    removed[i] = true;
   }
+  erase_nodes(g, removed);
   drop_unused_initializers(g);
   return log;
 }

@@ -7,16 +7,16 @@
 
 namespace minfer {
 
-std::vector<PassLog> run_passes(Graph& graph, const PassOptions& options) {
-  std::vector<PassLog> logs;
+std::vector<Pass> selected_passes(const PassOptions& options) {
+  std::vector<Pass> passes;
   if (options.clean) {
-    logs.push_back(eliminate_identities(graph));
-    logs.push_back(eliminate_dead_nodes(graph));
+    passes.push_back(&eliminate_identities);
+    passes.push_back(&eliminate_dead_nodes);
   }
-  if (options.fold_bn) logs.push_back(fold_batch_norm(graph));
+  if (options.fold_bn) passes.push_back(&fold_batch_norm);
   // After folding, so a Conv -> BatchNormalization -> Relu chain fuses into one node.
-  if (options.fuse) logs.push_back(fuse_activations(graph));
-  return logs;
+  if (options.fuse) passes.push_back(&fuse_activations);
+  return passes;
 }
 
 }  // namespace minfer

@@ -15,6 +15,11 @@ struct PassOptions {
   bool fuse = true;     // activations into the epilogue of Conv, ConvTranspose, Gemm
 };
 
-std::vector<PassLog> run_passes(Graph& graph, const PassOptions& options);
+// One graph pass: rewrites the graph in place and logs what it did.
+using Pass = PassLog (*)(Graph& graph);
+
+// The passes `options` selects, in their fixed order. The engine runs them one at a
+// time, so that it can cost the graph between them.
+std::vector<Pass> selected_passes(const PassOptions& options);
 
 }  // namespace minfer
