@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the small bad ONNX files and images of the bad-input catalogue (catalogue.json
-lists each with the error the engine must give). Run with Debian's python3-onnx:
+"""Writes the small bad ONNX files and images of the bad-input catalogue, and the net.json
+files too large to write by hand (catalogue.json lists each with the error the engine
+must give). Run with Debian's python3-onnx:
 
     /usr/bin/python3 tests/data/bad_models/make_bad_inputs.py
 
@@ -132,6 +133,32 @@ def main():
         save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [8])],
                          [value("y", None)], [ext]))
 
+    # External data offsets that are no offsets: not a number, and past 64 bits.
+    for name, offset in [("onnx_external_offset_not_a_number.onnx", "xyz"),
+                         ("onnx_external_offset_beyond_64_bits.onnx", "100000000000000000000000")]:
+        ext = TensorProto()
+        ext.name, ext.data_type = "b", TensorProto.FLOAT
+        ext.dims.extend([4])
+        ext.data_location = TensorProto.EXTERNAL
+        for key, text in [("location", "four_floats.bin"), ("offset", offset)]:
+            entry = ext.external_data.add()
+            entry.key, entry.value = key, text
+        save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [4])],
+                         [value("y", None)], [ext]))
+
+    # Versions newer than the engine knows (it reads up to IR version 8, opset 17).
+    save("onnx_newer_opset.onnx",
+         model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value("x", [4])], [value("y", None)],
+               opset=18))
+    newer_ir = relu_model()
+    newer_ir.ir_version = 9
+    save("onnx_newer_ir_version.onnx", newer_ir)
+    # A graph with no outputs, and node names holding a newline and a terminal escape.
+    save("onnx_no_outputs.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value("x", [4])], []))
+    save("onnx_control_characters_in_names.onnx",
+         model([helper.make_node("Frob\tnicate", ["x"], ["y"], name="frob\nonnx: fake line\x1b[2J")],
+               [value("x", [4])], [value("y", None)]))
+
     # Load-time folding asked to build 10^12 elements, and an out-of-range Gather.
     shape = helper.make_tensor("shape", TensorProto.INT64, [2], [1000000, 1000000])
     save("onnx_fold_huge_constant.onnx",
@@ -160,6 +187,10 @@ def main():
     # A net.json cut off mid-document.
     with open(os.path.join(HERE, "../../../models/small_cnn.json"), "rb") as f:
         write("truncated_json.json", f.read()[:400])
+    # A 'version' nested 100,000 levels deep: the message once dumped it, overflowing the stack.
+    write("deep_nesting.json",
+          b'{"inputs": [{"name": "x", "shape": [1, 4]}], "outputs": ["y"], "version": ' + b"[" * 100000 +
+          b"]" * 100000 + b', "nodes": [{"name": "relu", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]}\n')
 
     images()
 
@@ -177,6 +208,9 @@ def images():
     # A valid header claiming 30000 x 30000 pixels (within stb's own limit of 2^30), and no pixel data.
     header = struct.pack(">IIBBBBB", 30000, 30000, 8, 0, 0, 0, 0)
     write("image_huge.png", b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IEND", b""))
+    # 100000 x 100000 RGB: past stb's own limit (it then reports "unknown image type").
+    header = struct.pack(">IIBBBBB", 100000, 100000, 8, 2, 0, 0, 0)
+    write("image_too_large.png", b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IEND", b""))
     # image_jpeg_huffman_overflow.jpg and onnx_node_without_outputs.onnx are not made
     # here: they are fuzz_image's and fuzz_onnx's findings, kept as found (a JPEG DHT
     # segment whose code counts add up to more than 256; a BatchNormalization node that
