@@ -346,31 +346,10 @@ TEST(OnnxLoader, TruncatedAndCorruptFilesFailCleanly) {
   EXPECT_EQ(error_of(dir + "/absent.onnx"), dir + "/absent.onnx: cannot open the file");
 }
 
-TEST(OnnxLoader, ReadsExternalData) {
-  OnnxBuilder b;
-  b.input("x", {3}).output("y");
-  auto* w = b.model().mutable_graph()->add_initializer();
-  w->set_name("w");
-  w->set_data_type(onnx::TensorProto::FLOAT);
-  w->add_dims(3);
-  w->set_data_location(onnx::TensorProto::EXTERNAL);
-  auto* location = w->add_external_data();
-  location->set_key("location");
-  location->set_value("weights.bin");
-  auto* offset = w->add_external_data();
-  offset->set_key("offset");
-  offset->set_value("4");
-  b.node("Mul", {"x", "w"}, {"y"});
-  const std::string path = b.save("external.onnx");
-  const float values[] = {99, 2, -3, 0.5f};  // the first float is skipped by the offset
-  write_file(std::filesystem::path(path).parent_path() / "weights.bin",
-             std::string(reinterpret_cast<const char*>(values), sizeof values));
-  EXPECT_EQ(run_graph(load_onnx(path), {{"x", {1, 1, 2}}}), (std::vector<float>{2, -3, 1}));
-}
-
-// An initializer "w" of 3 floats in weights.bin next to the model, with the given
+// y = x * w, with w 3 floats in weights.bin (`bytes`) next to the model, with the given
 // external_data entries besides its location; returns the model's path.
-std::string external_data_model(const std::vector<std::pair<std::string, std::string>>& entries) {
+std::string external_data_model(const std::vector<std::pair<std::string, std::string>>& entries,
+                                const std::string& bytes = std::string(16, '\0')) {
   OnnxBuilder b;
   b.input("x", {3}).output("y");
   auto* w = b.model().mutable_graph()->add_initializer();
@@ -388,8 +367,15 @@ std::string external_data_model(const std::vector<std::pair<std::string, std::st
   }
   b.node("Mul", {"x", "w"}, {"y"}, "mul");
   const std::string path = b.save("external.onnx");
-  write_file(std::filesystem::path(path).parent_path() / "weights.bin", std::string(16, '\0'));
+  write_file(std::filesystem::path(path).parent_path() / "weights.bin", bytes);
   return path;
+}
+
+TEST(OnnxLoader, ReadsExternalData) {
+  const float values[] = {99, 2, -3, 0.5f};  // the first float is skipped by the offset
+  const std::string path =
+      external_data_model({{"offset", "4"}}, std::string(reinterpret_cast<const char*>(values), sizeof values));
+  EXPECT_EQ(run_graph(load_onnx(path), {{"x", {1, 1, 2}}}), (std::vector<float>{2, -3, 1}));
 }
 
 TEST(OnnxLoader, RefusesExternalDataNumbersThatAreNotOffsets) {

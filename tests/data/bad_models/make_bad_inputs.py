@@ -121,29 +121,22 @@ def main():
     save("onnx_huge_initializer.onnx",
          model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [1])], [value("y", None)],
                [huge]))
-    # External data: a missing file, and a file shorter than the tensor.
-    for name, location in [("onnx_external_missing.onnx", "no_such_data.bin"),
-                           ("onnx_external_too_short.onnx", "four_floats.bin")]:
+    # External data: a missing file, a file shorter than the tensor, and offsets that are
+    # no offsets (not a number, past 64 bits).
+    for name, size, entries in [
+            ("onnx_external_missing.onnx", 8, [("location", "no_such_data.bin")]),
+            ("onnx_external_too_short.onnx", 8, [("location", "four_floats.bin")]),
+            ("onnx_external_offset_not_a_number.onnx", 4, [("location", "four_floats.bin"), ("offset", "xyz")]),
+            ("onnx_external_offset_beyond_64_bits.onnx", 4,
+             [("location", "four_floats.bin"), ("offset", "100000000000000000000000")])]:
         ext = TensorProto()
         ext.name, ext.data_type = "b", TensorProto.FLOAT
-        ext.dims.extend([8])
+        ext.dims.extend([size])
         ext.data_location = TensorProto.EXTERNAL
-        entry = ext.external_data.add()
-        entry.key, entry.value = "location", location
-        save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [8])],
-                         [value("y", None)], [ext]))
-
-    # External data offsets that are no offsets: not a number, and past 64 bits.
-    for name, offset in [("onnx_external_offset_not_a_number.onnx", "xyz"),
-                         ("onnx_external_offset_beyond_64_bits.onnx", "100000000000000000000000")]:
-        ext = TensorProto()
-        ext.name, ext.data_type = "b", TensorProto.FLOAT
-        ext.dims.extend([4])
-        ext.data_location = TensorProto.EXTERNAL
-        for key, text in [("location", "four_floats.bin"), ("offset", offset)]:
+        for key, text in entries:
             entry = ext.external_data.add()
             entry.key, entry.value = key, text
-        save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [4])],
+        save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [size])],
                          [value("y", None)], [ext]))
 
     # Versions newer than the engine knows (it reads up to IR version 8, opset 17).
