@@ -59,8 +59,8 @@ class LstmOp final : public Op {
     node.attrs.check_known({"hidden_size", "direction", "activations", "clip", "input_forget", "layout", "plan"});
     const std::string direction = node.attrs.get_string("direction", "forward");
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-      throw OpError(
-          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
+      throw OpError(fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"",
+                                excerpt(direction)));
     directions_ = direction == "bidirectional" ? 2 : 1;
     reverse_ = direction == "reverse";
     hidden_size_ = node.attrs.get_int("hidden_size", 0);
@@ -72,7 +72,7 @@ class LstmOp final : public Op {
     if (!defaults)
       throw UnsupportedError(
           fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
-                      fmt::join(acts, ", ")));
+                      excerpt(fmt::format("{}", fmt::join(acts, ", ")))));
     if (node.attrs.has("clip")) {
       const double clip = node.attrs.get_float("clip", 0.0);
       if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));

@@ -99,7 +99,7 @@ int64_t step_stride(const LstmCellConfig& c, int64_t width) {
 LstmPlan parse_lstm_plan(const std::string& name) {
   if (name == "minimal") return LstmPlan::kMinimal;
   if (name == "fused") return LstmPlan::kFused;
-  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", name));
+  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", excerpt(name)));
 }
 
 const char* lstm_plan_name(LstmPlan plan) {

@@ -19,7 +19,7 @@ class PadOp final : public Op {
     if (mode == "constant") mode_ = PadMode::kConstant;
     else if (mode == "reflect") mode_ = PadMode::kReflect;
     else if (mode == "edge") mode_ = PadMode::kEdge;
-    else throw UnsupportedError("attribute 'mode' has unsupported value '" + mode + "'");
+    else throw UnsupportedError("attribute 'mode' has unsupported value '" + excerpt(mode) + "'");
     pads_attr_ = node.attrs.get_ints("pads");
     value_attr_ = static_cast<float>(node.attrs.get_float("value", 0.0));
   }

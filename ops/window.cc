@@ -18,7 +18,7 @@ WindowAttrs parse_window_attrs(const Attributes& attrs) {
   w.auto_pad = attrs.get_string("auto_pad", "NOTSET");
   w.ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
   if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
-    throw OpError("attribute 'auto_pad' has unknown value '" + w.auto_pad + "'");
+    throw OpError("attribute 'auto_pad' has unknown value '" + excerpt(w.auto_pad) + "'");
   return w;
 }
 

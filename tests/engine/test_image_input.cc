@@ -265,15 +265,17 @@ TEST(ImageInput, AHeaderPastTheDecodersLimitsIsTooLargeNamingItsSize) {
                           std::string("\x08\x02\0\0\0", 5) + be(0, 4);
   // A baseline frame header (SOF0) of 3 components, 65535 x 65535.
   const std::string jpeg = std::string("\xff\xd8\xff\xc0") + be(17, 2) + "\x08" + be(65535, 2) + be(65535, 2) +
-                           std::string("\x03\x01\x11\0\x02\x11\0\x03\x11\0\xff\xd9", 15);
-  for (const auto& [name, bytes, size] :
-       {std::tuple{"huge.png", png, "100000x100000"}, std::tuple{"huge.jpg", jpeg, "65535x65535"}}) {
-    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+                           std::string("\x03\x01\x11\0\x02\x11\0\x03\x11\0\xff\xd9", 12);
+  struct Case {
+    std::string name, bytes, size;
+  };
+  for (const Case& c : {Case{"huge.png", png, "100000x100000"}, Case{"huge.jpg", jpeg, "65535x65535"}}) {
+    const auto* data = reinterpret_cast<const unsigned char*>(c.bytes.data());
     expect_usage_error(
         [&] {
-          image_to_tensor(std::span(data, bytes.size()), name, {1, 3, 4, 4}, Preprocess{}, int64_t{1} << 40);
+          image_to_tensor(std::span(data, c.bytes.size()), c.name, {1, 3, 4, 4}, Preprocess{}, int64_t{1} << 40);
         },
-        std::string(name) + ": cannot read the image (it is " + size + " pixels: too large to decode)", "");
+        c.name + ": cannot read the image (it is " + c.size + " pixels: too large to decode)", "");
   }
 }
 
