@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <random>
 
@@ -111,35 +109,6 @@ std::vector<float> parse_float_list(const std::string& flag, const std::string& 
     pos = end + 1;
   }
   return values;
-}
-
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  write_files_atomically({{path, contents}});
-}
-
-void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::string> temps;
-  auto fail = [&](const std::string& path, const std::string& cause) {
-    std::error_code ignored;
-    for (const std::string& t : temps) std::filesystem::remove(t, ignored);
-    throw UsageError(fmt::format("{}: {}", path, cause));
-  };
-  for (const auto& [path, contents] : files) {
-    // Checked first: a rename onto a directory would fail after the others succeeded.
-    if (std::filesystem::is_directory(path)) fail(path, "is a directory");
-    const std::string tmp = path + ".tmp";
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, "cannot open for writing");
-    temps.push_back(tmp);
-    out << contents;
-    out.flush();
-    if (!out) fail(path, "write failed");
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    std::error_code ec;
-    std::filesystem::rename(temps[i], files[i].first, ec);
-    if (ec) fail(files[i].first, ec.message());
-  }
 }
 
 int run_tool(const char* tool, const std::function<int()>& body) {

@@ -1,5 +1,5 @@
 // Pieces the command-line tools share: the run-wide compile flags, deterministic
-// inputs, safe output files and the one way they report an error and exit.
+// inputs and the one way they report an error and exit.
 #pragma once
 
 #include <functional>
@@ -34,12 +34,6 @@ void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
 
 // "0.485,0.456,0.406" -> {0.485, 0.456, 0.406}; throws UsageError naming the flag.
 std::vector<float> parse_float_list(const std::string& flag, const std::string& text, bool positive = false);
-
-// Writes via a temporary file and a rename, so a failed run leaves no partial file.
-void write_file_atomically(const std::string& path, const std::string& contents);
-// Several files (path, contents) that belong together: all are written to temporary
-// files before any is renamed into place, so a failure leaves none of them.
-void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 // Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
 int run_tool(const char* tool, const std::function<int()>& body);

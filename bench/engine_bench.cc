@@ -1,7 +1,6 @@
 // engine_bench: load a model, run it, print the profile (cost joined with time), in
 // the manner of TensorFlow's benchmark_model.
 #include <algorithm>
-#include <iostream>
 #include <optional>
 
 #include <CLI/CLI.hpp>
@@ -9,6 +8,7 @@
 #include "bench/cli_common.h"
 #include "bench/compare.h"
 #include "engine/engine.h"
+#include "graph/output_files.h"
 #include "profiler/compare_report.h"
 #include "profiler/progress.h"
 
@@ -66,10 +66,15 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> files;
   auto emit = [&](const std::string& text) {
     if (!output_path.empty()) files.emplace_back(output_path, text);
-    minfer::cli::write_files_atomically(files);
-    if (output_path.empty()) std::cout << text;
+    minfer::write_files(files);
+    if (output_path.empty()) minfer::write_stdout(text);
   };
   return minfer::cli::run_tool("engine_bench", [&] {
+    std::vector<minfer::OutputPath> outputs;
+    for (const auto& [flag, path] :
+         {std::pair{"--output", &output_path}, {"--trace", &trace_path}, {"--html", &html_path}})
+      if (!path->empty()) outputs.push_back({flag, *path});
+    minfer::check_distinct_outputs(outputs);  // before the run, not after it
     if (!args.sides.empty()) {
       if (!image.empty() || !trace_path.empty())
         throw minfer::UsageError("--compare runs two sides: --image and --trace are for one model");

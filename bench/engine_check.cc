@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <regex>
 
@@ -65,7 +67,9 @@ int main(int argc, char** argv) {
     }
     std::cout << fmt::format("{} passed, {} failed, {} skipped", passed, failed, skipped);
     if (!known_failures_path.empty()) std::cout << fmt::format(", {} known failures", known_failed);
-    std::cout << "\n";
+    std::cout << "\n" << std::flush;
+    // A report that never reached stdout (a full disk, /dev/full) is an error, not a pass.
+    if (!std::cout) throw minfer::UsageError(fmt::format("stdout: cannot write ({})", std::strerror(errno)));
     return failed == 0 ? 0 : 1;
   });
 }

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -16,6 +14,7 @@
 
 #include "engine/image_resize.h"
 #include "graph/errors.h"
+#include "graph/input_file.h"
 
 namespace minfer {
 
@@ -92,17 +91,19 @@ std::optional<std::pair<int64_t, int64_t>> declared_size(std::span<const unsigne
 
 std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& preprocess,
                                    int64_t max_memory) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!in || ec) throw UsageError(fmt::format("{}: cannot read the image (cannot open the file)", path));
-  if (size > static_cast<uintmax_t>(std::min<int64_t>(max_memory, INT_MAX)))  // stb takes an int length
-    throw UsageError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
-                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
-  std::vector<unsigned char> bytes(static_cast<size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  return image_to_tensor(bytes, path, shape, preprocess, max_memory);
+  std::string bytes;
+  try {
+    const InputFile file(path);
+    if (file.size() > static_cast<uint64_t>(std::min<int64_t>(max_memory, INT_MAX)))  // stb takes an int length
+      throw UsageError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
+                                   format_bytes(static_cast<int64_t>(std::min<uint64_t>(file.size(), INT64_MAX))),
+                                   format_bytes(max_memory)));
+    bytes = file.read_all();
+  } catch (const FileError& e) {
+    throw UsageError(e.what());
+  }
+  return image_to_tensor({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, path, shape, preprocess,
+                         max_memory);
 }
 
 std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const std::string& path, const Shape& shape,

@@ -4,15 +4,17 @@
 #include <cstring>
 #include <limits>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "graph/errors.h"
+#include "graph/input_file.h"
 #include "graph/memory_limit.h"
 
 namespace minfer {
@@ -330,15 +332,18 @@ class Parser {
 
   // One label per line, in output order.
   std::vector<std::string> read_labels(const std::string& name) {
-    const std::filesystem::path p = base_dir_ / name;
-    std::ifstream in(p);
-    if (!in) fail(fmt::format("labels file '{}' cannot be opened (looked for {})", name, p.string()));
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(p, ec);
-    if (ec) fail(fmt::format("labels file '{}' cannot be read (looked for {})", name, p.string()));
-    // A label costs its std::string (32 bytes) besides its text.
-    reserve(static_cast<int64_t>(std::min<uintmax_t>(size, INT64_MAX / 64)) * 33, fmt::format("labels file '{}'", name));
+    std::string text;
+    try {
+      const InputFile file = open_model_file(base_dir_.string(), name, "labels file");
+      // A label costs its std::string (32 bytes) besides its text.
+      reserve(static_cast<int64_t>(std::min<uint64_t>(file.size(), INT64_MAX / 64)) * 33,
+              fmt::format("labels file '{}'", name));
+      text = file.read_all();
+    } catch (const FileError& e) {
+      fail(e.what());
+    }
     std::vector<std::string> labels;
+    std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       labels.push_back(line);
@@ -352,27 +357,27 @@ class Parser {
     if (weights_path_.empty()) fail(where + " has an 'offset' but the model names no 'weights_file'");
     const uint64_t offset = offset_json.get<uint64_t>();
     const uint64_t bytes = 4 * static_cast<uint64_t>(n);
-    if (offset > weights_size_ || bytes > weights_size_ - offset)
+    const uint64_t size = weights_->size();
+    if (offset > size || bytes > size - offset)
       fail(fmt::format("{}: bytes {}..{} are past the end of weights file '{}' ({} bytes)", where, offset,
-                       offset + bytes, weights_path_, weights_size_));
+                       offset + bytes, weights_path_, size));
     std::vector<float> data(n);
     // Only the initializers' bytes are read, never the whole file: its size does not
     // count against the memory limit. The format is little-endian, as is x86.
-    weights_.seekg(static_cast<std::streamoff>(offset));
-    weights_.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(bytes));
-    if (static_cast<uint64_t>(weights_.gcount()) != bytes)
-      fail(fmt::format("{}: weights file '{}' cannot be read at bytes {}..{}", where, weights_path_, offset,
-                       offset + bytes));
+    try {
+      weights_->read_at(offset, reinterpret_cast<char*>(data.data()), bytes);
+    } catch (const FileError& e) {
+      fail(fmt::format("{}: {}", where, e.what()));
+    }
     return data;
   }
 
   void open_weights_file() {
-    const std::filesystem::path p = base_dir_ / weights_path_;
-    weights_.open(p, std::ios::binary);
-    std::error_code ec;
-    weights_size_ = std::filesystem::file_size(p, ec);
-    if (!weights_ || ec)
-      fail(fmt::format("weights file '{}' cannot be opened (looked for {})", weights_path_, p.string()));
+    try {
+      weights_.emplace(open_model_file(base_dir_.string(), weights_path_, "weights file"));
+    } catch (const FileError& e) {
+      fail(e.what());
+    }
   }
 
   Node parse_node(const json& n) {
@@ -428,8 +433,7 @@ class Parser {
   std::filesystem::path base_dir_;  // where the weights and labels files are
   MemoryBudget budget_;
   std::string weights_path_;
-  std::ifstream weights_;
-  uint64_t weights_size_ = 0;
+  std::optional<InputFile> weights_;
   std::set<std::string> node_names_;
 };
 

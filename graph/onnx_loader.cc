@@ -9,6 +9,7 @@
 
 #include "graph/constant_folding.h"
 #include "graph/errors.h"
+#include "graph/input_file.h"
 #include "graph/onnx_opset_upgrade.h"
 #include "graph/onnx_tensor.h"
 #include "graph/shape_inference.h"

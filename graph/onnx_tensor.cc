@@ -5,10 +5,9 @@
 #include <charconv>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "graph/errors.h"
+#include "graph/input_file.h"
 #include "graph/memory_limit.h"
 
 namespace minfer {
@@ -93,19 +92,16 @@ std::string read_external(const onnx::TensorProto& proto, const std::string& bas
     }
   }
   if (location.empty()) throw OpError("external data without a 'location'");
-  const std::filesystem::path path = std::filesystem::path(base_dir) / location;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw OpError(fmt::format("external data file '{}' cannot be opened", path.string()));
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec || offset > size || bytes > size - offset)  // checked before allocating `bytes`
-    throw OpError(fmt::format("external data file '{}' ends before byte {}", path.string(), offset + bytes));
-  std::string data(bytes, '\0');
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(data.data(), static_cast<std::streamsize>(bytes));
-  if (static_cast<size_t>(in.gcount()) != bytes)
-    throw OpError(fmt::format("external data file '{}' ends before byte {}", path.string(), offset + bytes));
-  return data;
+  try {
+    const InputFile file = open_model_file(base_dir, location, "external data file");
+    if (offset > file.size() || bytes > file.size() - offset)  // checked before allocating `bytes`
+      throw OpError(fmt::format("external data file '{}' ends before byte {}", location, offset + bytes));
+    std::string data(bytes, '\0');
+    file.read_at(offset, data.data(), bytes);
+    return data;
+  } catch (const FileError& e) {
+    throw OpError(e.what());
+  }
 }
 
 struct Layout {
@@ -220,12 +216,9 @@ Tensor float32_from_proto(const onnx::TensorProto& proto, const std::string& bas
 }
 
 TypedTensor read_tensor_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": cannot open the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes.str())) throw ModelError(path + ": not a serialized ONNX TensorProto");
+  if (!proto.ParseFromString(read_file_within_limit(path, default_max_memory())))
+    throw ModelError(path + ": not a serialized ONNX TensorProto");
   try {
     return tensor_from_proto(proto, std::filesystem::path(path).parent_path().string());
   } catch (const UnsupportedError& e) {

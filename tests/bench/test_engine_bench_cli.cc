@@ -142,7 +142,7 @@ TEST(EngineBenchCli, BadFlagsAreRefused) {
   const std::string missing = "/nonexistent/model.json";
   CommandResult r = run("--model " + missing);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "engine_bench: " + missing + ": cannot open the file\n");
+  EXPECT_EQ(r.err, "engine_bench: " + missing + ": cannot open the file (No such file or directory)\n");
 }
 
 TEST(EngineBenchCli, RunsOnnxModelsAsNetJson) {

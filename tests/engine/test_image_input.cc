@@ -236,7 +236,7 @@ TEST(ImageInput, BadImagesAreOneLineErrors) {
       [&] {
         image_to_tensor("/nonexistent.png", {1, 3, 4, 4}, Preprocess{});
       },
-      "/nonexistent.png: cannot read the image", "");
+      "/nonexistent.png: cannot open the file (No such file or directory)", "");
   const std::string good = write_png("good.png", 2, 2, test_pixels(2, 2));
   expect_usage_error(
       [&] {

@@ -343,7 +343,7 @@ TEST(OnnxLoader, TruncatedAndCorruptFilesFailCleanly) {
   write_file(garbage, "\x0a\xff\xff\xff\xff\x0f this is not a model");
   EXPECT_EQ(error_of(garbage),
             garbage + ": not an ONNX model (the protobuf does not parse: truncated or corrupt file?)");
-  EXPECT_EQ(error_of(dir + "/absent.onnx"), dir + "/absent.onnx: cannot open the file");
+  EXPECT_EQ(error_of(dir + "/absent.onnx"), dir + "/absent.onnx: cannot open the file (No such file or directory)");
 }
 
 // y = x * w, with w 3 floats in weights.bin (`bytes`) next to the model, with the given

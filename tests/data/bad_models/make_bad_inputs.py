@@ -121,14 +121,25 @@ def main():
     save("onnx_huge_initializer.onnx",
          model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [1])], [value("y", None)],
                [huge]))
-    # External data: a missing file, a file shorter than the tensor, and offsets that are
-    # no offsets (not a number, past 64 bits).
-    for name, size, entries in [
-            ("onnx_external_missing.onnx", 8, [("location", "no_such_data.bin")]),
-            ("onnx_external_too_short.onnx", 8, [("location", "four_floats.bin")]),
-            ("onnx_external_offset_not_a_number.onnx", 4, [("location", "four_floats.bin"), ("offset", "xyz")]),
-            ("onnx_external_offset_beyond_64_bits.onnx", 4,
-             [("location", "four_floats.bin"), ("offset", "100000000000000000000000")])]:
+    # External data: a missing file, a file shorter than the tensor, locations that leave
+    # the model's folder (by "..", as an absolute path, through a symbolic link) or name no
+    # regular file (refused before anything is read), and offsets that are no offsets (not
+    # a number, past 64 bits).
+    link = os.path.join(HERE, "link_to_outside")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink("../../../models/digits_labels.txt", link)
+    cases = [(name, 8, [("location", location)])
+             for name, location in [("onnx_external_missing.onnx", "no_such_data.bin"),
+                                    ("onnx_external_too_short.onnx", "four_floats.bin"),
+                                    ("onnx_external_outside_folder.onnx", "../../etc/passwd"),
+                                    ("onnx_external_absolute.onnx", "/etc/passwd"),
+                                    ("onnx_external_link_outside.onnx", "link_to_outside"),
+                                    ("onnx_external_directory.onnx", ".")]]
+    cases += [("onnx_external_offset_not_a_number.onnx", 4, [("location", "four_floats.bin"), ("offset", "xyz")]),
+              ("onnx_external_offset_beyond_64_bits.onnx", 4,
+               [("location", "four_floats.bin"), ("offset", "100000000000000000000000")])]
+    for name, size, entries in cases:
         ext = TensorProto()
         ext.name, ext.data_type = "b", TensorProto.FLOAT
         ext.dims.extend([size])
