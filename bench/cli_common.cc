@@ -9,6 +9,7 @@
 #include <iostream>
 #include <random>
 
+#include "bench/attribute_choices.h"
 #include "graph/errors.h"
 #include "graph/memory_limit.h"
 
@@ -21,19 +22,6 @@ void add_switch(CLI::App& app, const std::string& name, bool& value, const std::
   app.add_option_function<int>(
          name, [&value](const int& v) { value = v != 0; }, description + " (0|1, default " + (value ? "1" : "0") + ")")
       ->check(CLI::IsMember({0, 1}));
-}
-
-// A run-wide choice that sets one attribute on every node of an op type.
-void add_override(CLI::App& app, const std::string& name, CompileOptions& options, const std::string& op_type,
-                  const std::string& attribute, std::initializer_list<std::string> choices,
-                  const std::string& description) {
-  app.add_option_function<std::string>(
-         name,
-         [&options, op_type, attribute](const std::string& v) {
-           options.attribute_overrides.push_back({op_type, attribute, v});
-         },
-         description)
-      ->check(CLI::IsMember(std::vector<std::string>(choices)));
 }
 
 }  // namespace
@@ -57,10 +45,12 @@ void add_compile_flags(CLI::App& app, CompileOptions& options) {
   add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
   add_switch(app, "--fuse", options.passes.fuse, "Fuse activations into Conv/ConvTranspose/Gemm epilogues");
   add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
-  add_override(app, "--deconv_method", options, "ConvTranspose", "method", {"col2im", "conv"},
-               "ConvTranspose method for every node (overrides the model's)");
-  add_override(app, "--lstm_plan", options, "LSTM", "plan", {"minimal", "fused"},
-               "Memory plan of every LSTM cell (default: each node's 'plan')");
+  for (const AttributeChoice& choice : attribute_choices())
+    app.add_option_function<std::string>(
+           "--" + choice.name,
+           [&options, name = choice.name](const std::string& v) { choose_attribute(options, name, v); },
+           choice.description)
+        ->check(CLI::IsMember(choice.values));
 }
 
 std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv) {

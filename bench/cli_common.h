@@ -16,8 +16,8 @@ class App;
 namespace minfer::cli {
 
 // The run-wide flags that change how a model compiles or runs (--num_threads,
-// --max_memory, --check_numerics, and options such as --deconv_method that become
-// CompileOptions attribute overrides).
+// --max_memory, --check_numerics, and the choices of bench/attribute_choices.h such as
+// --deconv_method that become CompileOptions attribute overrides).
 // Every tool that compiles a model registers them here, so a flag added once reaches
 // engine_bench and engine_check alike.
 void add_compile_flags(CLI::App& app, CompileOptions& options);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/model_loader.h"
 #include "graph/shape_inference.h"
 #include "graph/topology.h"
 
@@ -222,6 +223,14 @@ void CompiledModel::plan_memory_layout() {
 
 std::shared_ptr<const CompiledModel> compile(Graph graph, const CompileOptions& options) {
   return std::make_shared<const CompiledModel>(std::move(graph), options);
+}
+
+std::shared_ptr<const CompiledModel> compile_file(const std::string& path, const CompileOptions& options,
+                                                  const std::map<std::string, Shape>& input_shapes) {
+  LoadOptions load;
+  load.input_shapes = input_shapes;
+  load.max_memory = options.max_memory;
+  return compile(load_model(path, load), options);
 }
 
 }  // namespace minfer

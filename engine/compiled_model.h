@@ -120,4 +120,10 @@ class CompiledModel {
 // Validates, infers shapes and plans; throws ModelError.
 std::shared_ptr<const CompiledModel> compile(Graph graph, const CompileOptions& options = {});
 
+// Loads the model file (load_model, within options.max_memory, with `input_shapes`
+// replacing the declared ones) and compiles it: what the tools and the Python module do
+// with a path.
+std::shared_ptr<const CompiledModel> compile_file(const std::string& path, const CompileOptions& options = {},
+                                                  const std::map<std::string, Shape>& input_shapes = {});
+
 }  // namespace minfer

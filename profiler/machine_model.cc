@@ -85,6 +85,11 @@ json to_json(const MachineModel& m) {
 }
 
 MachineModel machine_model(const MachineOptions& o) {
+  // The command line checks these too; callers of the library (the Python module) get the same refusal here.
+  for (const auto& [name, value] :
+       {std::pair{"peak_gflops", o.peak_gflops}, std::pair{"bandwidth_gbs", o.bandwidth_gbs}})
+    if (value && !(*value > 0)) throw UsageError(fmt::format("{} must be positive, got {}", name, *value));
+  if (o.fma_units < 1) throw UsageError(fmt::format("fma_units must be at least 1, got {}", o.fma_units));
   const CpuInfo& cpu = cpu_info();
   const ProbeIsa isa = probe_isa();
   MachineModel m;
