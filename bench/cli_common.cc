@@ -66,8 +66,8 @@ std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vect
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::string cause = e.what();
-    std::replace(cause.begin(), cause.end(), '\n', ' ');
-    std::cerr << tool << ": " << cause << " (--help lists the flags)\n";
+    std::replace(cause.begin(), cause.end(), '\n', ' ');  // CLI11 breaks some messages into lines
+    std::cerr << tool << ": " << escape_controls(cause) << " (--help lists the flags)\n";
     return 2;
   }
 }
@@ -107,7 +107,7 @@ int run_tool(const char* tool, const std::function<int()>& body) {
     kernels::active_isa();  // a refused MINFER_ISA stops the tool before it reads or writes anything
     return body();
   } catch (const std::exception& e) {
-    std::cerr << tool << ": " << e.what() << "\n";
+    std::cerr << tool << ": " << escape_controls(e.what()) << "\n";  // not all exceptions are the engine's
     return 1;
   }
 }

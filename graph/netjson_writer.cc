@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/errors.h"
+#include "graph/topology.h"
 
 namespace minfer {
 namespace {
@@ -63,6 +64,7 @@ std::string format_document(const ordered_json& doc) {
 }  // namespace
 
 NetJsonFiles to_netjson(const Graph& graph, const std::string& weights_file) {
+  build_topology(graph);  // refuses a malformed graph (no outputs, a cycle, a dangling input), as to_onnx does
   NetJsonFiles files;
   ordered_json doc;
   doc["format"] = "net.json";

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "graph/constant_folding.h"
@@ -94,7 +95,16 @@ class OnnxImporter {
     const onnx::GraphProto& g = model_.graph();
     graph_.source = path_;
     graph_.name = g.name().empty() ? std::filesystem::path(path_).stem().string() : g.name();
-    opset_ = default_opset();
+    if (model_.ir_version() > kMaxOnnxIrVersion)
+      unsupported(fmt::format("the model's IR version {} is newer than the engine supports (at most {})",
+                              model_.ir_version(), kMaxOnnxIrVersion));
+    const std::optional<int64_t> opset = default_opset();
+    if (opset && *opset > kMaxOnnxOpset)
+      unsupported(
+          fmt::format("the model's opset {} (of the default domain) is newer than the engine supports (at most {})",
+                      *opset, kMaxOnnxOpset));
+    if (opset && *opset < 1) fail(fmt::format("the model's opset {} (of the default domain) is not a version", *opset));
+    opset_ = opset ? static_cast<int>(*opset) : -1;
     if (g.sparse_initializer_size() > 0) unsupported("sparse initializers are not supported");
     for (const onnx::TensorProto& t : g.initializer()) {
       if (shapes_.count(t.name())) fail(fmt::format("initializer '{}' is defined twice", t.name()));
@@ -114,11 +124,11 @@ class OnnxImporter {
   [[noreturn]] void fail(const std::string& cause) const { throw ModelError(path_ + ": " + cause); }
   [[noreturn]] void unsupported(const std::string& cause) const { throw UnsupportedModelError(path_ + ": " + cause); }
 
-  // -1 when the model imports none (it may use other domains only).
-  int default_opset() const {
+  // None when the model imports none (it may use other domains only).
+  std::optional<int64_t> default_opset() const {
     for (const onnx::OperatorSetIdProto& o : model_.opset_import())
-      if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
-    return -1;
+      if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+    return std::nullopt;
   }
 
   // The declared element type of a graph input or output; throws for non-tensors.
@@ -327,7 +337,7 @@ class OnnxImporter {
   const std::map<std::string, TypedTensor>& input_values_;
   MemoryBudget budget_;  // constants decoded, folded and materialized
   onnx::ModelProto model_;
-  int opset_ = 0;
+  int opset_ = 0;  // -1: none imported
   Graph graph_;
   ShapeMap shapes_;  // every tensor defined so far: inputs, constants, engine op outputs
   std::map<std::string, TypedTensor> constants_;

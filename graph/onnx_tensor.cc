@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 
@@ -64,14 +65,31 @@ void decode_raw(DataType type, const std::string& raw, int64_t n, TypedTensor& t
   }
 }
 
+// An external_data number ('offset', 'length'): decimal digits, at most 2^63 - 1.
+uint64_t external_number(const std::string& key, const std::string& text) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, ec] = std::from_chars(text.data(), end, v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && stop == end && v > INT64_MAX))
+    throw OpError(fmt::format("external data '{}' {} is beyond the range of 64-bit integers", key, excerpt(text)));
+  if (ec != std::errc() || stop != end)
+    throw OpError(fmt::format("external data '{}' is '{}', not a non-negative integer", key, excerpt(text)));
+  return v;
+}
+
 std::string read_external(const onnx::TensorProto& proto, const std::string& base_dir, size_t bytes) {
   std::string location;
   uint64_t offset = 0;
   for (const auto& entry : proto.external_data()) {
-    if (entry.key() == "location")
+    if (entry.key() == "location") {
       location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoull(entry.value());
+    } else if (entry.key() == "offset") {
+      offset = external_number("offset", entry.value());
+    } else if (entry.key() == "length") {
+      const uint64_t length = external_number("length", entry.value());
+      if (length != bytes)
+        throw OpError(fmt::format("external data 'length' is {} bytes, the tensor has {}", length, bytes));
+    }
   }
   if (location.empty()) throw OpError("external data without a 'location'");
   try {
@@ -116,7 +134,7 @@ void check_count(const Layout& l, int64_t got) {
 const std::string* raw_bytes(const onnx::TensorProto& proto, const Layout& l, const std::string& base_dir,
                              std::string& storage) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    storage = read_external(proto, base_dir, l.step * static_cast<size_t>(l.count));
+    storage = read_external(proto, base_dir, static_cast<size_t>(checked_mul({static_cast<int64_t>(l.step), l.count})));
     return &storage;
   }
   if (!proto.has_raw_data()) return nullptr;

@@ -11,6 +11,8 @@ namespace minfer {
 
 Topology build_topology(const Graph& g) {
   Topology t;
+  // Nothing would be computed, and every later step assumes something is.
+  if (g.outputs.empty()) throw ModelError(fmt::format("{}: the graph has no outputs", g.source));
   std::unordered_set<std::string> sources;  // graph inputs and initializers
   for (const GraphInput& in : g.inputs) {
     if (g.initializers.count(in.name))

@@ -97,11 +97,13 @@ class ConvOp final : public Op {
     switch (choose_kernel(g)) {
       case ConvKernel::kIm2col:
       case ConvKernel::kPointwise:
-        return 4 * kernels::conv_gemm_workspace_floats(g, in[1].constant != nullptr, threads);
+        return checked_mul({4, kernels::conv_gemm_workspace_floats(g, in[1].constant != nullptr, threads)});
       case ConvKernel::kDepthwiseSimd:
-        return 4 * kernels::depthwise_workspace_floats(*kernels::find_depthwise_kernel(g), g, g.batch, threads);
+        return checked_mul(
+            {4, kernels::depthwise_workspace_floats(*kernels::find_depthwise_kernel(g), g, g.batch, threads)});
       case ConvKernel::kDirectSimd:
-        return 4 * kernels::direct_conv_workspace_floats(*kernels::find_direct_conv_kernel(g), g, g.batch, threads);
+        return checked_mul(
+            {4, kernels::direct_conv_workspace_floats(*kernels::find_direct_conv_kernel(g), g, g.batch, threads)});
       default: return 0;
     }
   }

@@ -125,7 +125,7 @@ class ConvTransposeOp final : public Op {
     else if (method == "conv")
       method_ = DeconvMethod::kConv;
     else
-      throw OpError(fmt::format("attribute 'method' must be 'col2im' or 'conv', got '{}'", method));
+      throw OpError(fmt::format("attribute 'method' must be 'col2im' or 'conv', got '{}'", excerpt(method)));
   }
 
   std::vector<Shape> infer_shapes(const ArgInfos& in) const override {

@@ -60,8 +60,8 @@ class LstmOp final : public Op {
     node.attrs.check_known({"hidden_size", "direction", "activations", "clip", "input_forget", "layout", "plan"});
     const std::string direction = node.attrs.get_string("direction", "forward");
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-      throw OpError(
-          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
+      throw OpError(fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"",
+                                excerpt(direction)));
     directions_ = direction == "bidirectional" ? 2 : 1;
     reverse_ = direction == "reverse";
     hidden_size_ = node.attrs.get_int("hidden_size", 0);
@@ -73,7 +73,7 @@ class LstmOp final : public Op {
     if (!defaults)
       throw UnsupportedError(
           fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
-                      fmt::join(acts, ", ")));
+                      excerpt(fmt::format("{}", fmt::join(acts, ", ")))));
     if (node.attrs.has("clip")) {
       const double clip = node.attrs.get_float("clip", 0.0);
       if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));
@@ -109,7 +109,7 @@ class LstmOp final : public Op {
     const LstmCell cell(cell_config(g));
     // Every row is counted for every step: sequence_lens may be known only at run
     // time, and the gate matmuls run on the whole batch anyway.
-    const int64_t row_steps = g.seq * g.batch * g.directions;
+    const int64_t row_steps = checked_mul({g.seq, g.batch, g.directions});
     Cost c = data_movement(in, out);
     c.macs = checked_mul({row_steps, cell.gate_matmuls(), g.hidden, g.input_size + g.hidden});
     c.flops = checked_add({checked_mul({2, c.macs}), checked_mul({row_steps, g.hidden, cell.elementwise_flops_per_unit()})});
@@ -118,7 +118,7 @@ class LstmOp final : public Op {
 
   // The cell's state, scratch and GEMM packing scratch.
   int64_t workspace_bytes(const ArgInfos& in, const std::vector<Shape>&, int threads) const override {
-    return 4 * LstmCell(cell_config(geometry(in))).workspace_floats(threads);
+    return checked_mul({4, LstmCell(cell_config(geometry(in))).workspace_floats(threads)});
   }
 
   nlohmann::json details(const ArgInfos& in, const std::vector<Shape>&) const override {
@@ -137,18 +137,18 @@ class LstmOp final : public Op {
             {"batch", g.batch},
             {"input_size", g.input_size},
             {"hidden_size", g.hidden},
-            {"cell_macs", cell.gate_matmuls() * g.hidden * (g.input_size + g.hidden)},
-            {"cell_elementwise_flops", cell.elementwise_flops_per_unit() * g.hidden},
-            {"state_bytes", 4 * cell.state_floats()},
-            {"scratch_bytes", 4 * cell.scratch_floats()},
+            {"cell_macs", checked_mul({cell.gate_matmuls(), g.hidden, g.input_size + g.hidden})},
+            {"cell_elementwise_flops", checked_mul({cell.elementwise_flops_per_unit(), g.hidden})},
+            {"state_bytes", checked_mul({4, cell.state_floats()})},
+            {"scratch_bytes", checked_mul({4, cell.scratch_floats()})},
             {"gemm_scratch_bytes_per_thread", 4 * cell.gemm_scratch_floats(1)},
             {"gemm_kernel", kernels::active_gemm_kernel().name},
             {"activation_kernel", kernels::active_vector_activations().name},
             {"prepacked", g.weights_constant},
             {"packed_weight_bytes",
-             g.weights_constant
-                 ? g.directions * GateWeights::packed_bytes(g.input_size, g.hidden, plan_ == LstmPlan::kMinimal)
-                 : 0},
+             g.weights_constant ? checked_mul({g.directions, GateWeights::packed_bytes(g.input_size, g.hidden,
+                                                                                       plan_ == LstmPlan::kMinimal)})
+                                : 0},
             {"cell_steps", cell.sub_steps()},
             {"cell_buffers", buffers}};
   }
@@ -244,12 +244,13 @@ class LstmOp final : public Op {
     if (r[2] != g.hidden)
       throw OpError(
           fmt::format("attribute 'hidden_size' is {} but R {} has hidden size {}", g.hidden, shape_str(r), r[2]));
-    const int64_t dirs = g.directions, hidden = g.hidden;
-    expect_shape(in, kW, "W", {dirs, 4 * hidden, g.input_size}, "[directions, 4*hidden, input]");
-    expect_shape(in, kR, "R", {dirs, 4 * hidden, hidden}, "[directions, 4*hidden, hidden]");
+    // R's dims fit int64, but 4 * hidden need not: a hidden size past 2^61 is refused here.
+    const int64_t dirs = g.directions, hidden = g.hidden, gates = checked_mul({4, hidden});
+    expect_shape(in, kW, "W", {dirs, gates, g.input_size}, "[directions, 4*hidden, input]");
+    expect_shape(in, kR, "R", {dirs, gates, hidden}, "[directions, 4*hidden, hidden]");
     g.weights_constant = in[kW].constant && in[kR].constant;
     g.has_bias = present(in, kB);
-    if (g.has_bias) expect_shape(in, kB, "B", {dirs, 8 * hidden}, "[directions, 8*hidden]");
+    if (g.has_bias) expect_shape(in, kB, "B", {dirs, checked_mul({8, hidden})}, "[directions, 8*hidden]");
     g.has_lengths = present(in, kSequenceLens);
     if (g.has_lengths) {
       expect_shape(in, kSequenceLens, "sequence_lens", {g.batch}, "[batch]");
@@ -262,7 +263,7 @@ class LstmOp final : public Op {
     g.has_initial_c = present(in, kInitialC);
     if (g.has_initial_c) expect_shape(in, kInitialC, "initial_c", state, state_layout);
     g.has_peephole = present(in, kP);
-    if (g.has_peephole) expect_shape(in, kP, "P", {dirs, 3 * hidden}, "[directions, 3*hidden]");
+    if (g.has_peephole) expect_shape(in, kP, "P", {dirs, checked_mul({3, hidden})}, "[directions, 3*hidden]");
     return g;
   }
 

@@ -99,7 +99,7 @@ int64_t step_stride(const LstmCellConfig& c, int64_t width) {
 LstmPlan parse_lstm_plan(const std::string& name) {
   if (name == "minimal") return LstmPlan::kMinimal;
   if (name == "fused") return LstmPlan::kFused;
-  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", name));
+  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", excerpt(name)));
 }
 
 const char* lstm_plan_name(LstmPlan plan) {
@@ -107,13 +107,13 @@ const char* lstm_plan_name(LstmPlan plan) {
 }
 
 int64_t LstmCell::scratch_floats() const {
-  const int64_t bh = c_.batch * c_.hidden_size;
-  return c_.plan == LstmPlan::kMinimal ? 2 * bh : c_.seq_length * 4 * bh;
+  const int64_t bh = checked_mul({c_.batch, c_.hidden_size});
+  return c_.plan == LstmPlan::kMinimal ? checked_mul({2, bh}) : checked_mul({c_.seq_length, 4, bh});
 }
 
 int64_t LstmCell::gemm_scratch_floats(int threads) const {
   const int gate = c_.plan == LstmPlan::kMinimal ? static_cast<int>(kInput) : kAllGates;
-  const int64_t input_rows = c_.plan == LstmPlan::kMinimal ? c_.batch : c_.seq_length * c_.batch;
+  const int64_t input_rows = c_.plan == LstmPlan::kMinimal ? c_.batch : checked_mul({c_.seq_length, c_.batch});
   return gate_matmul_scratch_floats(c_.input_size, c_.hidden_size, gate, c_.weights_packed, input_rows, c_.batch,
                                     threads);
 }
@@ -237,14 +237,15 @@ std::vector<std::string> LstmCell::sub_steps() const {
 }
 
 std::vector<CellBuffer> LstmCell::buffers() const {
-  const int64_t bytes = 4 * c_.batch * c_.hidden_size;
+  const int64_t bytes = checked_mul({4, c_.batch, c_.hidden_size});
+  checked_mul({4, bytes});  // the buffers end at 4 * bytes: refused here if that overflows
   if (c_.plan == LstmPlan::kMinimal)
     return {{"cell_state", 0, bytes, 0, 6},         {"hidden_state", bytes, bytes, 0, 6},
             {"input_gate", 2 * bytes, bytes, 0, 4}, {"forget_gate", 3 * bytes, bytes, 1, 2},
             {"cell_gate", 3 * bytes, bytes, 3, 4},  {"output_gate", 2 * bytes, bytes, 5, 6}};
   return {{"cell_state", 0, bytes, 0, 5},
           {"hidden_state", bytes, bytes, 0, 5},
-          {"gate_inputs", 2 * bytes, 4 * scratch_floats(), 0, 5}};
+          {"gate_inputs", 2 * bytes, checked_mul({4, scratch_floats()}), 0, 5}};
 }
 
 }  // namespace minfer

@@ -64,11 +64,12 @@ class LstmCell {
 
   // The workspace holds the state (C [B, H], then H [B, H]), the plan's scratch, then
   // the GEMM's packing scratch for the products' plain operands.
-  int64_t state_floats() const { return 2 * c_.batch * c_.hidden_size; }
+  // Sizes are checked products: X, W and R may be graph inputs of any shape that fits.
+  int64_t state_floats() const { return checked_mul({2, c_.batch, c_.hidden_size}); }
   int64_t scratch_floats() const;
   int64_t gemm_scratch_floats(int threads) const;
   int64_t workspace_floats(int threads) const {
-    return state_floats() + scratch_floats() + gemm_scratch_floats(threads);
+    return checked_add({state_floats(), scratch_floats(), gemm_scratch_floats(threads)});
   }
   float* cell_state(float* workspace) const { return workspace; }
   float* hidden_state(float* workspace) const { return workspace + c_.batch * c_.hidden_size; }

@@ -24,7 +24,7 @@ GateWeights GateWeights::packed(const float* w, const float* r, int64_t input_si
 int64_t GateWeights::packed_bytes(int64_t input_size, int64_t hidden_size, bool per_gate) {
   const int64_t nr = kernels::active_gemm_kernel().nr, blocks = per_gate ? 4 : 1;
   const int64_t padded_cols = (gate_columns(hidden_size, per_gate ? 0 : kAllGates) + nr - 1) / nr * nr;
-  return blocks * 4 * padded_cols * (input_size + hidden_size);
+  return checked_mul({blocks, 4, padded_cols, checked_add({input_size, hidden_size})});
 }
 
 GateWeights GateWeights::plain(const float* w, const float* r, int64_t input_size, int64_t hidden_size) {

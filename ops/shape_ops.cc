@@ -73,7 +73,7 @@ class ReshapeOp final : public SameDataOp {
       } else if (y[i] < 0) {
         throw OpError(fmt::format("shape entry {} is {}", i, y[i]));
       } else {
-        known *= y[i];
+        known = checked_mul({known, y[i]});
       }
     }
     const int64_t total = num_elements(x);
@@ -198,7 +198,7 @@ class ConcatOp final : public Op {
       if (!ok)
         throw OpError(fmt::format("input {} has shape {}, incompatible with {} along axis {}", i, shape_str(s),
                                   shape_str(in[0].shape), axis_));
-      y[a] += s[a];
+      y[a] = checked_add({y[a], s[a]});
     }
     return {y};
   }

@@ -15,11 +15,11 @@ namespace {
 // + k rows the windows cover, each of `stride` phases.
 int64_t scratch_floats(const DepthwiseKernel& k, const reference::Conv2dShape& s) {
   const int64_t phase_len = padded_phase_len(s.out_w, k.lanes, k.kernel_size, 1, k.stride);
-  return ((s.out_h - 1) * k.stride + k.kernel_size) * k.stride * phase_len;
+  return checked_mul({checked_add({checked_mul({s.out_h - 1, k.stride}), k.kernel_size}), k.stride, phase_len});
 }
 
 int threads_for(const reference::Conv2dShape& s, int64_t batch, int threads) {
-  const int64_t macs = batch * s.cout * s.out_h * s.out_w * s.win.kh * s.win.kw;
+  const int64_t macs = checked_mul({batch, s.cout, s.out_h, s.out_w, s.win.kh, s.win.kw});
   return threads_worth_starting(macs, batch * s.cout, threads);
 }
 
@@ -45,7 +45,7 @@ const DepthwiseKernel* find_depthwise_kernel(const reference::Conv2dShape& s, Is
 
 int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch,
                                    int threads) {
-  return scratch_floats(k, s) * threads_for(s, batch, threads);
+  return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
 }
 
 void depthwise_conv2d(const DepthwiseKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,

@@ -12,13 +12,15 @@ namespace minfer::kernels {
 namespace {
 
 // Floats of the padded input rows one output row reads: cin * kh rows of `stride` phases.
+// Checked: a stride far beyond the input makes a row long (compile refuses what does not
+// fit instead of a wrapped size reaching the kernel).
 int64_t scratch_floats(const DirectConvKernel& k, const reference::Conv2dShape& s) {
   const Window2d& w = s.win;
-  return s.cin * w.kh * w.sw * padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw);
+  return checked_mul({s.cin, w.kh, w.sw, padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw)});
 }
 
 int threads_for(const reference::Conv2dShape& s, int64_t batch, int threads) {
-  const int64_t macs = batch * s.cout * s.out_h * s.out_w * s.cin * s.win.kh * s.win.kw;
+  const int64_t macs = checked_mul({batch, s.cout, s.out_h, s.out_w, s.cin, s.win.kh, s.win.kw});
   return threads_worth_starting(macs, batch * s.out_h, threads);
 }
 
@@ -41,7 +43,7 @@ const DirectConvKernel* find_direct_conv_kernel(const reference::Conv2dShape& s,
 
 int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch,
                                      int threads) {
-  return scratch_floats(k, s) * threads_for(s, batch, threads);
+  return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
 }
 
 void direct_conv2d(const DirectConvKernel& k, const reference::Conv2dShape& s, int64_t batch, const float* x,

@@ -327,7 +327,7 @@ TEST(Lstm, TwoNodesMayBothOmitAnOutput) {
 TEST(Lstm, RequiredOutputCannotBeOmitted) {
   Graph g = single_op_graph("Relu", {input({1, 4}, {1, 2, 3, 4})});
   g.nodes[0].outputs = {""};
-  g.outputs.clear();
+  g.outputs = {"in0"};  // a graph needs an output; the node's own is omitted
   try {
     compile(std::move(g));
     FAIL() << "compiled a Relu without its output";
@@ -588,6 +588,13 @@ TEST(Lstm, BadAttributesAndShapesAreRefused) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(Lstm, AHiddenSizeWhoseGatesPass64BitsIsRefused) {
+  // R [1, 1, 2^62] as a graph input: 4 * hidden once wrapped to 0 ("expected 1x0x1").
+  const int64_t hidden = int64_t{1} << 62;
+  EXPECT_EQ(compile_error("LSTM", {input({1, 1, 1}, {}), input({1, 4, 1}, {}), input({1, 1, hidden}, {})}, {}, 3),
+            "<test>: node 'node' (LSTM): the product of 4 x 4611686018427387904 overflows 64 bits");
 }
 
 TEST(Lstm, BadRunTimeSequenceLengthsNameTheNode) {
