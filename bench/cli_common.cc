@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <random>
 
+#include "bench/attribute_choices.h"
 #include "graph/errors.h"
 #include "graph/memory_limit.h"
+#include "profiler/isa.h"
 
 namespace minfer::cli {
 
@@ -23,19 +23,6 @@ void add_switch(CLI::App& app, const std::string& name, bool& value, const std::
   app.add_option_function<int>(
          name, [&value](const int& v) { value = v != 0; }, description + " (0|1, default " + (value ? "1" : "0") + ")")
       ->check(CLI::IsMember({0, 1}));
-}
-
-// A run-wide choice that sets one attribute on every node of an op type.
-void add_override(CLI::App& app, const std::string& name, CompileOptions& options, const std::string& op_type,
-                  const std::string& attribute, std::initializer_list<std::string> choices,
-                  const std::string& description) {
-  app.add_option_function<std::string>(
-         name,
-         [&options, op_type, attribute](const std::string& v) {
-           options.attribute_overrides.push_back({op_type, attribute, v});
-         },
-         description)
-      ->check(CLI::IsMember(std::vector<std::string>(choices)));
 }
 
 }  // namespace
@@ -59,10 +46,12 @@ void add_compile_flags(CLI::App& app, CompileOptions& options) {
   add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
   add_switch(app, "--fuse", options.passes.fuse, "Fuse activations into Conv/ConvTranspose/Gemm epilogues");
   add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
-  add_override(app, "--deconv_method", options, "ConvTranspose", "method", {"col2im", "conv"},
-               "ConvTranspose method for every node (overrides the model's)");
-  add_override(app, "--lstm_plan", options, "LSTM", "plan", {"minimal", "fused"},
-               "Memory plan of every LSTM cell (default: each node's 'plan')");
+  for (const AttributeChoice& choice : attribute_choices())
+    app.add_option_function<std::string>(
+           "--" + choice.name,
+           [&options, name = choice.name](const std::string& v) { choose_attribute(options, name, v); },
+           choice.description)
+        ->check(CLI::IsMember(choice.values));
 }
 
 std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc, char** argv) {
@@ -77,8 +66,8 @@ std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vect
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     std::string cause = e.what();
-    std::replace(cause.begin(), cause.end(), '\n', ' ');
-    std::cerr << tool << ": " << cause << " (--help lists the flags)\n";
+    std::replace(cause.begin(), cause.end(), '\n', ' ');  // CLI11 breaks some messages into lines
+    std::cerr << tool << ": " << escape_controls(cause) << " (--help lists the flags)\n";
     return 2;
   }
 }
@@ -113,40 +102,12 @@ std::vector<float> parse_float_list(const std::string& flag, const std::string& 
   return values;
 }
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  write_files_atomically({{path, contents}});
-}
-
-void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::string> temps;
-  auto fail = [&](const std::string& path, const std::string& cause) {
-    std::error_code ignored;
-    for (const std::string& t : temps) std::filesystem::remove(t, ignored);
-    throw UsageError(fmt::format("{}: {}", path, cause));
-  };
-  for (const auto& [path, contents] : files) {
-    // Checked first: a rename onto a directory would fail after the others succeeded.
-    if (std::filesystem::is_directory(path)) fail(path, "is a directory");
-    const std::string tmp = path + ".tmp";
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(path, "cannot open for writing");
-    temps.push_back(tmp);
-    out << contents;
-    out.flush();
-    if (!out) fail(path, "write failed");
-  }
-  for (size_t i = 0; i < files.size(); ++i) {
-    std::error_code ec;
-    std::filesystem::rename(temps[i], files[i].first, ec);
-    if (ec) fail(files[i].first, ec.message());
-  }
-}
-
 int run_tool(const char* tool, const std::function<int()>& body) {
   try {
+    active_isa();  // a refused MINFER_ISA stops the tool before it reads or writes anything
     return body();
   } catch (const std::exception& e) {
-    std::cerr << tool << ": " << e.what() << "\n";
+    std::cerr << tool << ": " << escape_controls(e.what()) << "\n";  // not all exceptions are the engine's
     return 1;
   }
 }

@@ -1,5 +1,5 @@
 // Pieces the command-line tools share: the run-wide compile flags, deterministic
-// inputs, safe output files and the one way they report an error and exit.
+// inputs and the one way they report an error and exit.
 #pragma once
 
 #include <functional>
@@ -16,8 +16,8 @@ class App;
 namespace minfer::cli {
 
 // The run-wide flags that change how a model compiles or runs (--num_threads,
-// --max_memory, --check_numerics, and options such as --deconv_method that become
-// CompileOptions attribute overrides).
+// --max_memory, --check_numerics, and the choices of bench/attribute_choices.h such as
+// --deconv_method that become CompileOptions attribute overrides).
 // Every tool that compiles a model registers them here, so a flag added once reaches
 // engine_bench and engine_check alike.
 void add_compile_flags(CLI::App& app, CompileOptions& options);
@@ -35,13 +35,8 @@ void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
 // "0.485,0.456,0.406" -> {0.485, 0.456, 0.406}; throws UsageError naming the flag.
 std::vector<float> parse_float_list(const std::string& flag, const std::string& text, bool positive = false);
 
-// Writes via a temporary file and a rename, so a failed run leaves no partial file.
-void write_file_atomically(const std::string& path, const std::string& contents);
-// Several files (path, contents) that belong together: all are written to temporary
-// files before any is renamed into place, so a failure leaves none of them.
-void write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
-
-// Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1.
+// Runs `body`, turning any exception into "<tool>: <message>" on stderr and exit code 1;
+// first refuses a MINFER_ISA the kernels cannot run (profiler/isa.h) the same way.
 int run_tool(const char* tool, const std::function<int()>& body);
 
 }  // namespace minfer::cli

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "bench/cli_common.h"
+#include "bench/profile_runs.h"
 #include "graph/model_loader.h"
 #include "engine/profile_report.h"
 #include "graph/errors.h"
@@ -39,12 +40,12 @@ CompareArgs take_compare_sides(const std::vector<std::string>& args) {
 
 SideSettings parse_side(const std::string& label, const std::string& spec, const SideSettings& defaults) {
   SideSettings side = defaults;
-  std::string positional, flagged;
+  std::string positional, flagged, input_shape;
   CLI::App app{"One side of --compare"};
   app.set_help_flag();
   app.add_option("model", positional);
   app.add_option("--model", flagged);
-  app.add_option("--input_shape", side.input_shape);
+  app.add_option("--input_shape", input_shape);
   add_compile_flags(app, side.options);
   const std::string where = fmt::format("--compare {} '{}'", label, spec);
   try {
@@ -60,7 +61,23 @@ SideSettings parse_side(const std::string& label, const std::string& spec, const
   if (!positional.empty() || !flagged.empty()) side.model_path = positional.empty() ? flagged : positional;
   if (side.model_path.empty())
     throw UsageError(fmt::format("{}: no model (name one in the side, or give --model)", where));
+  if (!input_shape.empty()) {
+    try {
+      side.input_shapes = parse_input_shapes(input_shape);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("{}: {}", where, e.what()));
+    }
+  }
   return side;
+}
+
+ComparedModel load_side(const std::string& label, const std::string& spec, const SideSettings& defaults) {
+  const SideSettings side = parse_side(label, spec, defaults);
+  try {
+    return {spec, compile_file(side.model_path, side.options, side.input_shapes)};
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("--compare {}: {}", label, e.what()));
+  }
 }
 
 void run_interleaved(const std::vector<Session*>& sessions, int warmup_runs, int num_runs,
@@ -78,29 +95,16 @@ void run_interleaved(const std::vector<Session*>& sessions, int warmup_runs, int
   for (int t = 0; t < num_runs; ++t) turn(t);
 }
 
-nlohmann::json run_comparison(const std::string& spec_a, const std::string& spec_b, const SideSettings& defaults,
-                              const CompareRun& run) {
-  const std::string labels[] = {"A", "B"}, specs[] = {spec_a, spec_b};
-  std::vector<SideSettings> sides;
-  for (int i = 0; i < 2; ++i) sides.push_back(parse_side(labels[i], specs[i], defaults));
-
+nlohmann::json compare_models(const ComparedModel& a, const ComparedModel& b, const CompareRun& run) {
+  check_run_counts(run.warmup_runs, run.num_runs);
+  const ComparedModel* sides[] = {&a, &b};
   std::vector<std::unique_ptr<Session>> sessions;
-  for (int i = 0; i < 2; ++i) {
-    try {
-      LoadOptions load;
-      load.max_memory = sides[i].options.max_memory;
-      if (!sides[i].input_shape.empty()) load.input_shapes = parse_input_shapes(sides[i].input_shape);
-      sessions.push_back(std::make_unique<Session>(compile(load_model(sides[i].model_path, load), sides[i].options)));
-    } catch (const std::exception& e) {
-      throw UsageError(fmt::format("--compare {}: {}", labels[i], e.what()));
-    }
-    fill_inputs_deterministic(*sessions.back());
-  }
-
   std::map<int, MachineModel> machines;  // by thread count, each measured (or read) once
-  for (const SideSettings& s : sides) {
+  for (const ComparedModel* side : sides) {
+    sessions.push_back(std::make_unique<Session>(side->model));
+    fill_inputs_deterministic(*sessions.back());
     MachineOptions m = run.machine;
-    m.threads = s.options.num_threads;
+    m.threads = side->model->options().num_threads;
     if (!machines.count(m.threads)) machines.emplace(m.threads, machine_model(m));
   }
 
@@ -109,11 +113,19 @@ nlohmann::json run_comparison(const std::string& spec_a, const std::string& spec
     run_interleaved({sessions[0].get(), sessions[1].get()}, run.warmup_runs, run.num_runs,
                     [&](int done) { progress.update(done); });
   }
+  const std::string labels[] = {"A", "B"};
   std::vector<CompareSide> reports;
   for (int i = 0; i < 2; ++i)
-    reports.push_back({labels[i], specs[i],
-                       profile_report(*sessions[i], run.warmup_runs, machines.at(sides[i].options.num_threads))});
+    reports.push_back(
+        {labels[i], sides[i]->spec,
+         profile_report(*sessions[i], run.warmup_runs, machines.at(sides[i]->model->options().num_threads))});
   return build_compare_report(reports[0], reports[1], kInterleavedSchedule);
+}
+
+nlohmann::json run_comparison(const std::string& spec_a, const std::string& spec_b, const SideSettings& defaults,
+                              const CompareRun& run) {
+  const ComparedModel a = load_side("A", spec_a, defaults);
+  return compare_models(a, load_side("B", spec_b, defaults), run);
 }
 
 }  // namespace minfer::cli

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,7 +23,8 @@ namespace minfer::cli {
 
 // What one side runs and how.
 struct SideSettings {
-  std::string model_path, input_shape;
+  std::string model_path;
+  std::map<std::string, Shape> input_shapes;
   CompileOptions options;
 };
 
@@ -38,6 +41,15 @@ CompareArgs take_compare_sides(const std::vector<std::string>& args);
 // on top of the run-wide `defaults`; throws UsageError naming the side.
 SideSettings parse_side(const std::string& label, const std::string& spec, const SideSettings& defaults);
 
+// A compiled side and how the user gave it.
+struct ComparedModel {
+  std::string spec;
+  std::shared_ptr<const CompiledModel> model;
+};
+
+// parse_side, then load and compile; a side that fails to load is a UsageError naming it.
+ComparedModel load_side(const std::string& label, const std::string& spec, const SideSettings& defaults);
+
 // Warmup runs, then profiled runs, of every session in turns, each turn in the
 // opposite order to the one before (A B, B A, A B, ...): whatever the machine does
 // meanwhile, and whichever side runs with the other's data still in cache, falls on
@@ -53,8 +65,11 @@ struct CompareRun {
   MachineOptions machine;  // threads come from each side
 };
 
-// Loads, compiles and runs both sides and returns the comparison document
-// (build_compare_report). A side that fails to load is a UsageError naming it.
+// Runs sides A and B (each on inputs from fill_inputs_deterministic) interleaved and
+// returns the comparison document (build_compare_report).
+nlohmann::json compare_models(const ComparedModel& a, const ComparedModel& b, const CompareRun& run);
+
+// load_side of both, then compare_models.
 nlohmann::json run_comparison(const std::string& spec_a, const std::string& spec_b, const SideSettings& defaults,
                               const CompareRun& run);
 

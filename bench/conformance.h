@@ -34,6 +34,9 @@ struct CaseResult {
 // `dir` itself when it holds a model, else its subdirectories, sorted by name.
 std::vector<std::filesystem::path> find_test_cases(const std::filesystem::path& dir);
 
+// A case's name: the name of its directory however the path is spelt ("DIR/", ".").
+std::string case_name(const std::filesystem::path& dir);
+
 // Runs every data set of one case. Unsupported ops, types or attributes, and inputs or
 // outputs the engine cannot hold (non-float data, empty tensors), are SKIP; any other
 // error and any mismatch is FAIL. Integer inputs (shapes, axes, pads) are bound as

@@ -93,10 +93,10 @@ void add_depthwise(const Layer& l) {
   add("depthwise", l, "reference", 1, 0, [](const ConvGeometry& s, Tensors& t) {
     reference::depthwise_conv2d(s, t.x.data(), t.w.data(), t.b.data(), t.y.data());
   });
-  for (kernels::Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : runnable_isas()) {
     const kernels::DepthwiseKernel* k = kernels::find_depthwise_kernel(s, isa);
     for (int threads : {1, 2}) {
-      if (threads == 2 && isa != kernels::best_isa()) continue;
+      if (threads == 2 && isa != active_isa()) continue;
       add("depthwise", l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
           [k, threads](const ConvGeometry& s, Tensors& t) {
             kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
@@ -111,7 +111,7 @@ void add_conv_gemm(const std::string& group, const Layer& l) {
   const ConvGeometry s = shape_of(l);
   // Tensors' weights are random_floats(..., 2): the same values, packed here once.
   auto conv = std::make_shared<const kernels::ConvGemm>(
-      s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), kernels::active_isa());
+      s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), active_isa());
   for (int threads : {1, 2})
     add(group, l, "conv_gemm", threads, kernels::conv_gemm_workspace_floats(s, conv->kernel(), true, threads),
         [conv, threads](const ConvGeometry&, Tensors& t) {
@@ -142,10 +142,10 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path, 
 #endif
   add_conv_gemm(group, l);
   if (gemm_only) return;
-  for (kernels::Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : runnable_isas()) {
     const kernels::DirectConvKernel* k = kernels::direct_conv_kernel(isa);
     for (int threads : {1, 2}) {
-      if (threads == 2 && isa != kernels::best_isa()) continue;
+      if (threads == 2 && isa != active_isa()) continue;
       add(group, l, k->name, threads, kernels::direct_conv_workspace_floats(*k, s, 1, threads),
           [k, threads](const ConvGeometry& s, Tensors& t) {
             kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);

@@ -1,40 +1,41 @@
 // engine_bench: load a model, run it, print the profile (cost joined with time), in
 // the manner of TensorFlow's benchmark_model.
 #include <algorithm>
-#include <iostream>
+#include <map>
 #include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "bench/cli_common.h"
 #include "bench/compare.h"
+#include "bench/profile_runs.h"
 #include "engine/engine.h"
+#include "graph/output_files.h"
 #include "profiler/compare_report.h"
 #include "profiler/progress.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Run a model and report each op's analytic cost next to its measured time."};
   std::string model_path, input_shape, format = "text", output_path;
-  int num_runs = 20, warmup_runs = 2;
+  minfer::cli::ProfileSettings profile;
   bool memory_plan = false;
   minfer::CompileOptions options;
   app.add_option("--model", model_path, "Model file (.json: net.json, .onnx: ONNX)");
-  app.add_option("--num_runs", num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
-  app.add_option("--warmup_runs", warmup_runs, "Unprofiled runs first")->check(CLI::Range(0, 1000000));
+  app.add_option("--num_runs", profile.num_runs, "Profiled runs")->check(CLI::Range(1, 1000000));
+  app.add_option("--warmup_runs", profile.warmup_runs, "Unprofiled runs first")->check(CLI::Range(0, 1000000));
   minfer::cli::add_compile_flags(app, options);
   app.add_option("--input_shape", input_shape, "Override input shapes: name:1,3,224,224[;name2:...]");
   app.add_flag("--memory_plan", memory_plan, "Also print the memory plan: buffers, offsets, lifetimes");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
 
-  std::string image, mean, std_dev, trace_path, html_path;
-  int top_k = 5;
-  app.add_option("--image", image, "Image (PNG, JPEG, BMP) for the first input; prints the top classes");
-  app.add_option("--mean", mean,
+  std::string trace_path, html_path;
+  app.add_option("--image", profile.image, "Image (PNG, JPEG, BMP) for the first input; prints the top classes");
+  app.add_option("--mean", profile.mean,
                  "Per-channel mean after scaling pixels to [0,1], e.g. 0.485,0.456,0.406 "
                  "(default: the model's \"preprocess\", else 0)");
-  app.add_option("--std", std_dev, "Per-channel std, e.g. 0.229,0.224,0.225 (default: the model's, else 1)");
-  app.add_option("--top_k", top_k, "Classes shown with --image")->check(CLI::Range(1, 1000000));
+  app.add_option("--std", profile.std, "Per-channel std, e.g. 0.229,0.224,0.225 (default: the model's, else 1)");
+  app.add_option("--top_k", profile.top_k, "Classes shown with --image")->check(CLI::Range(1, 1000000));
   app.add_option("--trace", trace_path, "Write a Chrome/Perfetto trace (JSON) of every profiled run to FILE");
   app.add_option("--html", html_path, "Write the report as one self-contained HTML page to FILE");
 
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
       "--compare A B: two sides in one run, side by side; each side a model and/or quoted flags over the run-wide "
       "ones, e.g. --compare a.json b.json, or --model m.json --compare \"--fold_bn 0\" \"--fold_bn 1\"");
 
-  minfer::MachineOptions machine;
+  minfer::MachineOptions& machine = profile.machine;
   machine.cache_file = minfer::default_machine_cache_file();
   app.add_option("--peak_gflops", machine.peak_gflops, "Peak fp32 GFLOP/s for the roofline (default: measured)")
       ->check(CLI::PositiveNumber);
@@ -66,16 +67,24 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> files;
   auto emit = [&](const std::string& text) {
     if (!output_path.empty()) files.emplace_back(output_path, text);
-    minfer::cli::write_files_atomically(files);
-    if (output_path.empty()) std::cout << text;
+    minfer::write_files(files);
+    if (output_path.empty()) minfer::write_stdout(text);
   };
   return minfer::cli::run_tool("engine_bench", [&] {
+    std::vector<minfer::OutputPath> outputs;
+    for (const auto& [flag, path] :
+         {std::pair{"--output", &output_path}, {"--trace", &trace_path}, {"--html", &html_path}})
+      if (!path->empty()) outputs.push_back({flag, *path});
+    minfer::check_distinct_outputs(outputs);  // before the run, not after it
+    std::map<std::string, minfer::Shape> input_shapes;
+    if (!input_shape.empty()) input_shapes = minfer::parse_input_shapes(input_shape);
     if (!args.sides.empty()) {
-      if (!image.empty() || !trace_path.empty())
+      if (!profile.image.empty() || !trace_path.empty())
         throw minfer::UsageError("--compare runs two sides: --image and --trace are for one model");
       machine.progress = minfer::Progress::enabled();
-      const nlohmann::json comparison = minfer::cli::run_comparison(
-          args.sides[0], args.sides[1], {model_path, input_shape, options}, {warmup_runs, num_runs, machine});
+      const nlohmann::json comparison =
+          minfer::cli::run_comparison(args.sides[0], args.sides[1], {model_path, input_shapes, options},
+                                      {profile.warmup_runs, profile.num_runs, machine});
       std::string text;
       if (format == "json") text = comparison.dump(2) + "\n";
       else if (format == "csv") text = minfer::format_compare_csv(comparison);
@@ -88,37 +97,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (model_path.empty()) throw minfer::UsageError("--model is required (or --compare A B)");
-    minfer::LoadOptions load;
-    load.max_memory = options.max_memory;
-    if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
-    minfer::Graph graph = minfer::load_model(model_path, load);
-    minfer::Preprocess preprocess = graph.preprocess;
-    if (!mean.empty()) preprocess.mean = minfer::cli::parse_float_list("--mean", mean);
-    if (!std_dev.empty()) preprocess.std = minfer::cli::parse_float_list("--std", std_dev, /*positive=*/true);
-    minfer::Session session(minfer::compile(std::move(graph), options));
-    minfer::cli::fill_inputs_deterministic(session);
-    if (!image.empty()) minfer::set_image_input(session, image, preprocess);
-
-    machine.threads = options.num_threads;
-    machine.progress = minfer::Progress::enabled();
-    const minfer::MachineModel machine_model = minfer::machine_model(machine);
-
-    {
-      minfer::Progress progress("running", warmup_runs + num_runs);
-      session.set_profiling(false);
-      for (int i = 1; i <= warmup_runs; ++i) {
-        session.run();
-        progress.update(i);
-      }
-      session.set_profiling(true);
-      for (int i = 1; i <= num_runs; ++i) {
-        session.run();
-        progress.update(warmup_runs + i);
-      }
-    }
-
-    nlohmann::json report = minfer::profile_report(session, warmup_runs, machine_model);
-    if (!image.empty()) report["classification"] = minfer::classification_report(session, image, top_k);
+    minfer::Session session(minfer::compile_file(model_path, options, input_shapes));
+    const nlohmann::json report = minfer::cli::profile_runs(session, profile);
     std::string text;
     if (format == "json") text = report.dump(2) + "\n";
     else if (format == "csv") text = minfer::format_csv(report);

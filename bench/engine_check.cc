@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <regex>
 
@@ -37,10 +39,11 @@ int main(int argc, char** argv) {
     } catch (const std::regex_error& e) {
       throw minfer::UsageError(fmt::format("--filter '{}': {}", filter, e.what()));
     }
-    int passed = 0, failed = 0, skipped = 0, known_failed = 0;
+    int found = 0, passed = 0, failed = 0, skipped = 0, known_failed = 0;
     for (const std::string& dir : dirs) {
       for (const auto& path : minfer::cli::find_test_cases(dir)) {
-        const std::string name = path.filename().string();
+        ++found;
+        const std::string name = minfer::cli::case_name(path);
         if (!std::regex_search(name, pattern)) continue;
         const minfer::cli::CaseResult r = minfer::cli::run_test_case(path, options, check);
         const auto listed = known.find(name);
@@ -63,9 +66,16 @@ int main(int argc, char** argv) {
         }
       }
     }
+    // A run that checked nothing must not look like a success.
+    if (passed + failed + skipped + known_failed == 0)
+      throw minfer::UsageError(found == 0
+                                   ? fmt::format("no test case in {}", fmt::join(dirs, ", "))
+                                   : fmt::format("none of the {} test cases matches --filter '{}'", found, filter));
     std::cout << fmt::format("{} passed, {} failed, {} skipped", passed, failed, skipped);
     if (!known_failures_path.empty()) std::cout << fmt::format(", {} known failures", known_failed);
-    std::cout << "\n";
+    std::cout << "\n" << std::flush;
+    // A report that never reached stdout (a full disk, /dev/full) is an error, not a pass.
+    if (!std::cout) throw minfer::UsageError(fmt::format("stdout: cannot write ({})", std::strerror(errno)));
     return failed == 0 ? 0 : 1;
   });
 }

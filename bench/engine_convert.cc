@@ -12,6 +12,7 @@
 #include "graph/errors.h"
 #include "graph/netjson_writer.h"
 #include "graph/onnx_writer.h"
+#include "graph/output_files.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Convert a model: model.onnx <-> net.json (+ its .bin weights file)."};
@@ -34,14 +35,14 @@ int main(int argc, char** argv) {
     const minfer::FoldedGraph folded = minfer::fold_graph(minfer::load_model(in_path, load), load.max_memory);
     const minfer::Graph& graph = folded.graph;
     if (ext == ".onnx") {
-      minfer::cli::write_file_atomically(out_path, minfer::to_onnx(graph, folded.output_types));
+      minfer::write_files({{out_path, minfer::to_onnx(graph, folded.output_types)}});
       return 0;
     }
     const fs::path weights = fs::path(out_path).replace_extension(".bin");
     const minfer::NetJsonFiles files = minfer::to_netjson(graph, weights.filename().string());
     std::vector<std::pair<std::string, std::string>> outputs = {{out_path, files.json}};
     if (!files.weights.empty()) outputs.emplace_back(weights.string(), files.weights);
-    minfer::cli::write_files_atomically(outputs);
+    minfer::write_files(outputs);
     return 0;
   });
 }

@@ -94,7 +94,7 @@ void set_gflops(benchmark::State& state, const GemmShape& s) {
 // Both operands plain (packed on every call): the same work as cblas_sgemm does.
 void engine_plain(benchmark::State& state, const GemmShape& s, int threads) {
   Matrices x(s);
-  const GemmKernel& kn = minfer::kernels::gemm_kernel(minfer::kernels::active_isa());
+  const GemmKernel& kn = minfer::kernels::active_gemm_kernel();
   std::vector<float> ws(minfer::kernels::gemm_workspace_bytes(kn, s.m, s.n, s.k, threads, GemmPacked::kNone) / 4);
   for (auto _ : state) {
     minfer::kernels::gemm(s.m, s.n, s.k, 1.0f, GemmOperand(x.a.data(), s.k),
@@ -110,7 +110,7 @@ void engine_plain(benchmark::State& state, const GemmShape& s, int threads) {
 // The weights packed once, as the ops run it (conv: A; fully connected: B).
 void engine_prepacked(benchmark::State& state, const GemmShape& s, int threads) {
   Matrices x(s);
-  const GemmKernel& kn = minfer::kernels::gemm_kernel(minfer::kernels::active_isa());
+  const GemmKernel& kn = minfer::kernels::active_gemm_kernel();
   const PackedMatrix w = s.weights_are_b ? PackedMatrix::pack_b(kn, x.b.data(), x.ldb(s), true, s.k, s.n)
                                          : PackedMatrix::pack_a(kn, x.a.data(), s.k, false, s.m, s.k);
   const GemmPacked packed = s.weights_are_b ? GemmPacked::kB : GemmPacked::kA;

@@ -16,16 +16,7 @@ CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
   std::vector<Node> nodes = std::move(graph.nodes);
   graph_ = std::move(graph);
   graph_.nodes.clear();
-  for (const GraphInput& in : graph_.inputs) {
-    types_[in.name] = {in.dtype, in.shape};
-    try {
-      MemoryBudget(budget.limit())
-          .check(tensor_bytes(num_elements(in.shape), dtype_size(in.dtype)),
-                 fmt::format("input '{}' of shape {}", in.name, shape_str(in.shape)));
-    } catch (const OpError& e) {
-      throw ModelError(fmt::format("{}: {}", graph_.source, e.what()));
-    }
-  }
+  for (const GraphInput& in : graph_.inputs) types_[in.name] = {in.dtype, in.shape};
   for (const auto& [name, tensor] : graph_.initializers) types_[name] = tensor.type();
   for (size_t index : topology.order) {
     Node& node = nodes[index];
@@ -40,8 +31,39 @@ CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
     for (Node& n : up.nodes) add_node(std::move(n), budget);
   }
   graph_.opset = 13;
+  check_tensor_sizes(budget.limit());
   // Constants only folding read are gone with the nodes that read them.
   remove_nodes(std::vector<bool>(graph_.nodes.size(), false));
+}
+
+namespace {
+
+void check_output_size(const MemoryBudget& budget, const std::string& name, const TensorType& t) {
+  budget.check(tensor_bytes(num_elements(t.shape), dtype_size(t.dtype)),
+               fmt::format("output '{}' of shape {}", name, shape_str(t.shape)));
+}
+
+}  // namespace
+
+// Each tensor on its own within the limit (the plan's total is checked later). After
+// inference: an op that cannot size its output (a product past 64 bits) says so first,
+// which is more precise than an input or output being too large; before it no tensor
+// but a folded constant (under the budget as it is made) is allocated.
+void CompileGraph::check_tensor_sizes(int64_t limit) const {
+  const MemoryBudget budget(limit);
+  for (const GraphInput& in : graph_.inputs) {
+    try {
+      budget.check(tensor_bytes(num_elements(in.shape), dtype_size(in.dtype)),
+                   fmt::format("input '{}' of shape {}", in.name, shape_str(in.shape)));
+    } catch (const OpError& e) {
+      throw ModelError(fmt::format("{}: {}", graph_.source, e.what()));
+    }
+  }
+  for (const Node& node : graph_.nodes)
+    with_node_context(graph_, node, [&] {
+      for (const std::string& name : node.outputs)
+        if (!name.empty()) check_output_size(budget, name, types_.at(name));
+    });
 }
 
 std::unique_ptr<Op> CompileGraph::build_op(const Node& node) {
@@ -74,10 +96,6 @@ void CompileGraph::add_node(Node node, MemoryBudget& budget) {
         sig.outputs.push_back({out[i], false});
         continue;
       }
-      // Each tensor on its own within the limit (the plan's total is checked later).
-      MemoryBudget(budget.limit())
-          .check(tensor_bytes(num_elements(out[i].shape), dtype_size(out[i].dtype)),
-                 fmt::format("output '{}' of shape {}", node.outputs[i], shape_str(out[i].shape)));
       sig.outputs.push_back({out[i], true});
       types_[node.outputs[i]] = out[i];
     }
@@ -85,6 +103,8 @@ void CompileGraph::add_node(Node node, MemoryBudget& budget) {
     for (size_t i = 0; i < sig.inputs.size(); ++i)
       known = known && (!sig.inputs[i].present || sig.inputs[i].constant || (traits.shape_only_inputs >> i & 1u));
     if (known) {
+      for (size_t i = 0; i < node.outputs.size(); ++i)
+        if (!node.outputs[i].empty()) check_output_size(MemoryBudget(budget.limit()), node.outputs[i], out[i]);
       std::vector<Tensor> values = fold_constant_node(*op, sig, budget);
       for (size_t i = 0; i < node.outputs.size(); ++i)
         if (!node.outputs[i].empty()) graph_.initializers[node.outputs[i]] = std::move(values[i]);

@@ -64,6 +64,7 @@ class CompileGraph {
 
  private:
   void add_node(Node node, MemoryBudget& budget);
+  void check_tensor_sizes(int64_t limit) const;
   std::unique_ptr<Op> build_op(const Node& node);
 
   Graph graph_;

@@ -1,12 +1,13 @@
 #include "engine/compiled_model.h"
 
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
 
 #include "engine/compile_graph.h"
 #include "engine/memory_planner.h"
+#include "graph/model_loader.h"
+#include "profiler/isa.h"
 
 namespace minfer {
 namespace {
@@ -23,6 +24,7 @@ CompiledModel::CompiledModel(Graph graph, CompileOptions options) : options_(std
   if (options_.num_threads < 1)
     throw UsageError(fmt::format("num_threads must be at least 1, got {}", options_.num_threads));
   if (options_.max_memory <= 0) throw UsageError(fmt::format("max_memory must be positive, got {}", options_.max_memory));
+  active_isa();  // a refused MINFER_ISA fails every compile, even of a model whose ops need no kernel
   for (const AttributeOverride& o : options_.attribute_overrides)
     for (Node& n : graph.nodes)
       if (n.op_type == o.op_type) n.attrs.set(o.attribute, o.value);
@@ -47,27 +49,14 @@ int CompiledModel::value_index(const std::string& name) const {
 }
 
 int CompiledModel::step_index(const std::string& step_name) const {
-  for (size_t i = 0; i < steps_.size(); ++i)
-    if (steps_[i].name == step_name) return static_cast<int>(i);
-  return -1;
+  auto it = step_of_.find(step_name);
+  return it == step_of_.end() ? -1 : it->second;
 }
 
 Cost CompiledModel::total_cost() const {
   Cost total;
   for (const Step& s : steps_) total += s.cost;
   return total;
-}
-
-int64_t CompiledModel::params() const {
-  std::set<int> read;
-  for (const Step& s : steps_) {
-    const OpTraits traits = s.op->traits();
-    for (size_t i = 0; i < s.inputs.size(); ++i)
-      if (s.inputs[i] >= 0 && values_[s.inputs[i]].constant && traits.is_data_input(i)) read.insert(s.inputs[i]);
-  }
-  int64_t n = 0;
-  for (int v : read) n += num_elements(values_[v].type.shape);
-  return n;
 }
 
 void CompiledModel::bind_steps(const CompileGraph& g) {
@@ -77,7 +66,7 @@ void CompiledModel::bind_steps(const CompileGraph& g) {
     return it->second;
   };
   for (const GraphInput& in : g.graph().inputs) inputs_.push_back(slot(in.name));
-  const BindContext context{options_.num_threads, kernels::active_isa()};
+  const BindContext context{options_.num_threads, active_isa()};
   for (size_t i = 0; i < g.size(); ++i) {
     const Node& node = g.node(i);
     Step step;
@@ -91,6 +80,7 @@ void CompiledModel::bind_steps(const CompileGraph& g) {
     });
     for (const std::string& in : node.inputs) step.inputs.push_back(in.empty() ? -1 : slot(in));
     for (const std::string& out : node.outputs) step.outputs.push_back(out.empty() ? -1 : slot(out));
+    step_of_.emplace(step.name, static_cast<int>(steps_.size()));
     steps_.push_back(std::move(step));
   }
   for (const std::string& o : g.graph().outputs) outputs_.push_back(slot(o));
@@ -178,6 +168,14 @@ void CompiledModel::plan_memory_layout() {
 
 std::shared_ptr<const CompiledModel> compile(Graph graph, const CompileOptions& options) {
   return std::make_shared<const CompiledModel>(std::move(graph), options);
+}
+
+std::shared_ptr<const CompiledModel> compile_file(const std::string& path, const CompileOptions& options,
+                                                  const std::map<std::string, Shape>& input_shapes) {
+  LoadOptions load;
+  load.input_shapes = input_shapes;
+  load.max_memory = options.max_memory;
+  return compile(load_model(path, load), options);
 }
 
 FoldedGraph fold_graph(Graph graph, int64_t max_memory) {

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/passes/pipeline.h"
@@ -59,6 +61,15 @@ struct Step {
   const std::string& kind() const { return facts().op_class.empty() ? facts().method : facts().op_class; }
 };
 
+// What one graph pass did, each action costed from the graph at that moment: the nodes
+// it names in the graph just before the pass, its result in the graph just after it
+// (nothing for a removed node). So each pass's changes add up to its effect on the
+// model's cost, whatever later passes do with its results.
+struct PassResult {
+  PassLog log;
+  std::vector<Cost> cost_before, cost_after;  // one per action of log
+};
+
 class CompiledModel {
  public:
   CompiledModel(Graph graph, CompileOptions options);
@@ -80,9 +91,6 @@ class CompiledModel {
   // The most bytes of buffers alive at one step: no plan of these buffers can be smaller.
   int64_t lower_bound_bytes() const { return lower_bound_bytes_; }
   Cost total_cost() const;
-  // Elements of the distinct constant data the steps read (a weight two nodes share
-  // counts once; index inputs such as Reshape's shape are not parameters).
-  int64_t params() const;
 
   // What the graph passes did, and the cost of the graph before them (after folding).
   const std::vector<PassLog>& pass_logs() const { return pass_logs_; }
@@ -102,9 +110,10 @@ class CompiledModel {
   CompileOptions options_;
   std::vector<Step> steps_;
   std::vector<ValueSlot> values_;
-  std::map<std::string, int> value_of_;
+  std::unordered_map<std::string, int> value_of_;
   std::vector<int> inputs_, outputs_;
   std::vector<PassLog> pass_logs_;
+  std::unordered_map<std::string, int> step_of_;  // by name
   Cost cost_before_passes_;
   std::vector<BufferSpan> buffers_;
   int64_t arena_bytes_ = 0;
@@ -123,5 +132,11 @@ struct FoldedGraph {
   std::map<std::string, TensorType> output_types;
 };
 FoldedGraph fold_graph(Graph graph, int64_t max_memory = default_max_memory());
+
+// Loads the model file (load_model, within options.max_memory, with `input_shapes`
+// replacing the declared ones) and compiles it: what the tools and the Python module do
+// with a path.
+std::shared_ptr<const CompiledModel> compile_file(const std::string& path, const CompileOptions& options = {},
+                                                  const std::map<std::string, Shape>& input_shapes = {});
 
 }  // namespace minfer

@@ -5,14 +5,16 @@
 
 #include <algorithm>
 #include <climits>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <span>
+#include <string_view>
+#include <utility>
 
 #include "engine/image_resize.h"
 #include "graph/errors.h"
+#include "graph/input_file.h"
 
 namespace minfer {
 
@@ -59,21 +61,49 @@ bool has_oversized_jpeg_huffman_table(std::span<const unsigned char> b) {
   return false;
 }
 
+// The pixel size a PNG, BMP or JPEG header declares, read without stb_image: stb refuses
+// a header past its limits (a side over 2^24, or more than 2^30 bytes of pixels) as
+// "unknown image type", since it then tries the other formats.
+std::optional<std::pair<int64_t, int64_t>> declared_size(std::span<const unsigned char> b) {
+  auto be16 = [&](size_t i) { return int64_t{b[i]} << 8 | b[i + 1]; };
+  auto be32 = [&](size_t i) { return be16(i) << 16 | be16(i + 2); };
+  auto le32 = [&](size_t i) {
+    return static_cast<int32_t>(b[i] | b[i + 1] << 8 | b[i + 2] << 16 | uint32_t{b[i + 3]} << 24);
+  };
+  static constexpr unsigned char kPng[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n',
+                                           0,    0,   0,   13,  'I',  'H',  'D',  'R'};
+  if (b.size() >= 24 && std::equal(std::begin(kPng), std::end(kPng), b.begin())) return std::pair{be32(16), be32(20)};
+  if (b.size() >= 26 && b[0] == 'B' && b[1] == 'M' && le32(14) >= 40)  // BITMAPINFOHEADER or later
+    return std::pair{int64_t{le32(18)}, std::abs(int64_t{le32(22)})};  // a negative height is top-down
+  if (b.size() >= 2 && b[0] == 0xFF && b[1] == 0xD8) {
+    for (size_t i = 2; i + 8 < b.size();) {  // the markers up to the frame header (SOF)
+      if (b[i] != 0xFF) return std::nullopt;
+      const unsigned char marker = b[i + 1];
+      if (marker >= 0xC0 && marker <= 0xCF && marker != 0xC4 && marker != 0xC8 && marker != 0xCC)
+        return std::pair{be16(i + 7), be16(i + 5)};
+      i += 2 + static_cast<size_t>(be16(i + 2));
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, const Preprocess& preprocess,
                                    int64_t max_memory) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!in || ec) throw UsageError(fmt::format("{}: cannot read the image (cannot open the file)", path));
-  if (size > static_cast<uintmax_t>(std::min<int64_t>(max_memory, INT_MAX)))  // stb takes an int length
-    throw UsageError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
-                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
-  std::vector<unsigned char> bytes(static_cast<size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  return image_to_tensor(bytes, path, shape, preprocess, max_memory);
+  std::string bytes;
+  try {
+    const InputFile file(path);
+    if (file.size() > static_cast<uint64_t>(std::min<int64_t>(max_memory, INT_MAX)))  // stb takes an int length
+      throw UsageError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
+                                   format_bytes(static_cast<int64_t>(std::min<uint64_t>(file.size(), INT64_MAX))),
+                                   format_bytes(max_memory)));
+    bytes = file.read_all();
+  } catch (const FileError& e) {
+    throw UsageError(e.what());
+  }
+  return image_to_tensor({reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()}, path, shape, preprocess,
+                         max_memory);
 }
 
 std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const std::string& path, const Shape& shape,
@@ -92,9 +122,18 @@ std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const s
   if (has_oversized_jpeg_huffman_table(bytes))
     throw UsageError(
         fmt::format("{}: cannot read the image (corrupt JPEG: a Huffman table of more than 256 codes)", path));
+  auto too_large = [&](int64_t width, int64_t height) {
+    return UsageError(
+        fmt::format("{}: cannot read the image (it is {}x{} pixels: too large to decode)", path, width, height));
+  };
   int w = 0, h = 0, file_channels = 0;
-  if (!stbi_info_from_memory(bytes.data(), length, &w, &h, &file_channels))
+  if (!stbi_info_from_memory(bytes.data(), length, &w, &h, &file_channels)) {
+    const auto size = declared_size(bytes);
+    // Beyond stb's limits for some channel count; a header within them is corrupt instead.
+    if (size && (size->first > (1 << 24) || size->second > (1 << 24) || size->first * size->second * 4 > (1 << 30)))
+      throw too_large(size->first, size->second);
     throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
+  }
   // stb accepts some headers that claim no pixels (a BMP 0 pixels wide); nothing to resize.
   if (w <= 0 || h <= 0) throw UsageError(fmt::format("{}: cannot read the image (it is {}x{} pixels)", path, w, h));
   // Decoding, the float copy and the resized tensor, checked before any is allocated.
@@ -109,6 +148,7 @@ std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const s
   // stb converts to the requested channel count: luma for 1, alpha dropped for 3.
   std::unique_ptr<unsigned char, StbiFree> pixels(
       stbi_load_from_memory(bytes.data(), length, &w, &h, &file_channels, static_cast<int>(channels)));
+  if (!pixels && std::string_view(stbi_failure_reason()) == "too large") throw too_large(w, h);
   if (!pixels) throw UsageError(fmt::format("{}: cannot read the image ({})", path, stbi_failure_reason()));
 
   const size_t src_size = static_cast<size_t>(w) * h * channels;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/separable_pairs.h"
+#include "profiler/isa.h"
 #include "profiler/report.h"
 
 namespace minfer {
@@ -16,6 +17,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   for (int v : m.input_values()) in.inputs.push_back({values[v].name, values[v].type.shape});
   for (int v : m.output_values()) in.outputs.push_back({values[v].name, values[v].type.shape});
   in.threads = m.options().num_threads;
+  in.kernel_isa = isa_name(active_isa());
   in.warmup_runs = warmup_runs;
   in.peak_activation_bytes = m.arena_bytes();
   in.naive_activation_bytes = m.naive_activation_bytes();
@@ -31,11 +33,12 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   }
   in.buffers = m.buffers();
   in.cost_before_passes = m.cost_before_passes();
-  for (const PassLog& log : m.pass_logs())
+  for (const PassLog& log : m.pass_logs()) {
+    in.passes_run.push_back(log.pass);
     for (const PassAction& a : log.actions)
       in.passes.push_back({log.pass, a.action, a.nodes, a.result, a.reason, a.before, a.after,
                            a.result.empty() ? -1 : m.step_index(a.result)});
-  in.params = m.params();
+  }
   in.separable_pairs = find_separable_pairs(m);
   return build_report(in);
 }

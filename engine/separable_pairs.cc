@@ -1,6 +1,5 @@
 #include "engine/separable_pairs.h"
 
-#include <algorithm>
 #include <functional>
 #include <numeric>
 
@@ -26,11 +25,9 @@ std::vector<SeparablePairRecord> find_separable_pairs(const CompiledModel& model
   for (size_t s = 0; s < steps.size(); ++s)
     for (int v : steps[s].inputs)
       if (v >= 0) readers[v].push_back(static_cast<int>(s));
-  const std::vector<int>& outputs = model.output_values();
-  auto sole_reader = [&](int v) {
-    const bool is_output = std::find(outputs.begin(), outputs.end(), v) != outputs.end();
-    return readers[v].size() == 1 && !is_output ? readers[v][0] : -1;
-  };
+  std::vector<bool> is_output(values.size(), false);
+  for (int v : model.output_values()) is_output[v] = true;
+  auto sole_reader = [&](int v) { return readers[v].size() == 1 && !is_output[v] ? readers[v][0] : -1; };
 
   std::vector<SeparablePairRecord> pairs;
   for (const Step& dw : steps) {

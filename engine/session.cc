@@ -83,7 +83,7 @@ void Session::run_step(size_t index, const RunContext& ctx) {
     s.kernel->run(ctx, step_inputs_[index], step_outputs_[index], workspace);
   } catch (const OpError& e) {
     // Only data known at run time gets here (e.g. an LSTM's sequence_lens fed as an input).
-    throw UsageError(node_context(model_->graph(), *model_->graph().find_node(s.name)) + ": " + e.what());
+    throw UsageError(node_context(model_->graph(), model_->graph().nodes[index]) + ": " + e.what());
   }
 }
 
@@ -133,7 +133,7 @@ void Session::check_step_outputs(size_t index) const {
     const int64_t i = first_non_finite(values);
     if (i >= 0)
       throw NumericsError(fmt::format("{}: output '{}' holds {} at index {} of {}; every input of the op was finite",
-                                      node_context(model_->graph(), *model_->graph().find_node(s.name)), slot.name,
+                                      node_context(model_->graph(), model_->graph().nodes[index]), slot.name,
                                       describe(values[i]), i, shape_str(slot.type.shape)));
   }
 }

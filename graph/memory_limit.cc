@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <filesystem>
-#include <fstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -77,20 +75,6 @@ void MemoryBudget::check(int64_t bytes, const std::string& what) const {
 void MemoryBudget::reserve(int64_t bytes, const std::string& what) {
   check(bytes, what);
   used_ += bytes;
-}
-
-std::string read_file_within_limit(const std::string& path, int64_t max_memory) {
-  std::ifstream in(path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!in || ec) throw ModelError(path + ": cannot open the file");
-  if (size > static_cast<uintmax_t>(max_memory))
-    throw ModelError(fmt::format("{}: the file is {}: over the memory limit of {} (--max_memory)", path,
-                                 format_bytes(static_cast<int64_t>(size)), format_bytes(max_memory)));
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.read(bytes.data(), static_cast<std::streamsize>(size));
-  bytes.resize(static_cast<size_t>(in.gcount()));
-  return bytes;
 }
 
 }  // namespace minfer

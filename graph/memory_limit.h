@@ -20,10 +20,6 @@ int64_t parse_byte_size(const std::string& flag, const std::string& text);
 // "100 bytes", "1.5 KiB", "256 MiB", "11.5 GiB": for messages.
 std::string format_bytes(int64_t bytes);
 
-// A model file's bytes, refused ("<path>: cannot open the file", or "<path>: the file is
-// <n>: over the memory limit ...") before they are read when they alone pass the limit.
-std::string read_file_within_limit(const std::string& path, int64_t max_memory);
-
 // Bytes of a tensor of `elements` elements (float32 by default); INT64_MAX when they do
 // not fit in int64 (over any memory limit).
 int64_t tensor_bytes(int64_t elements, int64_t bytes_per_element = 4);

@@ -82,6 +82,8 @@ std::map<std::string, Shape> parse_input_shapes(const std::string& spec) {
         const long long v = std::stoll(d, &used);
         if (used != d.size()) throw std::invalid_argument(d);
         shape.push_back(v);
+      } catch (const std::out_of_range&) {
+        throw UsageError(fmt::format("--input_shape '{}': {} is beyond the range of 64-bit integers", item, d));
       } catch (const std::exception&) {
         throw UsageError(fmt::format("--input_shape '{}': '{}' is not an integer", item, d));
       }

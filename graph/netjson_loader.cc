@@ -4,14 +4,17 @@
 #include <cstring>
 #include <limits>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <random>
 #include <set>
+#include <sstream>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "graph/errors.h"
+#include "graph/input_file.h"
 #include "graph/memory_limit.h"
 
 namespace minfer {
@@ -25,6 +28,41 @@ namespace {
 // spare capacity), so the text is refused when that much would pass the memory limit.
 constexpr int64_t kJsonBytesPerTextByte = 32;
 
+// The deepest nesting a document may have. net.json's own structure is five levels deep
+// (the top level, nodes, a node, its attrs, a list); the JSON library's value functions
+// (dump, comparison) recurse once per level, so a document nested a million levels deep
+// would overflow the stack.
+constexpr size_t kMaxJsonDepth = 64;
+
+// Appends v's JSON text to out until out is longer than kExcerptChars: a message never
+// copies, or recurses through, more of a value than it quotes.
+void append_json(const json& v, std::string& out) {
+  if (out.size() > kExcerptChars) return;
+  if (v.is_string()) {
+    out += json(excerpt(v.get_ref<const std::string&>())).dump(-1, ' ', false, json::error_handler_t::replace);
+  } else if (v.is_array() || v.is_object()) {
+    out += v.is_array() ? '[' : '{';
+    for (auto it = v.begin(); it != v.end() && out.size() <= kExcerptChars; ++it) {
+      if (it != v.begin()) out += ',';
+      if (v.is_object()) {
+        append_json(it.key(), out);
+        out += ':';
+      }
+      append_json(it.value(), out);
+    }
+    out += v.is_array() ? ']' : '}';
+  } else {
+    out += v.dump();
+  }
+}
+
+// A value as a message quotes it: the excerpt of its JSON text.
+std::string json_excerpt(const json& v) {
+  std::string out;
+  append_json(v, out);
+  return excerpt(out);
+}
+
 class Parser {
  public:
   Parser(std::string source, std::filesystem::path base_dir, int64_t max_memory)
@@ -37,7 +75,8 @@ class Parser {
                {"format", "version", "name", "doc", "inputs", "outputs", "weights_file", "initializers", "nodes",
                 "preprocess", "labels"});
     if (doc.contains("format") && doc["format"] != "net.json") fail("'format' must be \"net.json\"");
-    if (doc.contains("version") && doc["version"] != 1) fail(fmt::format("unsupported 'version' {}", doc["version"].dump()));
+    if (doc.contains("version") && doc["version"] != 1)
+      fail(fmt::format("unsupported 'version' {}", json_excerpt(doc["version"])));
 
     Graph g;
     g.source = path_;
@@ -67,8 +106,12 @@ class Parser {
     int64_t bytes = 0;
     if (__builtin_mul_overflow(static_cast<int64_t>(text.size()), kJsonBytesPerTextByte, &bytes)) bytes = INT64_MAX;
     budget_check(bytes, fmt::format("parsing {} of JSON", format_bytes(static_cast<int64_t>(text.size()))));
+    StructureCheck check{this, {}};
     try {
-      return json::parse(text);
+      return json::parse(text, [&check](int, json::parse_event_t event, json& parsed) {
+        check.see(event, parsed);
+        return true;
+      });
     } catch (const json::parse_error& e) {
       fail(fmt::format("invalid JSON at byte {}: {}", e.byte, e.what()));
     } catch (const json::exception& e) {
@@ -77,6 +120,59 @@ class Parser {
       fail(fmt::format("invalid JSON: {}", e.what()));
     }
   }
+
+  // Checks the document while the JSON library parses it: its nesting depth, and keys
+  // that occur twice in one object (the library would keep the last one silently).
+  struct StructureCheck {
+    struct Frame {
+      bool array = false;
+      std::string name;                      // its key in the parent object, or
+      int64_t index = 0;                     // its index in the parent array
+      int64_t next_index = 0;                // an array's next element
+      std::string key;                       // an object's key whose value comes next
+      std::unordered_set<std::string> keys;  // an object's keys so far
+    };
+    const Parser* parser;
+    std::vector<Frame> open;  // the containers the parser is inside, outermost first
+
+    void see(json::parse_event_t event, const json& parsed) {
+      using E = json::parse_event_t;
+      switch (event) {
+        case E::object_start:
+        case E::array_start: {
+          if (open.size() >= kMaxJsonDepth)
+            parser->fail(fmt::format("JSON nested more than {} levels deep (at {})", kMaxJsonDepth, excerpt(path())));
+          Frame f;
+          f.array = event == E::array_start;
+          if (!open.empty() && open.back().array) f.index = open.back().next_index++;
+          if (!open.empty() && !open.back().array) f.name = open.back().key;
+          open.push_back(std::move(f));
+          break;
+        }
+        case E::key: {
+          Frame& object = open.back();
+          object.key = parsed.get<std::string>();
+          if (!object.keys.insert(object.key).second)
+            parser->fail(fmt::format("key '{}' appears twice in {} (JSON keys must be unique)", excerpt(object.key),
+                                     open.size() == 1 ? "the top level" : excerpt(path())));
+          break;
+        }
+        case E::value:
+          if (!open.empty() && open.back().array) ++open.back().next_index;
+          break;
+        case E::object_end:
+        case E::array_end: open.pop_back(); break;
+      }
+    }
+
+    // Where the innermost open container is: "nodes[2].attrs".
+    std::string path() const {
+      std::string p;
+      for (size_t i = 1; i < open.size(); ++i)
+        p += open[i - 1].array ? fmt::format("[{}]", open[i].index) : (i == 1 ? "" : ".") + open[i].name;
+      return p;
+    }
+  };
 
   // The budget's checks with the file named first.
   void budget_check(int64_t bytes, const std::string& what) const {
@@ -114,7 +210,7 @@ class Parser {
   }
 
   std::string get_string(const json& v, const std::string& where) const {
-    if (!v.is_string()) fail(fmt::format("{} must be a string, got {}", where, v.dump()));
+    if (!v.is_string()) fail(fmt::format("{} must be a string, got {}", where, json_excerpt(v)));
     return v.get<std::string>();
   }
 
@@ -123,17 +219,29 @@ class Parser {
   float get_float(const json& v, const std::string& where) const {
     const double d = v.get<double>();
     if (!(std::fabs(d) <= std::numeric_limits<float>::max()))
-      fail(fmt::format("{} value {} is outside float32's range", where, v.dump()));
+      fail(fmt::format("{} value {} is outside float32's range", where, json_excerpt(v)));
     return static_cast<float>(d);
+  }
+
+  // An integer in int64's range: 2^64-1 is refused as itself, not read as -1, and so is
+  // an integer written as a float (1e23). `what` is the value's name.
+  int64_t get_int64(const json& v, const std::string& what) const {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+      fail(fmt::format("{} {} is beyond the range of 64-bit integers", what, v.get<uint64_t>()));
+    // A longer integer parses as a double; shown in its shortest form (1e+23).
+    if (const double d = v.is_number_float() ? v.get<double>() : 0; std::trunc(d) == d && !(std::fabs(d) < 0x1.0p63))
+      fail(fmt::format("{} {} is beyond the range of 64-bit integers", what, d));
+    if (!v.is_number_integer()) fail(fmt::format("{} must be an integer, got {}", what, json_excerpt(v)));
+    return v.get<int64_t>();
   }
 
   Shape get_shape(const json& v, const std::string& where) const {
     if (!v.is_array()) fail(fmt::format("{}: 'shape' must be an array of integers", where));
     Shape s;
     for (const json& d : v) {
-      if (!d.is_number_integer()) fail(fmt::format("{}: 'shape' must be an array of integers, got {}", where, v.dump()));
-      int64_t x = d.get<int64_t>();
-      if (x <= 0) fail(fmt::format("{}: dimension {} in shape {} must be positive", where, x, v.dump()));
+      if (!d.is_number()) fail(fmt::format("{}: 'shape' must be an array of integers, got {}", where, json_excerpt(v)));
+      int64_t x = get_int64(d, fmt::format("{}: dimension", where));
+      if (x <= 0) fail(fmt::format("{}: dimension {} in shape {} must be positive", where, x, json_excerpt(v)));
       s.push_back(x);
     }
     try {
@@ -176,7 +284,7 @@ class Parser {
           fail(fmt::format("{}: 'data' has {} values, shape [{}] needs {}", where, d.size(), fmt::join(shape, ","), n));
         values.reserve(n);
         for (const json& x : d) {
-          if (!x.is_number()) fail(fmt::format("{}: 'data' must hold numbers, got {}", where, x.dump()));
+          if (!x.is_number()) fail(fmt::format("{}: 'data' must hold numbers, got {}", where, json_excerpt(x)));
           values.push_back(get_float(x, where + ": 'data'"));
         }
       } else if (v.contains("offset")) {
@@ -209,11 +317,11 @@ class Parser {
       if (!p.contains(key)) continue;
       const json& v = p[key];
       if (!v.is_array() || v.empty())
-        fail(fmt::format("preprocess: '{}' must be a non-empty array of numbers, got {}", key, v.dump()));
+        fail(fmt::format("preprocess: '{}' must be a non-empty array of numbers, got {}", key, json_excerpt(v)));
       std::vector<float>& values = std::string(key) == "mean" ? out.mean : out.std;
       values.clear();
       for (const json& x : v) {
-        if (!x.is_number()) fail(fmt::format("preprocess: '{}' must hold numbers, got {}", key, x.dump()));
+        if (!x.is_number()) fail(fmt::format("preprocess: '{}' must hold numbers, got {}", key, json_excerpt(x)));
         values.push_back(get_float(x, fmt::format("preprocess: '{}'", key)));
       }
     }
@@ -224,15 +332,18 @@ class Parser {
 
   // One label per line, in output order.
   std::vector<std::string> read_labels(const std::string& name) {
-    const std::filesystem::path p = base_dir_ / name;
-    std::ifstream in(p);
-    if (!in) fail(fmt::format("labels file '{}' cannot be opened (looked for {})", name, p.string()));
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(p, ec);
-    if (ec) fail(fmt::format("labels file '{}' cannot be read (looked for {})", name, p.string()));
-    // A label costs its std::string (32 bytes) besides its text.
-    reserve(static_cast<int64_t>(std::min<uintmax_t>(size, INT64_MAX / 64)) * 33, fmt::format("labels file '{}'", name));
+    std::string text;
+    try {
+      const InputFile file = open_model_file(base_dir_.string(), name, "labels file");
+      // A label costs its std::string (32 bytes) besides its text.
+      reserve(static_cast<int64_t>(std::min<uint64_t>(file.size(), INT64_MAX / 64)) * 33,
+              fmt::format("labels file '{}'", name));
+      text = file.read_all();
+    } catch (const FileError& e) {
+      fail(e.what());
+    }
     std::vector<std::string> labels;
+    std::istringstream in(text);
     for (std::string line; std::getline(in, line);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       labels.push_back(line);
@@ -246,27 +357,27 @@ class Parser {
     if (weights_path_.empty()) fail(where + " has an 'offset' but the model names no 'weights_file'");
     const uint64_t offset = offset_json.get<uint64_t>();
     const uint64_t bytes = 4 * static_cast<uint64_t>(n);
-    if (offset > weights_size_ || bytes > weights_size_ - offset)
+    const uint64_t size = weights_->size();
+    if (offset > size || bytes > size - offset)
       fail(fmt::format("{}: bytes {}..{} are past the end of weights file '{}' ({} bytes)", where, offset,
-                       offset + bytes, weights_path_, weights_size_));
+                       offset + bytes, weights_path_, size));
     std::vector<float> data(n);
     // Only the initializers' bytes are read, never the whole file: its size does not
     // count against the memory limit. The format is little-endian, as is x86.
-    weights_.seekg(static_cast<std::streamoff>(offset));
-    weights_.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(bytes));
-    if (static_cast<uint64_t>(weights_.gcount()) != bytes)
-      fail(fmt::format("{}: weights file '{}' cannot be read at bytes {}..{}", where, weights_path_, offset,
-                       offset + bytes));
+    try {
+      weights_->read_at(offset, reinterpret_cast<char*>(data.data()), bytes);
+    } catch (const FileError& e) {
+      fail(fmt::format("{}: {}", where, e.what()));
+    }
     return data;
   }
 
   void open_weights_file() {
-    const std::filesystem::path p = base_dir_ / weights_path_;
-    weights_.open(p, std::ios::binary);
-    std::error_code ec;
-    weights_size_ = std::filesystem::file_size(p, ec);
-    if (!weights_ || ec)
-      fail(fmt::format("weights file '{}' cannot be opened (looked for {})", weights_path_, p.string()));
+    try {
+      weights_.emplace(open_model_file(base_dir_.string(), weights_path_, "weights file"));
+    } catch (const FileError& e) {
+      fail(e.what());
+    }
   }
 
   Node parse_node(const json& n) {
@@ -290,7 +401,7 @@ class Parser {
   }
 
   AttrValue parse_attr(const json& v, const std::string& where) const {
-    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_integer()) return get_int64(v, where + " value");
     if (v.is_number()) {
       get_float(v, where);  // in float32's range, where ops read it
       return v.get<double>();
@@ -304,22 +415,25 @@ class Parser {
         all_num = all_num && x.is_number();
         all_str = all_str && x.is_string();
       }
-      if (all_int) return v.get<std::vector<int64_t>>();
+      if (all_int) {
+        std::vector<int64_t> ints;
+        for (const json& x : v) ints.push_back(get_int64(x, where + " value"));
+        return ints;
+      }
       if (all_num) {
         for (const json& x : v) get_float(x, where);
         return v.get<std::vector<double>>();
       }
       if (all_str) return v.get<std::vector<std::string>>();
     }
-    fail(fmt::format("{} must be a number, a string or a list of one of them, got {}", where, v.dump()));
+    fail(fmt::format("{} must be a number, a string or a list of one of them, got {}", where, json_excerpt(v)));
   }
 
   std::string path_;
   std::filesystem::path base_dir_;  // where the weights and labels files are
   MemoryBudget budget_;
   std::string weights_path_;
-  std::ifstream weights_;
-  uint64_t weights_size_ = 0;
+  std::optional<InputFile> weights_;
   std::set<std::string> node_names_;
 };
 

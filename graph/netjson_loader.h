@@ -1,4 +1,4 @@
-// Loads a net.json model (shared/spec/net-json.md) into the graph IR, checking every
+// Loads a net.json model (docs/model-format.md) into the graph IR, checking every
 // key, type and initializer size; errors name the file and the offending key or node.
 #pragma once
 

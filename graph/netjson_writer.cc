@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graph/errors.h"
+#include "graph/topology.h"
 
 namespace minfer {
 namespace {
@@ -80,6 +81,7 @@ std::vector<float> float32_values(const Graph& graph, const std::string& name, c
 }  // namespace
 
 NetJsonFiles to_netjson(const Graph& graph, const std::string& weights_file) {
+  build_topology(graph);  // refuses a malformed graph (no outputs, a cycle, a dangling input), as to_onnx does
   NetJsonFiles files;
   ordered_json doc;
   doc["format"] = "net.json";

@@ -1,4 +1,4 @@
-// Writes the graph IR as net.json (shared/spec/net-json.md) plus its weights file:
+// Writes the graph IR as net.json (docs/model-format.md) plus its weights file:
 // the inverse of load_netjson, bit for bit (engine_convert model.onnx net.json).
 #pragma once
 

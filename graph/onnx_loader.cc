@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "graph/errors.h"
+#include "graph/input_file.h"
 #include "graph/onnx_tensor.h"
 
 namespace minfer {
@@ -85,7 +87,16 @@ class OnnxImporter {
     const onnx::GraphProto& g = model_.graph();
     graph_.source = path_;
     graph_.name = g.name().empty() ? std::filesystem::path(path_).stem().string() : g.name();
-    graph_.opset = default_opset();
+    if (model_.ir_version() > kMaxOnnxIrVersion)
+      unsupported(fmt::format("the model's IR version {} is newer than the engine supports (at most {})",
+                              model_.ir_version(), kMaxOnnxIrVersion));
+    const std::optional<int64_t> opset = default_opset();
+    if (opset && *opset > kMaxOnnxOpset)
+      unsupported(
+          fmt::format("the model's opset {} (of the default domain) is newer than the engine supports (at most {})",
+                      *opset, kMaxOnnxOpset));
+    if (opset && *opset < 1) fail(fmt::format("the model's opset {} (of the default domain) is not a version", *opset));
+    graph_.opset = opset ? static_cast<int>(*opset) : -1;
     if (g.sparse_initializer_size() > 0) unsupported("sparse initializers are not supported");
     for (const onnx::TensorProto& t : g.initializer()) {
       if (initializers_.count(t.name())) fail(fmt::format("initializer '{}' is defined twice", t.name()));
@@ -105,11 +116,11 @@ class OnnxImporter {
   [[noreturn]] void fail(const std::string& cause) const { throw ModelError(path_ + ": " + cause); }
   [[noreturn]] void unsupported(const std::string& cause) const { throw UnsupportedModelError(path_ + ": " + cause); }
 
-  // -1 when the model imports none (it may use other domains only).
-  int default_opset() const {
+  // None when the model imports none (it may use other domains only).
+  std::optional<int64_t> default_opset() const {
     for (const onnx::OperatorSetIdProto& o : model_.opset_import())
-      if (o.domain().empty() || o.domain() == "ai.onnx") return static_cast<int>(o.version());
-    return -1;
+      if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+    return std::nullopt;
   }
 
   // The declared element type of a graph input or output; throws for non-tensors.

@@ -14,6 +14,13 @@
 
 namespace minfer {
 
+// The newest ONNX the importer reads, that of Debian 12's libonnx (1.12): IR version 8,
+// opset 17 of the default domain. A newer model is refused naming both versions (as ONNX
+// Runtime does) rather than read by older rules: later opsets changed what some ops
+// mean (opset 18 moved Pad's axes and the reductions' axes into inputs, for one).
+inline constexpr int64_t kMaxOnnxIrVersion = 8;
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
 // `input_shapes` replaces graph input shapes (required for dynamic dimensions);
 // `input_values` fixes inputs at load time (they become initializers, so shape
 // computations that read them fold). Throws ModelError,

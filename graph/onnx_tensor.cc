@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "graph/errors.h"
+#include "graph/input_file.h"
 #include "graph/memory_limit.h"
 
 namespace minfer {
@@ -114,29 +114,43 @@ void decode_raw(DataType type, const std::string& raw, Tensor& out) {
   }
 }
 
+// An external_data number ('offset', 'length'): decimal digits, at most 2^63 - 1.
+uint64_t external_number(const std::string& key, const std::string& text) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, ec] = std::from_chars(text.data(), end, v);
+  if (ec == std::errc::result_out_of_range || (ec == std::errc() && stop == end && v > INT64_MAX))
+    throw OpError(fmt::format("external data '{}' {} is beyond the range of 64-bit integers", key, excerpt(text)));
+  if (ec != std::errc() || stop != end)
+    throw OpError(fmt::format("external data '{}' is '{}', not a non-negative integer", key, excerpt(text)));
+  return v;
+}
+
 std::string read_external(const onnx::TensorProto& proto, const std::string& base_dir, size_t bytes) {
   std::string location;
   uint64_t offset = 0;
   for (const auto& entry : proto.external_data()) {
-    if (entry.key() == "location")
+    if (entry.key() == "location") {
       location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoull(entry.value());
+    } else if (entry.key() == "offset") {
+      offset = external_number("offset", entry.value());
+    } else if (entry.key() == "length") {
+      const uint64_t length = external_number("length", entry.value());
+      if (length != bytes)
+        throw OpError(fmt::format("external data 'length' is {} bytes, the tensor has {}", length, bytes));
+    }
   }
   if (location.empty()) throw OpError("external data without a 'location'");
-  const std::filesystem::path path = std::filesystem::path(base_dir) / location;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw OpError(fmt::format("external data file '{}' cannot be opened", path.string()));
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec || offset > size || bytes > size - offset)  // checked before allocating `bytes`
-    throw OpError(fmt::format("external data file '{}' ends before byte {}", path.string(), offset + bytes));
-  std::string data(bytes, '\0');
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(data.data(), static_cast<std::streamsize>(bytes));
-  if (static_cast<size_t>(in.gcount()) != bytes)
-    throw OpError(fmt::format("external data file '{}' ends before byte {}", path.string(), offset + bytes));
-  return data;
+  try {
+    const InputFile file = open_model_file(base_dir, location, "external data file");
+    if (offset > file.size() || bytes > file.size() - offset)  // checked before allocating `bytes`
+      throw OpError(fmt::format("external data file '{}' ends before byte {}", location, offset + bytes));
+    std::string data(bytes, '\0');
+    file.read_at(offset, data.data(), bytes);
+    return data;
+  } catch (const FileError& e) {
+    throw OpError(e.what());
+  }
 }
 
 struct Layout {
@@ -169,7 +183,7 @@ void check_count(const Layout& l, int64_t got) {
 const std::string* raw_bytes(const onnx::TensorProto& proto, const Layout& l, const std::string& base_dir,
                              std::string& storage) {
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    storage = read_external(proto, base_dir, l.step * static_cast<size_t>(l.count));
+    storage = read_external(proto, base_dir, static_cast<size_t>(checked_mul({static_cast<int64_t>(l.step), l.count})));
     return &storage;
   }
   if (!proto.has_raw_data()) return nullptr;
@@ -231,12 +245,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
 }
 
 TensorFile read_tensor_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": cannot open the file");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
   onnx::TensorProto proto;
-  if (!proto.ParseFromString(bytes.str())) throw ModelError(path + ": not a serialized ONNX TensorProto");
+  if (!proto.ParseFromString(read_file_within_limit(path, default_max_memory())))
+    throw ModelError(path + ": not a serialized ONNX TensorProto");
   try {
     return {tensor_from_proto(proto, std::filesystem::path(path).parent_path().string()),
             static_cast<DataType>(proto.data_type())};

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <vector>
@@ -32,6 +33,8 @@ class Tensor {
   Tensor(DType dtype, Shape shape);
   Tensor(Shape shape, std::vector<float> values);
   Tensor(Shape shape, std::vector<int64_t> values);
+  // float32 from a list of numbers: Tensor({2}, {1.0f, 24.0f}).
+  Tensor(Shape shape, std::initializer_list<float> values) : Tensor(std::move(shape), std::vector<float>(values)) {}
 
   DType dtype() const { return type_.dtype; }
   const Shape& shape() const { return type_.shape; }

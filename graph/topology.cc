@@ -1,7 +1,7 @@
 #include "graph/topology.h"
 
 #include <queue>
-#include <set>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -11,7 +11,9 @@ namespace minfer {
 
 Topology build_topology(const Graph& g) {
   Topology t;
-  std::set<std::string> sources;  // graph inputs and initializers
+  // Nothing would be computed, and every later step assumes something is.
+  if (g.outputs.empty()) throw ModelError(fmt::format("{}: the graph has no outputs", g.source));
+  std::unordered_set<std::string> sources;  // graph inputs and initializers
   for (const GraphInput& in : g.inputs) {
     if (g.initializers.count(in.name))
       throw ModelError(fmt::format("{}: tensor '{}' is both a graph input and an initializer", g.source, in.name));
@@ -19,6 +21,8 @@ Topology build_topology(const Graph& g) {
       throw ModelError(fmt::format("{}: graph input '{}' is declared twice", g.source, in.name));
   }
   for (const auto& [name, tensor] : g.initializers) sources.insert(name);
+  t.producer.reserve(g.nodes.size());
+  t.consumers.reserve(g.nodes.size());
 
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
@@ -32,14 +36,20 @@ Topology build_topology(const Graph& g) {
                                      g.nodes[it->second].name));
     }
   }
+  // Each node waits for the distinct node outputs it reads.
+  std::vector<size_t> pending(g.nodes.size(), 0);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     for (const std::string& in : n.inputs) {
       if (in.empty()) continue;  // omitted optional input
-      if (!sources.count(in) && !t.producer.count(in))
+      const bool produced = t.producer.count(in) > 0;
+      if (!produced && !sources.count(in))
         throw ModelError(fmt::format("{}: input '{}' is not a graph input, an initializer or any node's output",
                                      node_context(g, n), in));
-      t.consumers[in].push_back(i);
+      std::vector<size_t>& readers = t.consumers[in];
+      if (!readers.empty() && readers.back() == i) continue;  // a node reading one tensor twice waits for it once
+      readers.push_back(i);
+      if (produced) ++pending[i];
     }
   }
   for (const std::string& out : g.outputs)
@@ -47,12 +57,6 @@ Topology build_topology(const Graph& g) {
       throw ModelError(fmt::format("{}: graph output '{}' is not produced by any node", g.source, out));
 
   // Kahn's algorithm; a min-heap on the node index keeps the file's order where it can.
-  std::vector<size_t> pending(g.nodes.size(), 0);
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    std::set<std::string> distinct;
-    for (const std::string& in : g.nodes[i].inputs)
-      if (t.producer.count(in) && distinct.insert(in).second) ++pending[i];
-  }
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (pending[i] == 0) ready.push(i);
@@ -63,9 +67,8 @@ Topology build_topology(const Graph& g) {
     for (const std::string& out : g.nodes[i].outputs) {
       auto it = t.consumers.find(out);
       if (it == t.consumers.end()) continue;
-      std::set<size_t> seen;  // a node reading one tensor twice waits for it once
       for (size_t c : it->second)
-        if (seen.insert(c).second && --pending[c] == 0) ready.push(c);
+        if (--pending[c] == 0) ready.push(c);
     }
   }
   if (t.order.size() != g.nodes.size()) {

@@ -2,8 +2,8 @@
 // (graph input, initializer or one node), no node reads an undefined tensor, no cycles.
 #pragma once
 
-#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "graph/graph.h"
@@ -11,9 +11,9 @@
 namespace minfer {
 
 struct Topology {
-  std::vector<size_t> order;                          // node indices, producers first
-  std::map<std::string, size_t> producer;             // tensor -> node index
-  std::map<std::string, std::vector<size_t>> consumers;  // tensor -> node indices
+  std::vector<size_t> order;                                       // node indices, producers first
+  std::unordered_map<std::string, size_t> producer;                // tensor -> node index
+  std::unordered_map<std::string, std::vector<size_t>> consumers;  // tensor -> node indices, each once
 };
 
 // Throws ModelError naming the file, the node and the tensor at fault. The order is

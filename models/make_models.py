@@ -148,7 +148,7 @@ def deconv_decoder():
 
 
 def seed_examples():
-    """One small net per worked example in the seed notes (shared/seeds/000, 003), for
+    """One small net per worked example in the notes the project grew from (docs/cost-model.md's worked examples), for
     checking that engine_bench reports exactly the notes' numbers. No biases: the
     notes' formulas leave them out."""
     def write(b):

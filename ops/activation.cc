@@ -123,7 +123,7 @@ Activation take_fused_activation(Attributes& attrs) {
   for (const std::string& name : taken) attrs.erase(name);
   const Activation a = activation_for(fused);
   if (a.kind == ActivationKind::kNone)
-    throw OpError("attribute 'activation' names '" + fused.op_type + "', which is not an activation");
+    throw OpError("attribute 'activation' names '" + excerpt(fused.op_type) + "', which is not an activation");
   return a;
 }
 

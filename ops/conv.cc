@@ -41,7 +41,7 @@ std::string conv_class(const ConvGeometry& g) {
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const ConvGeometry& g, bool has_bias, const Activation& act, const Tensor* constant_weights,
-             kernels::Isa isa, int threads)
+             Isa isa, int threads)
       : Kernel({}), g_(g), has_bias_(has_bias), activation_(act) {
     depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
     direct_ = kernels::find_direct_conv_kernel(g, isa);
@@ -57,11 +57,11 @@ class ConvKernel final : public Kernel {
       case ConvMethod::kDepthwise: f.details["multiplier"] = g.cout / g.cin; break;
       case ConvMethod::kDepthwiseSimd:
         f.details["variant"] = depthwise_->name;
-        f.workspace_bytes = 4 * kernels::depthwise_workspace_floats(*depthwise_, g, g.batch, threads);
+        f.workspace_bytes = checked_mul({4, kernels::depthwise_workspace_floats(*depthwise_, g, g.batch, threads)});
         break;
       case ConvMethod::kDirectSimd:
         f.details["variant"] = direct_->name;
-        f.workspace_bytes = 4 * kernels::direct_conv_workspace_floats(*direct_, g, g.batch, threads);
+        f.workspace_bytes = checked_mul({4, kernels::direct_conv_workspace_floats(*direct_, g, g.batch, threads)});
         break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
@@ -69,7 +69,7 @@ class ConvKernel final : public Kernel {
         f.details["gemm_kernel"] = gemm_.kernel().name;
         f.details["prepacked"] = constant_weights ? "weights" : "none";
         if (method_ == ConvMethod::kIm2col) f.details["im2col"] = "into the GEMM's B panels";
-        f.workspace_bytes = 4 * kernels::conv_gemm_workspace_floats(g, gemm_.kernel(), constant_weights, threads);
+        f.workspace_bytes = checked_mul({4, kernels::conv_gemm_workspace_floats(g, gemm_.kernel(), constant_weights, threads)});
         break;
     }
     if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);

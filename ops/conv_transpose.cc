@@ -109,7 +109,7 @@ const char* method_name(DeconvMethod m) {
 class DeconvKernel final : public Kernel {
  public:
   DeconvKernel(const DeconvGeometry& g, DeconvMethod method, bool has_bias, const Activation& act,
-               const Tensor* constant_weights, kernels::Isa isa, int threads)
+               const Tensor* constant_weights, Isa isa, int threads)
       : Kernel({}), g_(g), method_(method), has_bias_(has_bias), activation_(act), gemm_(&kernels::gemm_kernel(isa)) {
     const float* constant = constant_weights ? constant_weights->values<float>().data() : nullptr;
     if (method_ == DeconvMethod::kConv) {
@@ -158,7 +158,7 @@ class DeconvKernel final : public Kernel {
     float* col = workspace.data();
     const std::span<float> gemm_scratch = workspace.subspan(g.col_floats());
     // The scatter and the epilogue go over output channels, each thread its own planes.
-    const int team = kernels::threads_worth_starting(g.cout * taps * in_hw, g.cout, threads);
+    const int team = kernels::threads_worth_starting(g.cout * taps * in_hw, g.cout, threads, kernels::Work::kStreaming);
     for (int64_t n = 0; n < g.batch; ++n) {
       float* yn = y + n * g.cout * out_hw;
       std::fill(yn, yn + g.cout * out_hw, 0.0f);
@@ -234,7 +234,7 @@ class ConvTransposeOp final : public Op {
     else if (method == "conv")
       method_ = DeconvMethod::kConv;
     else
-      throw OpError(fmt::format("attribute 'method' must be 'col2im' or 'conv', got '{}'", method));
+      throw OpError(fmt::format("attribute 'method' must be 'col2im' or 'conv', got '{}'", excerpt(method)));
   }
 
   OpTraits traits() const override {

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "ops/kernels/gemm.h"
+#include "ops/kernels/vector_activations.h"
 #include "ops/lstm_cell.h"
 #include "ops/op_helpers.h"
 
@@ -69,8 +70,9 @@ struct LstmParams {
   LstmPlan plan = LstmPlan::kMinimal;
 };
 
-// `gemm` may be null for a cell that only counts (cost).
-LstmCellConfig cell_config(const LstmParams& p, const LstmGeometry& g, const kernels::GemmKernel* gemm) {
+// The kernels are null for a cell that only counts (cost).
+LstmCellConfig cell_config(const LstmParams& p, const LstmGeometry& g, const kernels::GemmKernel* gemm,
+                           const kernels::VectorActivations* activations) {
   LstmCellConfig c;
   c.plan = p.plan;
   c.seq_length = g.seq;
@@ -84,14 +86,19 @@ LstmCellConfig cell_config(const LstmParams& p, const LstmGeometry& g, const ker
   c.weights_packed = g.weights_constant;
   c.clip = p.clip;
   c.gemm = gemm;
+  c.activations = activations;
   return c;
 }
 
 class LstmKernel final : public Kernel {
  public:
-  LstmKernel(const LstmParams& p, const LstmGeometry& g, const OpSignature& sig, const kernels::GemmKernel& gemm,
-             int threads)
-      : Kernel({}), p_(p), g_(g), cell_(cell_config(p, g, &gemm)), gemm_(&gemm) {
+  LstmKernel(const LstmParams& p, const LstmGeometry& g, const OpSignature& sig, Isa isa, int threads)
+      : Kernel({}),
+        p_(p),
+        g_(g),
+        gemm_(&kernels::gemm_kernel(isa)),
+        cell_(cell_config(p, g, gemm_, kernels::vector_activations_for(isa))) {
+    const kernels::GemmKernel& gemm = *gemm_;
     if (g.weights_constant) {
       const int64_t rows = 4 * g.hidden;
       const float* w = sig.inputs[kW].constant->values<float>().data();
@@ -103,7 +110,7 @@ class LstmKernel final : public Kernel {
     KernelFacts& f = mutable_facts();
     f.method = lstm_plan_name(p.plan);
     f.kernel = std::string("lstm_") + lstm_plan_name(p.plan);
-    f.workspace_bytes = 4 * cell_.workspace_floats(threads);  // the cell's state, scratch and GEMM packing scratch
+    f.workspace_bytes = checked_mul({4, cell_.workspace_floats(threads)});  // the cell's state, scratch and GEMM packing scratch
     nlohmann::json buffers = nlohmann::json::array();
     for (const BufferSpan& b : cell_.buffers())
       buffers.push_back({{"name", b.name},
@@ -117,16 +124,17 @@ class LstmKernel final : public Kernel {
                  {"batch", g.batch},
                  {"input_size", g.input_size},
                  {"hidden_size", g.hidden},
-                 {"cell_macs", cell_.gate_matmuls() * g.hidden * (g.input_size + g.hidden)},
-                 {"cell_elementwise_flops", cell_.elementwise_flops_per_unit() * g.hidden},
-                 {"state_bytes", 4 * cell_.state_floats()},
-                 {"scratch_bytes", 4 * cell_.scratch_floats()},
+                 {"cell_macs", checked_mul({cell_.gate_matmuls(), g.hidden, g.input_size + g.hidden})},
+                 {"cell_elementwise_flops", checked_mul({cell_.elementwise_flops_per_unit(), g.hidden})},
+                 {"state_bytes", checked_mul({4, cell_.state_floats()})},
+                 {"scratch_bytes", checked_mul({4, cell_.scratch_floats()})},
                  {"gemm_scratch_bytes_per_thread", 4 * cell_.gemm_scratch_floats(1)},
                  {"gemm_kernel", gemm.name},
+                 {"activation_kernel", cell_.config().activations->name},
                  {"prepacked", g.weights_constant},
                  {"packed_weight_bytes",
-                  g.weights_constant ? g.directions * GateWeights::packed_bytes(gemm, g.input_size, g.hidden,
-                                                                                p.plan == LstmPlan::kMinimal)
+                  g.weights_constant ? checked_mul({g.directions, GateWeights::packed_bytes(gemm, g.input_size, g.hidden,
+                                                                                            p.plan == LstmPlan::kMinimal)})
                                      : 0},
                  {"cell_steps", cell_.sub_steps()},
                  {"cell_buffers", buffers}};
@@ -215,8 +223,8 @@ class LstmKernel final : public Kernel {
 
   const LstmParams p_;
   const LstmGeometry g_;
-  const LstmCell cell_;
   const kernels::GemmKernel* gemm_;
+  const LstmCell cell_;
   std::vector<GateWeights> packed_;  // per direction, when W and R are constants
 };
 
@@ -227,7 +235,7 @@ class LstmOp final : public Op {
     const std::string direction = node.attrs.get_string("direction", "forward");
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
       throw OpError(
-          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", direction));
+          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", excerpt(direction)));
     p_.directions = direction == "bidirectional" ? 2 : 1;
     p_.reverse = direction == "reverse";
     p_.hidden_size = node.attrs.get_int("hidden_size", 0);
@@ -239,7 +247,7 @@ class LstmOp final : public Op {
     if (!defaults)
       throw UnsupportedError(
           fmt::format("activations [{}]: only the default Sigmoid, Tanh, Tanh (per direction) is implemented",
-                      fmt::join(acts, ", ")));
+                      excerpt(fmt::format("{}", fmt::join(acts, ", ")))));
     if (node.attrs.has("clip")) {
       const double clip = node.attrs.get_float("clip", 0.0);
       if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));
@@ -273,7 +281,7 @@ class LstmOp final : public Op {
 
   OpCost cost(const OpSignature& sig) const override {
     const LstmGeometry g = geometry(sig.inputs);
-    const LstmCell cell(cell_config(p_, g, nullptr));
+    const LstmCell cell(cell_config(p_, g, nullptr, nullptr));
     // Every row is counted for every step: sequence_lens may be known only at run
     // time, and the gate matmuls run on the whole batch anyway.
     const CostExpr row_steps = CostExpr::of("seq", g.seq) * CostExpr::of("batch", g.batch) *
@@ -286,7 +294,7 @@ class LstmOp final : public Op {
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
-    return std::make_unique<LstmKernel>(p_, geometry(sig.inputs), sig, kernels::gemm_kernel(ctx.isa), ctx.num_threads);
+    return std::make_unique<LstmKernel>(p_, geometry(sig.inputs), sig, ctx.isa, ctx.num_threads);
   }
 
  private:
@@ -314,12 +322,13 @@ class LstmOp final : public Op {
     if (r[2] != g.hidden)
       throw OpError(
           fmt::format("attribute 'hidden_size' is {} but R {} has hidden size {}", g.hidden, shape_str(r), r[2]));
-    const int64_t dirs = g.directions, hidden = g.hidden;
-    expect_shape(in, kW, "W", {dirs, 4 * hidden, g.input_size}, "[directions, 4*hidden, input]");
-    expect_shape(in, kR, "R", {dirs, 4 * hidden, hidden}, "[directions, 4*hidden, hidden]");
+    // R's dims fit int64, but 4 * hidden need not: a hidden size past 2^61 is refused here.
+    const int64_t dirs = g.directions, hidden = g.hidden, gates = checked_mul({4, hidden});
+    expect_shape(in, kW, "W", {dirs, gates, g.input_size}, "[directions, 4*hidden, input]");
+    expect_shape(in, kR, "R", {dirs, gates, hidden}, "[directions, 4*hidden, hidden]");
     g.weights_constant = in[kW].constant && in[kR].constant;
     g.has_bias = present(in, kB);
-    if (g.has_bias) expect_shape(in, kB, "B", {dirs, 8 * hidden}, "[directions, 8*hidden]");
+    if (g.has_bias) expect_shape(in, kB, "B", {dirs, checked_mul({8, hidden})}, "[directions, 8*hidden]");
     g.has_lengths = present(in, kSequenceLens);
     if (g.has_lengths) {
       expect_shape(in, kSequenceLens, "sequence_lens", {g.batch}, "[batch]");
@@ -332,7 +341,7 @@ class LstmOp final : public Op {
     g.has_initial_c = present(in, kInitialC);
     if (g.has_initial_c) expect_shape(in, kInitialC, "initial_c", state, state_layout);
     g.has_peephole = present(in, kP);
-    if (g.has_peephole) expect_shape(in, kP, "P", {dirs, 3 * hidden}, "[directions, 3*hidden]");
+    if (g.has_peephole) expect_shape(in, kP, "P", {dirs, checked_mul({3, hidden})}, "[directions, 3*hidden]");
     return g;
   }
 

@@ -15,8 +15,7 @@ enum Gate : int { kInput = 0, kOutput = 1, kForget = 2, kCell = 3 };
 
 // The vector kernels for the default activations (Sigmoid, Tanh); any other through
 // Activation::apply.
-void activate(const Activation& act, float* y, int64_t n) {
-  const kernels::VectorActivations& v = kernels::best_vector_activations();
+void activate(const kernels::VectorActivations& v, const Activation& act, float* y, int64_t n) {
   if (act.kind == ActivationKind::kSigmoid)
     v.sigmoid(y, n);
   else if (act.kind == ActivationKind::kTanh)
@@ -43,7 +42,7 @@ void finish_gate(const LstmCellConfig& c, const LstmCellWeights& w, int gate, co
       const float bound = *c.clip;
       for (int64_t j = 0; j < hidden; ++j) row[j] = std::clamp(row[j], -bound, bound);
     }
-    activate(act, row, hidden);
+    activate(*c.activations, act, row, hidden);
   }
 }
 
@@ -79,7 +78,7 @@ void emit_hidden(const LstmCellConfig& c, ActiveRows active, const float* o, int
     if (!active(b)) continue;
     float* hb = hidden + b * c.hidden_size;
     std::copy_n(cell + b * c.hidden_size, c.hidden_size, hb);
-    activate(c.h, hb, c.hidden_size);
+    activate(*c.activations, c.h, hb, c.hidden_size);
     const float* ob = o + b * ldo;
     for (int64_t j = 0; j < c.hidden_size; ++j) hb[j] *= ob[j];
   }
@@ -99,7 +98,7 @@ int64_t step_stride(const LstmCellConfig& c, int64_t width) {
 LstmPlan parse_lstm_plan(const std::string& name) {
   if (name == "minimal") return LstmPlan::kMinimal;
   if (name == "fused") return LstmPlan::kFused;
-  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", name));
+  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", excerpt(name)));
 }
 
 const char* lstm_plan_name(LstmPlan plan) {
@@ -107,13 +106,13 @@ const char* lstm_plan_name(LstmPlan plan) {
 }
 
 int64_t LstmCell::scratch_floats() const {
-  const int64_t bh = c_.batch * c_.hidden_size;
-  return c_.plan == LstmPlan::kMinimal ? 2 * bh : c_.seq_length * 4 * bh;
+  const int64_t bh = checked_mul({c_.batch, c_.hidden_size});
+  return c_.plan == LstmPlan::kMinimal ? checked_mul({2, bh}) : checked_mul({c_.seq_length, 4, bh});
 }
 
 int64_t LstmCell::gemm_scratch_floats(int threads) const {
   const int gate = c_.plan == LstmPlan::kMinimal ? static_cast<int>(kInput) : kAllGates;
-  const int64_t input_rows = c_.plan == LstmPlan::kMinimal ? c_.batch : c_.seq_length * c_.batch;
+  const int64_t input_rows = c_.plan == LstmPlan::kMinimal ? c_.batch : checked_mul({c_.seq_length, c_.batch});
   return gate_matmul_scratch_floats(*c_.gemm, c_.input_size, c_.hidden_size, gate, c_.weights_packed, input_rows,
                                     c_.batch, threads);
 }
@@ -237,7 +236,8 @@ std::vector<std::string> LstmCell::sub_steps() const {
 }
 
 std::vector<BufferSpan> LstmCell::buffers() const {
-  const int64_t bytes = 4 * c_.batch * c_.hidden_size;
+  const int64_t bytes = checked_mul({4, c_.batch, c_.hidden_size});
+  checked_mul({4, bytes});  // the buffers end at 4 * bytes: refused here if that overflows
   auto buffer = [](const char* name, int64_t offset, int64_t size, int first, int last) {
     return BufferSpan{name, {name}, offset, size, first, last};
   };
@@ -246,7 +246,7 @@ std::vector<BufferSpan> LstmCell::buffers() const {
             buffer("input_gate", 2 * bytes, bytes, 0, 4), buffer("forget_gate", 3 * bytes, bytes, 1, 2),
             buffer("cell_gate", 3 * bytes, bytes, 3, 4),  buffer("output_gate", 2 * bytes, bytes, 5, 6)};
   return {buffer("cell_state", 0, bytes, 0, 5), buffer("hidden_state", bytes, bytes, 0, 5),
-          buffer("gate_inputs", 2 * bytes, 4 * scratch_floats(), 0, 5)};
+          buffer("gate_inputs", 2 * bytes, checked_mul({4, scratch_floats()}), 0, 5)};
 }
 
 }  // namespace minfer

@@ -1,5 +1,5 @@
 // One LSTM time step by ONNX's equations (gate order i, o, f, c) under one of two memory
-// plans. "minimal" is seed 000's 1.4.2: four B x H buffers (C, H and two scratch) hold
+// plans (docs/lstm.md). "minimal": four B x H buffers (C, H and two scratch) hold
 // the state and every intermediate, and the gates are computed one after another, each
 // from its own products with X_t and H_t-1. "fused" trades memory for speed: before the
 // first step one GEMM projects the inputs of every step onto all four gates (a
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/activation.h"
+#include "ops/kernels/vector_activations.h"
 #include "ops/lstm_gate_matmul.h"
 #include "ops/op.h"
 #include "profiler/buffer_span.h"
@@ -33,6 +34,7 @@ struct LstmCellConfig {
   bool has_bias = false, has_peephole = false, input_forget = false;
   bool weights_packed = false;  // W and R are initializers, packed when the op binds
   const kernels::GemmKernel* gemm = nullptr;  // the GEMM micro-kernel the products run
+  const kernels::VectorActivations* activations = nullptr;  // the gates' sigmoid and tanh
   std::optional<float> clip;    // bounds every gate's input to [-clip, clip]
   Activation f{ActivationKind::kSigmoid}, g{ActivationKind::kTanh}, h{ActivationKind::kTanh};
 };
@@ -59,14 +61,16 @@ struct ActiveRows {
 class LstmCell {
  public:
   explicit LstmCell(const LstmCellConfig& config) : c_(config) {}
+  const LstmCellConfig& config() const { return c_; }
 
   // The workspace holds the state (C [B, H], then H [B, H]), the plan's scratch, then
   // the GEMM's packing scratch for the products' plain operands.
-  int64_t state_floats() const { return 2 * c_.batch * c_.hidden_size; }
+  // Sizes are checked products: X, W and R may be graph inputs of any shape that fits.
+  int64_t state_floats() const { return checked_mul({2, c_.batch, c_.hidden_size}); }
   int64_t scratch_floats() const;
   int64_t gemm_scratch_floats(int threads) const;
   int64_t workspace_floats(int threads) const {
-    return state_floats() + scratch_floats() + gemm_scratch_floats(threads);
+    return checked_add({state_floats(), scratch_floats(), gemm_scratch_floats(threads)});
   }
   float* cell_state(float* workspace) const { return workspace; }
   float* hidden_state(float* workspace) const { return workspace + c_.batch * c_.hidden_size; }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/kernels/threads.h"
+
 namespace minfer {
 
 GateWeights GateWeights::packed(const kernels::GemmKernel& kernel, const float* w, const float* r,
@@ -25,7 +27,7 @@ int64_t GateWeights::packed_bytes(const kernels::GemmKernel& kernel, int64_t inp
                                   bool per_gate) {
   const int64_t nr = kernel.nr, blocks = per_gate ? 4 : 1;
   const int64_t padded_cols = (gate_columns(hidden_size, per_gate ? 0 : kAllGates) + nr - 1) / nr * nr;
-  return blocks * 4 * padded_cols * (input_size + hidden_size);
+  return checked_mul({blocks, 4, padded_cols, checked_add({input_size, hidden_size})});
 }
 
 GateWeights GateWeights::plain(const kernels::GemmKernel& kernel, const float* w, const float* r, int64_t input_size,
@@ -57,10 +59,9 @@ kernels::GemmEpilogue bias_epilogue(const float* bias) {
 }
 
 // The products run between serial element-wise work, so their threads are woken afresh
-// every step; a sleeping OpenMP thread takes tens of microseconds to wake on a shared
-// machine, the time of about a million multiply-adds: smaller products stay on one thread.
-int threads_for(const RunContext& ctx, int64_t macs) {
-  return macs >= kMinMacsForThreads ? ctx.num_threads : 1;
+// every step.
+int threads_for(const RunContext& ctx, int64_t macs, int64_t columns) {
+  return kernels::threads_worth_starting(macs, columns, ctx.num_threads, kernels::Work::kBetweenSerialSteps);
 }
 
 }  // namespace
@@ -69,14 +70,14 @@ void input_matmul(const RunContext& ctx, const GateWeights& weights, int gate, c
                   int64_t rows, const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
   const int64_t cols = gate_columns(weights.hidden_size(), gate);
   kernels::gemm(rows, cols, weights.input_size(), 1.0f, kernels::GemmOperand(x, ldx), weights.input(gate), 0.0f, out,
-                ldo, bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * weights.input_size()), weights.kernel());
+                ldo, bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * weights.input_size(), cols), weights.kernel());
 }
 
 void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* h, int64_t rows,
                       const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
   const int64_t hidden = weights.hidden_size(), cols = gate_columns(hidden, gate);
   kernels::gemm(rows, cols, hidden, 1.0f, kernels::GemmOperand(h, hidden), weights.recurrent(gate), 1.0f, out, ldo,
-                bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * hidden), weights.kernel());
+                bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * hidden, cols), weights.kernel());
 }
 
 int64_t gate_matmul_scratch_floats(const kernels::GemmKernel& kernel, int64_t input_size, int64_t hidden_size, int gate,

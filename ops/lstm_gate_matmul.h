@@ -56,9 +56,6 @@ inline int64_t gate_columns(int64_t hidden_size, int gate) {
   return gate == kAllGates ? 4 * hidden_size : hidden_size;
 }
 
-// Products of fewer multiply-adds run on one thread whatever ctx.num_threads says.
-constexpr int64_t kMinMacsForThreads = int64_t{1} << 20;
-
 // out[rows, cols] = x[rows, D] * W^T + bias, over the columns of `gate`; x's rows are
 // `ldx` apart, out's `ldo`; bias (cols floats, or nullptr) runs in the GEMM's epilogue.
 void input_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* x, int64_t ldx,

@@ -16,7 +16,7 @@
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "ops/activation.h"
-#include "ops/kernels/isa.h"
+#include "profiler/isa.h"
 #include "ops/kernels/workspace.h"
 #include "profiler/cost.h"
 
@@ -68,7 +68,7 @@ struct RunContext {
 
 struct BindContext {
   int num_threads = 1;
-  kernels::Isa isa = kernels::active_isa();
+  Isa isa = active_isa();
 };
 
 // What the report shows about a bound kernel besides its cost.

@@ -19,7 +19,7 @@ class PadOp final : public Op {
     if (mode == "constant") mode_ = PadMode::kConstant;
     else if (mode == "reflect") mode_ = PadMode::kReflect;
     else if (mode == "edge") mode_ = PadMode::kEdge;
-    else throw UnsupportedError("attribute 'mode' has unsupported value '" + mode + "'");
+    else throw UnsupportedError("attribute 'mode' has unsupported value '" + excerpt(mode) + "'");
     pads_attr_ = node.attrs.get_ints("pads");
     value_attr_ = static_cast<float>(node.attrs.get_float("value", 0.0));
   }
@@ -36,7 +36,7 @@ class PadOp final : public Op {
       throw OpError(fmt::format("constant_value must be a scalar, got {}", shape_str(in[2].shape())));
     Shape y(x.size());
     for (size_t i = 0; i < x.size(); ++i) {
-      y[i] = x[i] + p[i] + p[i + x.size()];
+      y[i] = checked_add({x[i], p[i], p[i + x.size()]});
       if (y[i] <= 0) throw OpError(fmt::format("pads leave axis {} with size {}", i, y[i]));
       if (mode_ == PadMode::kReflect && (p[i] >= x[i] || p[i + x.size()] >= x[i]))
         throw OpError(fmt::format("reflect pads on axis {} must be smaller than its size {}", i, x[i]));

@@ -21,6 +21,20 @@ float nan_max(float acc, float v) {
   return acc < v || std::isnan(v) ? v : acc;
 }
 
+// The taps [begin, end) of k taps `d` apart, from `start`, that land in [0, limit): in
+// closed form, so a window far wider than its input (kernel_shape may reach 2^31 - 1)
+// costs only the taps that land, not a loop over all of them.
+struct Taps {
+  int64_t begin = 0, end = 0;
+  int64_t count() const { return end - begin; }
+};
+Taps taps_inside(int64_t start, int64_t k, int64_t d, int64_t limit) {
+  Taps t;
+  t.begin = start >= 0 ? 0 : (-start + d - 1) / d;
+  t.end = std::max(t.begin, start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d));
+  return t;
+}
+
 struct PoolGeometry {
   int64_t batch = 0, channels = 0, h = 0, w = 0, out_h = 0, out_w = 0;
   Window2d win;
@@ -39,6 +53,9 @@ class PoolKernel final : public Kernel {
       const int64_t last = start > g.w - 1 ? -1 : std::min(win.kw - 1, (g.w - 1 - start) / win.dw);
       columns_inside_.push_back(std::max<int64_t>(0, last - first + 1));
     }
+    // The window columns that land inside the input for some output column.
+    const int64_t last_start = (g.out_w - 1) * win.sw - win.pad_left;
+    column_taps_ = taps_inside(last_start, win.kw, win.dw, g.w + (g.out_w - 1) * win.sw);
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -46,7 +63,8 @@ class PoolKernel final : public Kernel {
     const PoolGeometry& g = g_;
     const int64_t planes = g.batch * g.channels;
     const int threads =
-        kernels::threads_worth_starting(num_elements(out[0].shape()) * g.win.kh * g.win.kw, planes, ctx.num_threads);
+        kernels::threads_worth_starting(num_elements(out[0].shape()) * g.win.kh * g.win.kw, planes, ctx.num_threads,
+                                        kernels::Work::kStreaming);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float* x = in[0].f32() + plane * g.h * g.w;
@@ -69,13 +87,11 @@ class PoolKernel final : public Kernel {
     for (int64_t oy = 0; oy < g.out_h; ++oy) {
       float* yr = y + oy * g.out_w;
       std::fill(yr, yr + g.out_w, kKind == PoolKind::kMax ? -std::numeric_limits<float>::infinity() : 0.0f);
-      int64_t rows = 0;  // window rows inside the input
-      for (int64_t ki = 0; ki < w.kh; ++ki) {
+      const Taps rows = taps_inside(oy * w.sh - w.pad_top, w.kh, w.dh, g.h);  // window rows inside the input
+      for (int64_t ki = rows.begin; ki < rows.end; ++ki) {
         const int64_t iy = oy * w.sh - w.pad_top + ki * w.dh;
-        if (iy < 0 || iy >= g.h) continue;
-        ++rows;
         const float* xr = x + iy * g.w;
-        for (int64_t kj = 0; kj < w.kw; ++kj) {
+        for (int64_t kj = column_taps_.begin; kj < column_taps_.end; ++kj) {
           const int64_t offset = kj * w.dw - w.pad_left;  // ix = ox * sw + offset
           const int64_t lo = offset >= 0 ? 0 : (-offset + w.sw - 1) / w.sw;
           const int64_t hi = std::min(g.out_w, g.w - 1 - offset < 0 ? 0 : (g.w - 1 - offset) / w.sw + 1);
@@ -87,7 +103,7 @@ class PoolKernel final : public Kernel {
       }
       if constexpr (kKind == PoolKind::kAverage) {
         for (int64_t ox = 0; ox < g.out_w; ++ox)
-          yr[ox] /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : rows * columns_inside_[ox]);
+          yr[ox] /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : rows.count() * columns_inside_[ox]);
       }
     }
   }
@@ -96,14 +112,9 @@ class PoolKernel final : public Kernel {
   // ceil_mode adds past it (ONNX and PyTorch agree on this).
   int64_t padded_count(int64_t oy, int64_t ox) const {
     const Window2d& w = g_.win;
-    auto extent = [](int64_t start, int64_t k, int64_t d, int64_t limit) {
-      int64_t n = 0;
-      for (int64_t i = 0; i < k; ++i)
-        if (start + i * d < limit) ++n;
-      return n;
-    };
-    const int64_t rows = extent(oy * w.sh - w.pad_top, w.kh, w.dh, g_.h + w.pad_bottom);
-    const int64_t cols = extent(ox * w.sw - w.pad_left, w.kw, w.dw, g_.w + w.pad_right);
+    // Taps inside [-pad_begin, size + pad_end): every window starts at -pad_begin or later.
+    const int64_t rows = taps_inside(oy * w.sh, w.kh, w.dh, g_.h + w.pad_top + w.pad_bottom).count();
+    const int64_t cols = taps_inside(ox * w.sw, w.kw, w.dw, g_.w + w.pad_left + w.pad_right).count();
     return rows * cols;
   }
 
@@ -111,6 +122,7 @@ class PoolKernel final : public Kernel {
   const PoolKind kind_;
   const bool count_include_pad_;
   std::vector<int64_t> columns_inside_;  // per output column: window columns inside the input
+  Taps column_taps_;                     // window columns inside the input for any output column
 };
 
 class PoolOp final : public Op {

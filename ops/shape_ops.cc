@@ -80,7 +80,7 @@ class ReshapeOp final : public SameDataOp {
       } else if (y[i] < 0) {
         throw OpError(fmt::format("shape entry {} is {}", i, y[i]));
       } else {
-        known *= y[i];
+        known = checked_mul({known, y[i]});
       }
     }
     const int64_t total = num_elements(x);

@@ -1,6 +1,7 @@
 #include "ops/window.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -17,7 +18,7 @@ WindowAttrs parse_window_attrs(const Attributes& attrs) {
   w.auto_pad = attrs.get_string("auto_pad", "NOTSET");
   w.ceil_mode = attrs.get_int("ceil_mode", 0) != 0;
   if (w.auto_pad != "NOTSET" && w.auto_pad != "SAME_UPPER" && w.auto_pad != "SAME_LOWER" && w.auto_pad != "VALID")
-    throw OpError("attribute 'auto_pad' has unknown value '" + w.auto_pad + "'");
+    throw OpError("attribute 'auto_pad' has unknown value '" + excerpt(w.auto_pad) + "'");
   return w;
 }
 
@@ -55,9 +56,22 @@ int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilati
 
 namespace {
 
-void check_positive(const std::vector<int64_t>& v, const char* name) {
-  for (int64_t x : v)
-    if (x <= 0) throw OpError(fmt::format("attribute '{}' must be positive, got {}", name, x));
+// The largest kernel size, stride, dilation or pad a window takes: 32 bits, far beyond
+// any real model. Within it a window position (an output index times the stride plus a
+// tap times the dilation) stays far inside int64, and so do the kernels' scratch sizes
+// (a strided row is kept as `stride` phases), which are computed with checked
+// arithmetic besides.
+constexpr int64_t kMaxWindowValue = INT32_MAX;
+
+// Every value in [min, kMaxWindowValue].
+void check_range(const std::vector<int64_t>& v, const char* name, int64_t min) {
+  for (int64_t x : v) {
+    if (x < min)
+      throw OpError(
+          fmt::format("attribute '{}' must {}, got {}", name, min > 0 ? "be positive" : "not be negative", x));
+    if (x > kMaxWindowValue)
+      throw OpError(fmt::format("attribute '{}' value {} is out of range (at most {})", name, x, kMaxWindowValue));
+  }
 }
 
 }  // namespace
@@ -75,11 +89,10 @@ Window2d resolve_window(const WindowAttrs& a, const Shape& spatial_in, const std
   std::vector<int64_t> s = sized(a.strides, rank, "strides", 1);
   std::vector<int64_t> d = sized(a.dilations, rank, "dilations", 1);
   std::vector<int64_t> p = sized(a.pads, 2 * rank, "pads", 0);
-  check_positive(k, "kernel_shape");
-  check_positive(s, "strides");
-  check_positive(d, "dilations");
-  for (int64_t x : p)
-    if (x < 0) throw OpError(fmt::format("attribute 'pads' must not be negative, got {}", x));
+  check_range(k, "kernel_shape", 1);
+  check_range(s, "strides", 1);
+  check_range(d, "dilations", 1);
+  check_range(p, "pads", 0);
 
   if (a.auto_pad == "VALID") {
     std::fill(p.begin(), p.end(), 0);

@@ -1,7 +1,8 @@
 // The loop that measures peak fp32 FLOP/s: independent FMA chains, enough of them to
 // cover the FMA latency on every pipe. Compiled once per instruction set
-// (fma_peak_<isa>.cc, each with its own compiler flags) and chosen at run time by
-// xsimd::dispatch over ProbeArchs, so one binary measures any x86-64 at its best.
+// (fma_peak_<isa>.cc, each with its own compiler flags) and chosen at run time for the
+// kernels' target (profiler/isa.h's active_isa(): the best the CPU runs unless
+// MINFER_ISA forces another), so the roof is what the kernels in use can reach.
 #pragma once
 
 #include <cstdint>
@@ -9,8 +10,6 @@
 #include <xsimd/xsimd.hpp>
 
 namespace minfer {
-
-using ProbeArchs = xsimd::arch_list<xsimd::avx512f, xsimd::fma3<xsimd::avx2>, xsimd::sse2>;
 
 struct FmaPeakKernel {
   // Zen 3 has 2 FMA pipes of latency 4 (8 chains in flight), Skylake-X 2 of latency 4;

@@ -1,11 +1,16 @@
 #include "profiler/machine_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "graph/errors.h"
+#include "graph/input_file.h"
+#include "graph/memory_limit.h"
+#include "graph/output_files.h"
 #include "profiler/cpu_info.h"
 #include "profiler/machine_probe.h"
 
@@ -15,11 +20,25 @@ using nlohmann::json;
 
 namespace {
 
+// More than any machine's entries take (a few hundred bytes per thread count): a file
+// that large is not a cache, and is not read into memory.
+constexpr uint64_t kMaxCacheBytes = 1 << 20;
+
 json read_cache(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return json::object();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return json::object();  // not probed yet
+  std::string text;
+  try {
+    const InputFile file(path);
+    if (file.size() > kMaxCacheBytes)
+      throw UsageError(fmt::format("machine cache {}: the file is {}, more than a machine cache holds", path,
+                                   format_bytes(static_cast<int64_t>(std::min<uint64_t>(file.size(), INT64_MAX)))));
+    text = file.read_all();
+  } catch (const FileError& e) {
+    throw UsageError(fmt::format("machine cache {}", e.what()));
+  }
   // A damaged cache is not an error: it is probed again and rewritten.
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   return j.is_object() ? j : json::object();
 }
 
@@ -33,13 +52,11 @@ json& object_at(json& parent, const std::string& key) {
 void write_cache(const std::string& path, const json& cache) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << cache.dump(2) << "\n";
-    if (!out) return;  // a cache that cannot be written costs a probe next time, nothing else
+  try {
+    write_files({{path, cache.dump(2) + "\n"}});
+  } catch (const UsageError&) {
+    // A cache that cannot be written costs a probe next time, nothing else.
   }
-  std::filesystem::rename(tmp, path, ec);
 }
 
 }  // namespace
@@ -68,6 +85,11 @@ json to_json(const MachineModel& m) {
 }
 
 MachineModel machine_model(const MachineOptions& o) {
+  // The command line checks these too; callers of the library (the Python module) get the same refusal here.
+  for (const auto& [name, value] :
+       {std::pair{"peak_gflops", o.peak_gflops}, std::pair{"bandwidth_gbs", o.bandwidth_gbs}})
+    if (value && !(*value > 0)) throw UsageError(fmt::format("{} must be positive, got {}", name, *value));
+  if (o.fma_units < 1) throw UsageError(fmt::format("fma_units must be at least 1, got {}", o.fma_units));
   const CpuInfo& cpu = cpu_info();
   const ProbeIsa isa = probe_isa();
   MachineModel m;
@@ -79,7 +101,9 @@ MachineModel machine_model(const MachineOptions& o) {
 
   const std::string machine_key = cpu.model + " / " + isa.name;
   const std::string threads_key = std::to_string(o.threads);
-  json cache = o.cache_file.empty() ? json::object() : read_cache(o.cache_file);
+  // Figures given by both flags need no cache, not even a readable one.
+  const bool cached = !o.cache_file.empty() && !(o.peak_gflops && o.bandwidth_gbs);
+  json cache = cached ? read_cache(o.cache_file) : json::object();
   json& entry = object_at(object_at(object_at(cache, "machines"), machine_key), threads_key);
   auto resolve = [&](const std::optional<double>& flag, const char* key, double (*probe)(int), const char* what,
                      double& value, std::string& source) {

@@ -1,12 +1,11 @@
 // What the roofline needs to know about the machine: peak fp32 FLOP/s and memory
 // bandwidth for the thread count in use, measured (machine_probe.h), cached, or given
-// by flags; beside them the theoretical peak by seed 001's formula.
+// by flags; beside them the theoretical peak by the formula in docs/profiling.md.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 namespace minfer {
 
@@ -51,7 +50,8 @@ struct MachineOptions {
 };
 
 // Flags first, then the cache (keyed by CPU model, instruction set and thread count),
-// then a probe whose results are written back to the cache.
+// then a probe whose results are written back to the cache. Throws UsageError for a
+// figure given that is not positive.
 MachineModel machine_model(const MachineOptions& options);
 
 // $XDG_CACHE_HOME/minfer/machine.json, else ~/.cache/minfer/machine.json; empty when

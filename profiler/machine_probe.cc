@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "profiler/isa.h"
 #include "profiler/run_profile.h"
 
 namespace minfer {
@@ -25,15 +26,28 @@ double best_seconds(double budget_s, F&& body) {
   return best;
 }
 
+// f(arch) for the probe's instruction set.
+template <class F>
+auto with_probe_arch(F&& f) {
+  switch (active_isa()) {
+    case Isa::kAvx512: return f(xsimd::avx512f{});
+    case Isa::kAvx2: return f(xsimd::fma3<xsimd::avx2>{});
+    case Isa::kScalar: break;
+  }
+  return f(xsimd::sse2{});
+}
+
 }  // namespace
 
 ProbeIsa probe_isa() {
-  return xsimd::dispatch<ProbeArchs>(ProbeIsaOf{})();
+  return with_probe_arch(ProbeIsaOf{});
 }
 
 double probe_peak_gflops(int threads) {
   volatile float sink = 0;  // keeps every thread's result, so no work is dropped
-  const auto kernel = [](int64_t iterations) { return xsimd::dispatch<ProbeArchs>(FmaPeakKernel{})(iterations); };
+  const auto kernel = [](int64_t iterations) {
+    return with_probe_arch([iterations](auto arch) { return FmaPeakKernel{}(arch, iterations); });
+  };
   // Passes of ~2 ms per thread: long against thread start-up, short against a
   // scheduler's time slice. Sized on one thread, so a thread waiting for a core cannot
   // make a pass look long enough.

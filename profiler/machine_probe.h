@@ -7,7 +7,9 @@
 
 namespace minfer {
 
-// The instruction set the FLOP/s probe runs on this CPU (the best of ProbeArchs it has).
+// The instruction set the FLOP/s probe runs: the kernels' target (active_isa()),
+// AVX-512F, AVX2+FMA, or for the scalar kernels SSE2, the x86-64 baseline they are
+// compiled for (the compiler may vectorise them with it, never with more).
 ProbeIsa probe_isa();
 
 // Best GFLOP/s of `threads` threads each running FmaPeakKernel.

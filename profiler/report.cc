@@ -95,6 +95,21 @@ json build_report(const ReportInput& in) {
     if (p.step >= 0) a["time_ms_after"] = op_stats[p.step].mean;
     passes.push_back(a);
   }
+  // Each pass as a whole: what its actions touched, before and after it. The changes add
+  // up: their sum over the passes is the model's cost after the passes minus before.
+  json by_pass = json::array();
+  for (const std::string& name : in.passes_run) {
+    Cost before, after;
+    int actions = 0;
+    for (const PassRecord& p : in.passes)
+      if (p.pass == name) {
+        before += p.before;
+        after += p.after;
+        ++actions;
+      }
+    by_pass.push_back(
+        {{"pass", name}, {"actions", actions}, {"cost_before", cost_json(before)}, {"cost_after", cost_json(after)}});
+  }
 
   json pairs = json::array();
   for (const SeparablePairRecord& p : in.separable_pairs) {
@@ -114,8 +129,8 @@ json build_report(const ReportInput& in) {
 
   json totals = {{"macs", total.macs},
                  {"flops", total.flops},
-                 {"params", in.params},
-                 {"weight_bytes", 4 * in.params},
+                 {"params", total.params},
+                 {"weight_bytes", 4 * total.params},
                  {"peak_activation_bytes", in.peak_activation_bytes},
                  {"naive_activation_bytes", in.naive_activation_bytes},
                  {"bytes_read", total.bytes_read},
@@ -139,13 +154,17 @@ json build_report(const ReportInput& in) {
         {"outputs", shapes_json(in.outputs)},
         {"nodes", in.ops.size()}}},
       {"threads", in.threads},
+      {"kernel_isa", in.kernel_isa},
       {"runs", latency.count},
       {"warmup_runs", in.warmup_runs},
       {"totals", totals},
       {"latency_ms", stats_json(latency)},
       {"ops", ops},
       {"passes",
-       {{"actions", passes}, {"cost_before", cost_json(in.cost_before_passes)}, {"cost_after", cost_json(total)}}},
+       {{"actions", passes},
+        {"by_pass", by_pass},
+        {"cost_before", cost_json(in.cost_before_passes)},
+        {"cost_after", cost_json(total)}}},
       {"memory_plan",
        {{"arena_bytes", in.peak_activation_bytes},
         {"naive_bytes", in.naive_activation_bytes},

@@ -29,17 +29,18 @@ struct NamedShape {
   Shape shape;
 };
 
-// One action of a graph pass, with the cost of the nodes before and of the result after.
+// One action of a graph pass, with the cost of its nodes in the graph just before that
+// pass and of its result just after it.
 struct PassRecord {
   std::string pass, action;
   std::vector<std::string> nodes;
   std::string result, reason;
   Cost before, after;
-  int step = -1;  // the op (index into ReportInput::ops) the action produced, or -1
+  int step = -1;  // the op (index into ReportInput::ops) that is the result, or -1
 };
 
 // A depthwise Conv feeding a pointwise Conv (possibly through BatchNormalization and
-// activations), next to the regular convolution it stands in for (seed 003).
+// activations), next to the regular convolution it stands in for (docs/cost-model.md).
 struct SeparablePairRecord {
   std::string depthwise, pointwise;
   std::vector<std::string> through;  // the nodes between them
@@ -53,15 +54,16 @@ struct ReportInput {
   std::string model_name, model_file;
   std::vector<NamedShape> inputs, outputs;
   int threads = 1;
+  std::string kernel_isa;  // the target every kernel ran (isa_name of active_isa())
   int warmup_runs = 0;
-  int64_t params = 0;  // distinct initializer elements the model reads
   int64_t peak_activation_bytes = 0;
   int64_t naive_activation_bytes = 0;
   int64_t lower_bound_bytes = 0;
-  std::vector<double> latency_ms;  // one per profiled run
-  std::vector<OpRecord> ops;       // in execution order
-  std::vector<BufferSpan> buffers;  // the activation arena's plan
-  std::vector<PassRecord> passes;
+  std::vector<double> latency_ms;       // one per profiled run
+  std::vector<OpRecord> ops;            // in execution order
+  std::vector<BufferSpan> buffers;      // the activation arena's plan
+  std::vector<std::string> passes_run;  // every pass that ran, in order
+  std::vector<PassRecord> passes;       // their actions, in order
   Cost cost_before_passes;
   std::vector<SeparablePairRecord> separable_pairs;
   // The machine the roofline is drawn for; without it the report has attained

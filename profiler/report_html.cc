@@ -61,6 +61,7 @@ std::string summary(const json& r) {
   out += row("outputs", named_shapes(m["outputs"]));
   out += row("nodes", std::to_string(m["nodes"].get<int64_t>()));
   out += row("threads", std::to_string(r["threads"].get<int>()));
+  out += row("kernels", escape_html(r["kernel_isa"].get<std::string>()));
   out += row("runs", fmt::format("{} (after {} warmup)", r["runs"].get<int64_t>(), r["warmup_runs"].get<int>()));
   out +=
       row("latency (ms)", fmt::format("mean {:.3f}, median {:.3f}, min {:.3f}, max {:.3f}, std {:.3f}, first {:.3f}",

@@ -22,20 +22,25 @@ std::string roofline_percent(const json& o) {
   return o.contains("roofline_fraction") ? fmt::format("{:.1f}%", 100.0 * o["roofline_fraction"].get<double>()) : "-";
 }
 
+// [cdf%] accumulates the [%] column down the table as it is sorted, as TensorFlow's
+// benchmark_model does: in run order that is the op's cdf_percent, in a top-N table the
+// share of the time the rows so far take.
 void op_table(std::string& out, const std::vector<const json*>& rows) {
   out += fmt::format(
       "{:>24} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9} {:>8} {:>8} "
       "{:>8} {:>7}  {:<16} {}\n",
       "[node type]", "[start]", "[first]", "[avg ms]", "[%]", "[cdf%]", "[mem KB]", "[MACs]", "[FLOPs]", "[params]",
       "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]", "[output shape]", "[Name]");
+  double cdf = 0;
   for (const json* op : rows) {
     const json& o = *op;
+    cdf += o["percent"].get<double>();
     const double bytes_kb = (o["bytes_read"].get<double>() + o["bytes_written"].get<double>()) / 1024.0;
     out += fmt::format(
         "{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
         "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7}  {:<16} {}\n",
         op_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
-        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), o["cdf_percent"].get<double>(),
+        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), cdf,
         o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
         with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(),
         o["gbytes_per_s"].get<double>(), roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]),
@@ -218,6 +223,7 @@ std::string format_text(const json& r) {
   out += fmt::format("Outputs:  {}\n", named_shapes(m["outputs"]));
   out += fmt::format("Nodes:    {}\n", m["nodes"].get<int64_t>());
   out += fmt::format("Threads:  {}\n", r["threads"].get<int>());
+  out += fmt::format("Kernels:  {}\n", r["kernel_isa"].get<std::string>());
   out += fmt::format("Runs:     {} (after {} warmup)\n\n", r["runs"].get<int64_t>(), r["warmup_runs"].get<int>());
   if (r.contains("classification")) {
     const json& c = r["classification"];

@@ -19,7 +19,8 @@ dir=build-asan/tests/fuzz
 status=0
 for name in "${harnesses[@]}"; do
   echo "fuzz_${name}: ${seconds} s"
-  "$dir/fuzz_${name}" -max_total_time="$seconds" -max_len=16384 -timeout=10 -print_final_stats=1 \
+  mapfile -t flags <"$dir/fuzz_${name}.flags"  # the suite's own flags (tests/fuzz/CMakeLists.txt)
+  "$dir/fuzz_${name}" -max_total_time="$seconds" "${flags[@]}" -print_final_stats=1 \
     -artifact_prefix="$dir/findings/${name}-" "$dir/corpus_${name}" "$dir/seeds_${name}" || status=1
 done
 exit $status

@@ -13,6 +13,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libonnx-testdata
   # reference models and outputs (PyTorch, ONNX, scikit-learn's digits), headless browser
   python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-sklearn chromium
+  # the Python module (python/) and its tests; pandas and matplotlib only for
+  # Report.to_pandas() and the example's plot, whose tests skip without them
+  pybind11-dev python3-dev python3-pytest python3-pandas python3-matplotlib
 )
 
 missing=()

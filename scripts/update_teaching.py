@@ -13,10 +13,18 @@ must hold whatever the machine:
     fact: 924,844,032      (must be in the command's output and in the prose around it)
     expect: conv_1+bn_1    (must be in the command's output)
     expect-re: BatchNormalization\\s+27\\s+0     (a regular expression the output must match)
+    range: ^peak activation bytes\\s+([\\d,]+) => 9,633,792..13,000,000
+                           (the number each group captures lies in its range; ranges ';'-separated)
+    isa-fact: avx2 3,133,504  (in the output of the command run with MINFER_ISA=avx2, and in the
+                           prose; skipped, saying so, on a CPU that cannot run that set)
     -->
 
 Whitespace runs count as one space when matching `fact` and `expect`, so column widths
 do not matter. Timings are never checked: they change with the machine and the kernels.
+Nor are bytes that include the kernels' scratch (arena, peak activation bytes): its size
+follows the kernel's register tile, so the instruction set. The doc states those by
+relation (`range`, a backreference such as arena = lower bound) or per instruction set
+(`isa-fact`).
 
     scripts/update_teaching.py                 # rerun every command, rewrite the outputs
     scripts/update_teaching.py --check         # rerun, check exit codes and facts; no writes
@@ -26,6 +34,7 @@ build given by --bin_dir (default: build/bench).
 """
 import argparse
 import datetime
+import json
 import os
 import platform
 import re
@@ -42,8 +51,17 @@ MACHINE = re.compile(r"(<!-- teaching-machine -->\n)[^\n]*\n")
 BANNER = re.compile(r"^={5,} (.*) ={5,}$")
 
 
+def number(text):
+    return float(text.replace(",", ""))
+
+
+def show(x):
+    return f"{x:,.0f}" if x.is_integer() else f"{x:g}"
+
+
 def parse_spec(text):
-    spec = {"sections": None, "head": {}, "tail": {}, "fact": [], "expect": [], "expect-re": []}
+    spec = {"sections": None, "head": {}, "tail": {}, "fact": [], "expect": [], "expect-re": [], "range": [],
+            "isa-fact": []}
     for line in text.strip().splitlines():
         key, _, value = line.partition(":")
         key, value = key.strip(), value.strip()
@@ -54,6 +72,15 @@ def parse_spec(text):
             spec[key][title.strip() or None] = int(count)
         elif key in ("fact", "expect", "expect-re"):
             spec[key].append(value)
+        elif key == "range":
+            pattern, _, ranges = value.rpartition(" => ")
+            bounds = [tuple(number(b) for b in r.strip().split("..")) for r in ranges.split(";")]
+            if not pattern or any(len(b) != 2 for b in bounds) or re.compile(pattern).groups != len(bounds):
+                raise ValueError(f"range needs 'REGEX => LO..HI; ...', one range per group: {line}")
+            spec["range"].append((pattern, bounds))
+        elif key == "isa-fact":
+            isa, _, fact = value.partition(" ")
+            spec["isa-fact"].append((isa, fact.strip()))
         else:
             raise ValueError(f"unknown teaching key '{key}' in: {line}")
     return spec
@@ -93,15 +120,58 @@ def squash(text):
     return re.sub(r"[ \t]+", " ", text)
 
 
-def run(command, bin_dir):
+def run(command, bin_dir, isa=None):
+    """Runs the command; with `isa`, under MINFER_ISA=isa (profiler/isa.h)."""
     argv = shlex.split(command)
     if argv[0].startswith("build/bench/"):
         argv[0] = os.path.join(bin_dir, argv[0][len("build/bench/"):])
-    result = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    env = dict(os.environ, MINFER_ISA=isa) if isa else None
+    result = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, env=env)
     return result.returncode, result.stdout, result.stderr
 
 
-def machine_line():
+def range_problems(out, spec):
+    problems = []
+    for pattern, bounds in spec["range"]:
+        m = re.search(pattern, out, re.M)
+        if not m:
+            problems.append(f"/{pattern}/ does not match the output")
+            continue
+        for group, (low, high) in zip(m.groups(), bounds):
+            if not low <= number(group) <= high:
+                problems.append(f"/{pattern}/: {group} is outside {show(low)}..{show(high)}")
+    return problems
+
+
+def isa_fact_problems(command, spec, bin_dir, prose):
+    """Each instruction set's facts, from the command run under it; notes the sets skipped."""
+    problems, notes = [], []
+    for isa in dict.fromkeys(isa for isa, _ in spec["isa-fact"]):
+        code, out, err = run(command, bin_dir, isa)
+        if code != 0 and "cannot run it" in err:
+            notes.append(f"  isa-fact {isa}: skipped, {err.strip()}")
+            continue
+        if code != 0:
+            problems.append(f"MINFER_ISA={isa}: exit code {code}: {err.strip()}")
+            continue
+        for fact_isa, fact in spec["isa-fact"]:
+            if fact_isa != isa:
+                continue
+            if squash(fact) not in squash(out):
+                problems.append(f"fact '{fact}' is not in the output with MINFER_ISA={isa}")
+            if squash(fact) not in prose:
+                problems.append(f"fact '{fact}' ({isa}) is not stated in the text")
+    return problems, notes
+
+
+def kernel_isa(bin_dir):
+    """The instruction set the engine's kernels run here (the report's kernel_isa)."""
+    code, out, _ = run("build/bench/engine_bench --model models/small_cnn.json --num_runs 1 --warmup_runs 0 "
+                       "--format json --peak_gflops 1 --bandwidth_gbs 1", bin_dir)
+    return json.loads(out)["kernel_isa"] if code == 0 else "unknown"
+
+
+def machine_line(isa):
     cpu = platform.processor() or "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
@@ -109,9 +179,9 @@ def machine_line():
     except (OSError, StopIteration):
         pass
     load = os.getloadavg()[0]
-    return (f"Outputs below: {cpu}, {os.cpu_count()} logical CPUs, one thread, load average {load:.1f} when "
-            f"generated ({datetime.date.today()}, scripts/update_teaching.py). Times vary from run to run and "
-            f"machine to machine.\n")
+    return (f"Outputs below: {cpu}, {isa} kernels, {os.cpu_count()} logical CPUs, one thread, load average "
+            f"{load:.1f} when generated ({datetime.date.today()}, scripts/update_teaching.py). Times vary from run "
+            f"to run and machine to machine.\n")
 
 
 def prose_of(doc):
@@ -154,6 +224,11 @@ def main():
         for pattern in spec["expect-re"]:
             if not re.search(pattern, out, re.M):
                 problems.append(f"/{pattern}/ does not match the output")
+        problems += range_problems(out, spec)
+        isa_problems, notes = isa_fact_problems(command, spec, args.bin_dir, prose)
+        problems += isa_problems
+        for note in notes:
+            print(note, flush=True)
         failures += [f"{command}: {p}" for p in problems]
         failed_blocks += bool(problems)
         pieces.append(doc[last:m.start("output")])
@@ -164,7 +239,8 @@ def main():
     for f in failures:
         print("FAILED: " + f, file=sys.stderr)
     if not args.check and not failures:
-        updated = MACHINE.sub(lambda m: m.group(1) + machine_line(), "".join(pieces))
+        line = machine_line(kernel_isa(args.bin_dir))
+        updated = MACHINE.sub(lambda m: m.group(1) + line, "".join(pieces))
         with open(args.doc, "w") as f:
             f.write(updated)
         print(f"rewrote {len(blocks)} outputs in {os.path.relpath(args.doc, ROOT)}")

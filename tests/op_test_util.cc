@@ -39,6 +39,16 @@ Graph single_op_graph(const std::string& op_type, const std::vector<TestTensor>&
   return g;
 }
 
+std::string compile_error(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs,
+                          int num_outputs) {
+  try {
+    compile(single_op_graph(op_type, inputs, std::move(attrs), num_outputs));
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs, int num_outputs,
                 int threads) {
   CompileOptions options;

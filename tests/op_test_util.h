@@ -46,6 +46,11 @@ inline std::vector<float> float_values(const Tensor& t) {
   return {v.begin(), v.end()};
 }
 
+// The message compiling single_op_graph(...) is refused with (a ModelError), or "" when
+// it compiles.
+std::string compile_error(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {},
+                          int num_outputs = 1);
+
 // Max |a - b| / (1 + |b|) over equal-sized vectors.
 double max_rel_error(const std::vector<float>& a, const std::vector<float>& b);
 

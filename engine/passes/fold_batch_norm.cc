@@ -10,6 +10,8 @@ PassLog fold_batch_norm(CompileGraph& g) {
   PassLog log{"fold_bn", {}};
   TensorUses uses(g);
   std::vector<bool> removed(g.size(), false);
+  // A producer's "folded" action, which a second affine folding into it (BN after BN) extends.
+  std::vector<int> action_of(g.size(), -1);
   for (size_t i = 0; i < g.size(); ++i) {
     if (!g.op(i).traits().channel_affine) continue;
     const Node bn = g.node(i);
@@ -22,6 +24,10 @@ PassLog fold_batch_norm(CompileGraph& g) {
     }
     const size_t producer = p->second;
     const Node& pn = g.node(producer);
+    if (g.is_graph_output(bn.inputs[0])) {
+      keep(fmt::format("the output of '{}' is a graph output", pn.name));
+      continue;
+    }
     if (!uses.read_once(g, bn.inputs[0])) {
       keep(fmt::format("the output of '{}' is also read elsewhere", pn.name));
       continue;
@@ -38,7 +44,7 @@ PassLog fold_batch_norm(CompileGraph& g) {
       keep(fmt::format("it follows '{}' ({}), {}", pn.name, pn.op_type, fold.blocker));
       continue;
     }
-    const Cost before = [&] { Cost c = g.cost(producer); c += bn_cost; return c; }();
+    const Cost producer_cost = g.cost(producer);
     const std::string w = g.unique_name(pn.name + ".W_folded"), b = g.unique_name(pn.name + ".B_folded");
     g.add_constant(w, std::move(fold.folded->weights));
     g.add_constant(b, std::move(fold.folded->bias));
@@ -55,6 +61,17 @@ PassLog fold_batch_norm(CompileGraph& g) {
     if (fold.folded->attributes) g.set_attributes(producer, std::move(*fold.folded->attributes));
     uses.producer[bn.outputs[0]] = producer;
     removed[i] = true;
+    if (action_of[producer] >= 0) {
+      PassAction& a = log.actions[static_cast<size_t>(action_of[producer])];
+      a.nodes.push_back(bn.name);
+      a.result = merged;
+      a.before += bn_cost;
+      a.after = g.cost(producer);
+      continue;
+    }
+    action_of[producer] = static_cast<int>(log.actions.size());
+    Cost before = producer_cost;
+    before += bn_cost;
     log.actions.push_back({"folded", nodes, merged, "", before, g.cost(producer)});
   }
   g.remove_nodes(removed);

@@ -3,10 +3,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cassert>
 
 #include "ops/kernels/padded_rows.h"
 #include "ops/kernels/threads.h"
+#include "ops/kernels/workspace.h"
 
 namespace minfer::kernels {
 namespace {
@@ -15,23 +15,19 @@ namespace {
 // + k rows the windows cover, each of `stride` phases.
 int64_t scratch_floats(const DepthwiseKernel& k, const ConvGeometry& s) {
   const int64_t phase_len = padded_phase_len(s.out_w, k.lanes, k.kernel_size, 1, k.stride);
-  return ((s.out_h - 1) * k.stride + k.kernel_size) * k.stride * phase_len;
+  return checked_mul({checked_add({checked_mul({s.out_h - 1, k.stride}), k.kernel_size}), k.stride, phase_len});
 }
 
 int threads_for(const ConvGeometry& s, int64_t batch, int threads) {
-  const int64_t macs = batch * s.cout * s.out_h * s.out_w * s.win.kh * s.win.kw;
-  return threads_worth_starting(macs, batch * s.cout, threads);
+  const int64_t macs = checked_mul({batch, s.cout, s.out_h, s.out_w, s.win.kh, s.win.kw});
+  return threads_worth_starting(macs, batch * s.cout, threads, Work::kStreaming);
 }
 
 }  // namespace
 
 std::span<const DepthwiseKernel> depthwise_kernels(Isa isa) {
-  switch (isa) {
-    case Isa::kScalar: return depthwise_kernels_scalar;
-    case Isa::kAvx2: return depthwise_kernels_avx2;
-    case Isa::kAvx512: return depthwise_kernels_avx512;
-  }
-  return {};
+  return per_isa<std::span<const DepthwiseKernel>>(isa, depthwise_kernels_scalar, depthwise_kernels_avx2,
+                                                   depthwise_kernels_avx512);
 }
 
 const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa) {
@@ -45,7 +41,7 @@ const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa) {
 
 int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch,
                                    int threads) {
-  return scratch_floats(k, s) * threads_for(s, batch, threads);
+  return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
 }
 
 void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
@@ -53,9 +49,9 @@ void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t b
                       const Activation& act) {
   const int64_t planes = batch * s.cin;
   const int64_t scratch = scratch_floats(k, s);
+  require_workspace(workspace, scratch, "depthwise convolution");  // one thread's share, at least
   const int team = static_cast<int>(
       std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
-  assert(team >= 1);
   const DepthwiseJob job{&s, x, weights, bias, &act, y};
   // Each thread a contiguous run of planes, fixed by the team size alone.
 #pragma omp parallel num_threads(team) if (team > 1)

@@ -14,7 +14,7 @@
 #include <span>
 
 #include "ops/activation.h"
-#include "ops/kernels/isa.h"
+#include "profiler/isa.h"
 #include "ops/reference/conv2d.h"
 
 namespace minfer::kernels {
@@ -41,7 +41,7 @@ struct DepthwiseKernel {
 
 // The kernel for s on target isa, or nullptr when s is not a case the direct kernels
 // cover (or the CPU cannot run isa): the caller then runs the reference.
-const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa = best_isa());
+const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa = active_isa());
 
 // Floats of workspace depthwise_conv2d needs for `batch` images with up to `threads`
 // threads (a smaller workspace runs fewer threads).

@@ -3,35 +3,33 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cassert>
 
 #include "ops/kernels/padded_rows.h"
 #include "ops/kernels/threads.h"
+#include "ops/kernels/workspace.h"
 
 namespace minfer::kernels {
 namespace {
 
 // Floats of the padded input rows one output row reads: cin * kh rows of `stride` phases.
+// Checked: a stride far beyond the input makes a row long (compile refuses what does not
+// fit instead of a wrapped size reaching the kernel).
 int64_t scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
   const Window2d& w = s.win;
-  return s.cin * w.kh * w.sw * padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw);
+  return checked_mul({s.cin, w.kh, w.sw, padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw)});
 }
 
 int threads_for(const ConvGeometry& s, int64_t batch, int threads) {
-  const int64_t macs = batch * s.cout * s.out_h * s.out_w * s.cin * s.win.kh * s.win.kw;
-  return threads_worth_starting(macs, batch * s.out_h, threads);
+  const int64_t macs = checked_mul({batch, s.cout, s.out_h, s.out_w, s.cin, s.win.kh, s.win.kw});
+  return threads_worth_starting(macs, batch * s.out_h, threads, Work::kStreaming);
 }
 
 }  // namespace
 
 const DirectConvKernel* direct_conv_kernel(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;
-  switch (isa) {
-    case Isa::kScalar: return &direct_conv_f32_4x4_scalar;
-    case Isa::kAvx2: return &direct_conv_f32_4x24_avx2;
-    case Isa::kAvx512: return &direct_conv_f32_4x48_avx512;
-  }
-  return nullptr;
+  return per_isa<const DirectConvKernel*>(isa, &direct_conv_f32_4x4_scalar, &direct_conv_f32_4x24_avx2,
+                                          &direct_conv_f32_4x48_avx512);
 }
 
 const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) {
@@ -41,7 +39,7 @@ const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) 
 
 int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch,
                                      int threads) {
-  return scratch_floats(k, s) * threads_for(s, batch, threads);
+  return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
 }
 
 void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
@@ -49,9 +47,9 @@ void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t bat
                    const Activation& act) {
   const int64_t rows = batch * s.out_h, in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
   const int64_t scratch = scratch_floats(k, s);
+  require_workspace(workspace, scratch, "direct convolution");  // one thread's share, at least
   const int team = static_cast<int>(
       std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
-  assert(team >= 1);
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t n = i / s.out_h;

@@ -15,7 +15,7 @@
 #include <span>
 
 #include "ops/activation.h"
-#include "ops/kernels/isa.h"
+#include "profiler/isa.h"
 #include "ops/reference/conv2d.h"
 
 namespace minfer::kernels {
@@ -48,7 +48,7 @@ struct DirectConvKernel {
 // The kernel for s on target isa, or nullptr when s is not a case it is chosen for
 // (group 1, at most kDirectConvMaxCin input channels, kernel width up to 16) or the CPU
 // cannot run isa.
-const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa = best_isa());
+const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa = active_isa());
 
 // The kernel of one target whatever the shape, for tests and benchmarks (nullptr if the
 // CPU cannot run it).

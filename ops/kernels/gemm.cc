@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "ops/kernels/gemm_pack.h"
+#include "ops/kernels/threads.h"
 
 namespace minfer::kernels {
 namespace {
@@ -20,8 +21,6 @@ int64_t ceil_div(int64_t x, int64_t r) {
   return (x + r - 1) / r;
 }
 
-// Below this many multiply-adds per thread, starting a thread costs more than it saves.
-constexpr int64_t kMinMacsPerThread = int64_t{1} << 17;
 // Packing a float costs about as much time as this many multiply-adds in the kernel.
 constexpr int64_t kPackCostInMacs = 8;
 
@@ -61,8 +60,7 @@ int64_t part_begin(int64_t tiles, int parts, int p) {
 Partition choose_partition(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool a_packed,
                            bool b_packed) {
   const int64_t m_tiles = ceil_div(m, kernel.mr), n_tiles = ceil_div(n, kernel.nr);
-  const int max_threads =
-      static_cast<int>(std::clamp<int64_t>(m * n * std::max<int64_t>(k, 1) / kMinMacsPerThread, 1, threads));
+  const int max_threads = threads_worth_starting(m * n * std::max<int64_t>(k, 1), m_tiles * n_tiles, threads, Work::kDense);
   Partition best;
   int64_t best_cost = std::numeric_limits<int64_t>::max();
   for (int t = 1; t <= max_threads; ++t) {
@@ -179,26 +177,19 @@ const GemmKernel& kernel_of(int64_t m, int64_t n, int64_t k, const GemmOperand& 
 
 }  // namespace
 
+const GemmKernel& active_gemm_kernel() {
+  return *gemm_kernel_for(active_isa());
+}
+
 const GemmKernel* gemm_kernel_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;
-  switch (isa) {
-    case Isa::kScalar: return &gemm_f32_4x8_scalar;
-    case Isa::kAvx2: return &gemm_f32_6x16_avx2;
-    case Isa::kAvx512: return &gemm_f32_12x32_avx512;
-  }
-  return nullptr;
+  return per_isa<const GemmKernel*>(isa, &gemm_f32_4x8_scalar, &gemm_f32_6x16_avx2, &gemm_f32_12x32_avx512);
 }
 
 const GemmKernel& gemm_kernel(Isa isa) {
   const GemmKernel* k = gemm_kernel_for(isa);
   if (!k) throw std::invalid_argument(std::string("gemm: this CPU cannot run ") + isa_name(isa));
   return *k;
-}
-
-std::vector<const GemmKernel*> runnable_gemm_kernels() {
-  std::vector<const GemmKernel*> kernels;
-  for (Isa isa : runnable_isas()) kernels.push_back(gemm_kernel_for(isa));
-  return kernels;
 }
 
 void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, int64_t i, int64_t j, int rows,

@@ -12,7 +12,6 @@
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
 #include "graph/aligned_buffer.h"
 #include "ops/activation.h"
@@ -25,8 +24,8 @@ namespace minfer::kernels {
 const GemmKernel* gemm_kernel_for(Isa isa);
 // The kernel of a target this CPU runs (ops pass BindContext::isa); throws otherwise.
 const GemmKernel& gemm_kernel(Isa isa);
-// Every kernel this CPU can run, best first.
-std::vector<const GemmKernel*> runnable_gemm_kernels();
+// gemm_kernel(active_isa()): for tests and benchmarks.
+const GemmKernel& active_gemm_kernel();
 
 // op(A) or op(B) packed once into the panels a kernel reads (weights packed in prepare()).
 // The packed copy depends on the kernel's register tile and K blocking, so a GEMM with a

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "ops/activation.h"
-#include "ops/kernels/isa.h"
+#include "profiler/isa.h"
 
 namespace minfer::kernels {
 

@@ -1,5 +1,6 @@
-// How many OpenMP threads a kernel starts: never more than asked for or than it has
-// independent pieces of work, and none that would get too little work to pay for waking.
+// How many OpenMP threads a kernel starts: the one threading policy of every kernel.
+// Never more than asked for or than there are independent pieces of work, and none that
+// would get too little work to pay for starting (or waking) it.
 #pragma once
 
 #include <algorithm>
@@ -7,11 +8,28 @@
 
 namespace minfer::kernels {
 
-// Below this many multiply-adds per thread, starting a thread costs more than it saves.
-inline constexpr int64_t kMinMacsPerThread = int64_t{1} << 15;
+// What a thread's multiply-adds cost decides how many it must get. Starting a thread
+// costs a few microseconds; each kind of work needs that many microseconds per thread:
+enum class Work {
+  kDense,      // GEMM-like products, tens of multiply-adds per ns per core: 2^17 per thread
+  kStreaming,  // few multiply-adds per byte (depthwise, direct convolution of few input
+               // channels, pooling, col2im), bound by memory: 2^15 per thread
+  kBetweenSerialSteps,  // products between serial element-wise work (an LSTM's steps):
+                        // their threads sleep in between and take tens of microseconds
+                        // to wake on a shared machine: 2^19 per thread
+};
 
-inline int threads_worth_starting(int64_t macs, int64_t work_items, int threads) {
-  const int64_t useful = std::min<int64_t>(work_items, std::max<int64_t>(1, macs / kMinMacsPerThread));
+inline constexpr int64_t min_macs_per_thread(Work work) {
+  switch (work) {
+    case Work::kDense: return int64_t{1} << 17;
+    case Work::kStreaming: return int64_t{1} << 15;
+    case Work::kBetweenSerialSteps: return int64_t{1} << 19;
+  }
+  return int64_t{1} << 17;
+}
+
+inline int threads_worth_starting(int64_t macs, int64_t work_items, int threads, Work work) {
+  const int64_t useful = std::min<int64_t>(work_items, std::max<int64_t>(1, macs / min_macs_per_thread(work)));
   return static_cast<int>(std::clamp<int64_t>(useful, 1, std::max(threads, 1)));
 }
 

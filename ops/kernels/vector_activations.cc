@@ -21,23 +21,12 @@ constinit const VectorActivations vector_activations_scalar = {"vector_activatio
 
 const VectorActivations* vector_activations_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;
-  switch (isa) {
-    case Isa::kScalar: return &vector_activations_scalar;
-    case Isa::kAvx2: return &vector_activations_avx2;
-    case Isa::kAvx512: return &vector_activations_avx512;
-  }
-  return nullptr;
+  return per_isa<const VectorActivations*>(isa, &vector_activations_scalar, &vector_activations_avx2,
+                                           &vector_activations_avx512);
 }
 
-const VectorActivations& best_vector_activations() {
-  static const VectorActivations* const best = vector_activations_for(best_isa());
-  return *best;
-}
-
-std::vector<const VectorActivations*> runnable_vector_activations() {
-  std::vector<const VectorActivations*> sets;
-  for (Isa isa : runnable_isas()) sets.push_back(vector_activations_for(isa));
-  return sets;
+const VectorActivations& active_vector_activations() {
+  return *vector_activations_for(active_isa());
 }
 
 }  // namespace minfer::kernels

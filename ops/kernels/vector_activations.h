@@ -3,9 +3,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
-#include "ops/kernels/isa.h"
+#include "profiler/isa.h"
 
 namespace minfer::kernels {
 
@@ -18,10 +17,8 @@ struct VectorActivations {
 
 // The set of target isa, or nullptr when this CPU cannot run it.
 const VectorActivations* vector_activations_for(Isa isa);
-// The set of best_isa().
-const VectorActivations& best_vector_activations();
-// Every set this CPU can run, best first: for tests and benchmarks.
-std::vector<const VectorActivations*> runnable_vector_activations();
+// The set of active_isa().
+const VectorActivations& active_vector_activations();
 
 // One per target, each in its own translation unit compiled with its ISA flags.
 extern const VectorActivations vector_activations_scalar;

@@ -11,14 +11,11 @@ import sys
 
 # Layer -> the layers its files may include (besides its own).
 ALLOWED = {
-    "io": set(),
-    "graph": {"io"},
-    "profiler": {"io", "graph"},
-    "ops": {"io", "graph", "profiler"},
-    "engine": {"io", "graph", "profiler", "ops"},
+    "graph": set(),
+    "profiler": {"graph"},
+    "ops": {"graph", "profiler"},
+    "engine": {"graph", "profiler", "ops"},
 }
-# The profiler renders plain data: of the IR it may see shapes and nothing else.
-PROFILER_GRAPH_HEADERS = {"graph/shape.h"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -37,8 +34,6 @@ def violations(root: pathlib.Path):
                     continue  # its own layer, or a library header
                 if top not in allowed:
                     yield f"{path.relative_to(root)}: includes {target} ({layer} must not depend on {top})"
-                elif layer == "profiler" and top == "graph" and target not in PROFILER_GRAPH_HEADERS:
-                    yield f"{path.relative_to(root)}: includes {target} (the profiler sees only graph/shape.h of the IR)"
 
 
 def main():

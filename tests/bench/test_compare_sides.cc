@@ -26,14 +26,14 @@ TEST(TakeCompareSides, TakesExactlyTheTwoArgumentsAfterCompare) {
 }
 
 TEST(ParseSide, OverridesTheRunWideSettings) {
-  SideSettings defaults{"m.json", "x:1,3,8,8", {}};
+  SideSettings defaults{"m.json", {{"x", {1, 3, 8, 8}}}, {}};
   defaults.options.num_threads = 2;
   defaults.options.passes.fold_bn = false;
   defaults.options.attribute_overrides.push_back({"ConvTranspose", "method", std::string("conv")});
 
   const SideSettings same = parse_side("A", "", defaults);
   EXPECT_EQ(same.model_path, "m.json");
-  EXPECT_EQ(same.input_shape, "x:1,3,8,8");
+  EXPECT_EQ(same.input_shapes, (std::map<std::string, Shape>{{"x", {1, 3, 8, 8}}}));
   EXPECT_EQ(same.options.num_threads, 2);
   EXPECT_FALSE(same.options.passes.fold_bn);
   EXPECT_EQ(same.options.attribute_overrides.size(), 1u);
@@ -43,7 +43,7 @@ TEST(ParseSide, OverridesTheRunWideSettings) {
                                     "--lstm_plan fused --input_shape 'x:2,3,8,8'",
                                     defaults);
   EXPECT_EQ(b.model_path, "other.onnx");
-  EXPECT_EQ(b.input_shape, "x:2,3,8,8");
+  EXPECT_EQ(b.input_shapes, (std::map<std::string, Shape>{{"x", {2, 3, 8, 8}}}));
   EXPECT_EQ(b.options.num_threads, 1);
   EXPECT_TRUE(b.options.passes.fold_bn);
   EXPECT_FALSE(b.options.passes.clean);
@@ -60,6 +60,12 @@ TEST(ParseSide, OverridesTheRunWideSettings) {
   EXPECT_THROW(parse_side("A", "--fold_bn", defaults), UsageError);
   EXPECT_THROW(parse_side("A", "--help", defaults), UsageError);
   EXPECT_THROW(parse_side("A", "--fold_bn 0", SideSettings{}), UsageError);  // no model anywhere
+  try {
+    parse_side("B", "--input_shape x:2,a", defaults);
+    ADD_FAILURE() << "a bad --input_shape was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--compare B '--input_shape x:2,a': --input_shape 'x:2,a': 'a' is not an integer");
+  }
 }
 
 TEST(RunInterleaved, AlternatesTheOrderEachTurn) {

@@ -66,7 +66,8 @@ TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
   // The Relus are fused (7 steps). The peak is at conv2: the image (kept for the next
   // run) 12,288 + pool1 8,192 + relu2 16,384 + the GEMM's scratch: the B panels of its one
   // k-block, K = 8*9 x N = 16*16 floats, plus 16 floats of alignment slack = 73,792 (its
-  // weights are packed at load, so no A scratch).
+  // weights are packed at load, so no A scratch). The same for every GEMM kernel (so under
+  // any MINFER_ISA): K fits one k-block of each, N is a multiple of each NR and below each nc.
   EXPECT_NE(plan.find("Arena: 110,656 bytes; lower bound (most bytes alive at one step) 110,656"), std::string::npos)
       << plan;
   EXPECT_NE(plan.find("12,288      0      6  #######  image"), std::string::npos) << plan;
@@ -142,7 +143,7 @@ TEST(EngineBenchCli, BadFlagsAreRefused) {
   const std::string missing = "/nonexistent/model.json";
   CommandResult r = run("--model " + missing);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.err, "engine_bench: " + missing + ": cannot open the file\n");
+  EXPECT_EQ(r.err, "engine_bench: " + missing + ": cannot open the file (No such file or directory)\n");
 }
 
 TEST(EngineBenchCli, RunsOnnxModelsAsNetJson) {

@@ -130,5 +130,31 @@ TEST(EngineCheckCli, PrintsOneLinePerCaseAndTheTotals) {
   EXPECT_EQ(r.err, "engine_check: /nonexistent: not a directory\n");
 }
 
+// A case is named after its directory however the path is spelt, so --filter and the
+// known-failures file see its name; a run that checks no case is an error, not a pass.
+TEST(EngineCheckCli, NamesCasesWhateverTheSpellingAndRefusesToCheckNothing) {
+  const fs::path root = temp_dir("names");
+  const fs::path one = write_case(root, "test_pass", {0, 2, 0, 4});
+  EXPECT_EQ(cli::case_name(one.string() + "/"), "test_pass");
+  EXPECT_EQ(cli::case_name(one / "."), "test_pass");
+  EXPECT_EQ(cli::case_name(one / ".." / "test_pass" / ""), "test_pass");
+  CommandResult r = run_command(kCheck + " --filter '^test_pass$' " + one.string() + "/");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "PASS test_pass\n1 passed, 0 failed, 0 skipped\n");
+  r = run_command("cd " + one.string() + " && " + kCheck + " .");
+  EXPECT_EQ(r.out, "PASS test_pass\n1 passed, 0 failed, 0 skipped\n");
+
+  r = run_command(kCheck + " --filter nothing " + root.string() + "/");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "engine_check: none of the 1 test cases matches --filter 'nothing'\n");
+  const fs::path empty = root / "empty";
+  fs::create_directories(empty);
+  r = run_command(kCheck + " " + empty.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "engine_check: no test case in " + empty.string() + "\n");
+}
+
 }  // namespace
 }  // namespace minfer::test

@@ -1,4 +1,4 @@
-// engine_bench reports exactly the seed notes' worked numbers (shared/seeds/000, 003) on
+// engine_bench reports exactly the worked numbers of the notes the project grew from (docs/cost-model.md's worked examples) on
 // the nets built from them (models/seed/), and the separable pair with its saving.
 #include <gtest/gtest.h>
 

@@ -50,6 +50,36 @@ class Trim(unittest.TestCase):
         self.assertEqual(spec["expect-re"], ["^x\\s+y$"])
         self.assertEqual(ut.squash("a   b\tc"), "a b c")
 
+    def test_ranges_bound_each_captured_number(self):
+        spec = ut.parse_spec("range: ^peak\\s+([\\d,]+)\\s+([\\d.]+) => 9,633,792..13,000,000; 1.6..1.7\n")
+        self.assertEqual(spec["range"], [("^peak\\s+([\\d,]+)\\s+([\\d.]+)", [(9633792, 13e6), (1.6, 1.7)])])
+        self.assertEqual(ut.range_problems("peak 12,767,296 1.630\n", spec), [])
+        self.assertEqual(ut.range_problems("peak 13,767,296 1.630\n", spec),
+                         ["/^peak\\s+([\\d,]+)\\s+([\\d.]+)/: 13,767,296 is outside 9,633,792..13,000,000"])
+        self.assertEqual(len(ut.range_problems("peak 12,767,296 1.71\n", spec)), 1)
+        self.assertEqual(ut.range_problems("other\n", spec), ["/^peak\\s+([\\d,]+)\\s+([\\d.]+)/ does not match the output"])
+        # One range per group.
+        with self.assertRaises(ValueError):
+            ut.parse_spec("range: ^peak ([\\d,]+) ([\\d,]+) => 1..2\n")
+        with self.assertRaises(ValueError):
+            ut.parse_spec("range: ^peak ([\\d,]+) 1..2\n")
+
+    def test_isa_facts_are_checked_under_their_instruction_set(self):
+        spec = ut.parse_spec("isa-fact: avx2 3,133,504\nisa-fact: avx512 2,359,360\nisa-fact: scalar 3,145,792\n")
+        outputs = {"avx2": (0, "conv:workspace 3,133,504\n", ""),
+                   "avx512": (1, "", "engine_bench: MINFER_ISA=avx512: this CPU cannot run it (runnable: scalar, avx2)\n"),
+                   "scalar": (0, "conv:workspace 9\n", "")}
+        run = ut.run
+        ut.run = lambda command, bin_dir, isa=None: outputs[isa]
+        try:
+            problems, notes = ut.isa_fact_problems("cmd", spec, "bin", "3,133,504 or 2,359,360")
+        finally:
+            ut.run = run
+        self.assertEqual(problems, ["fact '3,145,792' is not in the output with MINFER_ISA=scalar",
+                                    "fact '3,145,792' (scalar) is not stated in the text"])
+        self.assertEqual(notes, ["  isa-fact avx512: skipped, engine_bench: MINFER_ISA=avx512: this CPU cannot run it "
+                                 "(runnable: scalar, avx2)"])
+
     def test_prose_leaves_out_blocks_and_comments(self):
         doc = "Says 1,024.\n<!-- teaching\nfact: 7\n-->\n```console\n$ cmd\n7 and 9\n```\nThen 9.\n"
         self.assertEqual(ut.prose_of(doc), "Says 1,024.\n\n\nThen 9.\n")

@@ -236,7 +236,7 @@ TEST(ImageInput, BadImagesAreOneLineErrors) {
       [&] {
         image_to_tensor("/nonexistent.png", {1, 3, 4, 4}, Preprocess{});
       },
-      "/nonexistent.png: cannot read the image", "");
+      "/nonexistent.png: cannot open the file (No such file or directory)", "");
   const std::string good = write_png("good.png", 2, 2, test_pixels(2, 2));
   expect_usage_error(
       [&] {
@@ -252,6 +252,31 @@ TEST(ImageInput, BadImagesAreOneLineErrors) {
       },
       good, "preprocess 'mean' has 2 values, the input has 3 channels");
   for (const auto& p : {corrupt, text, good}) fs::remove(p);
+}
+
+TEST(ImageInput, AHeaderPastTheDecodersLimitsIsTooLargeNamingItsSize) {
+  // Once "unknown image type": stb_image refuses the header, then tries other formats.
+  auto be = [](uint32_t v, int bytes) {
+    std::string s;
+    for (int i = bytes - 1; i >= 0; --i) s += static_cast<char>(v >> (8 * i) & 0xFF);
+    return s;
+  };
+  const std::string png = std::string("\x89PNG\r\n\x1a\n") + be(13, 4) + "IHDR" + be(100000, 4) + be(100000, 4) +
+                          std::string("\x08\x02\0\0\0", 5) + be(0, 4);
+  // A baseline frame header (SOF0) of 3 components, 65535 x 65535.
+  const std::string jpeg = std::string("\xff\xd8\xff\xc0") + be(17, 2) + "\x08" + be(65535, 2) + be(65535, 2) +
+                           std::string("\x03\x01\x11\0\x02\x11\0\x03\x11\0\xff\xd9", 12);
+  struct Case {
+    std::string name, bytes, size;
+  };
+  for (const Case& c : {Case{"huge.png", png, "100000x100000"}, Case{"huge.jpg", jpeg, "65535x65535"}}) {
+    const auto* data = reinterpret_cast<const unsigned char*>(c.bytes.data());
+    expect_usage_error(
+        [&] {
+          image_to_tensor(std::span(data, c.bytes.size()), c.name, {1, 3, 4, 4}, Preprocess{}, int64_t{1} << 40);
+        },
+        c.name + ": cannot read the image (it is " + c.size + " pixels: too large to decode)", "");
+  }
 }
 
 TEST(TopClasses, HighestFirstTiesByIndexWithLabels) {

@@ -1,6 +1,9 @@
 // The greedy-by-size planner on hand-made lifetimes whose optimal layout is known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "engine/memory_planner.h"
 
 namespace minfer {
@@ -51,6 +54,57 @@ TEST(MemoryPlanner, AlignsEveryOffset) {
 TEST(MemoryPlanner, EmptyPlan) {
   std::vector<BufferSpan> none;
   EXPECT_EQ(plan_memory(none, 64), 0);
+}
+
+// The greedy-by-size rule written plainly: each buffer, largest first, at the lowest
+// offset clear of every already-placed buffer alive at the same time.
+std::vector<int64_t> plain_greedy(const std::vector<BufferSpan>& r) {
+  std::vector<size_t> order(r.size());
+  for (size_t i = 0; i < r.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return r[a].bytes != r[b].bytes ? r[a].bytes > r[b].bytes : r[a].first_step < r[b].first_step;
+  });
+  std::vector<int64_t> offsets(r.size(), -1);
+  auto size = [](int64_t b) { return (b + 63) / 64 * 64; };
+  for (size_t i : order) {
+    for (int64_t offset = 0;; offset += 64) {
+      bool clear = true;
+      for (size_t j = 0; j < r.size() && clear; ++j)
+        clear = offsets[j] < 0 || r[j].last_step < r[i].first_step || r[i].last_step < r[j].first_step ||
+                offsets[j] + size(r[j].bytes) <= offset || offset + size(r[i].bytes) <= offsets[j];
+      if (clear) {
+        offsets[i] = offset;
+        break;
+      }
+    }
+  }
+  return offsets;
+}
+
+// The planner only compares a buffer with those whose lifetimes overlap it (a lifetime
+// index): the plans are the plain rule's, and the lower bound the plain per-step maximum.
+TEST(MemoryPlanner, SameAsThePlainRuleOnRandomLifetimes) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int steps = 1 + static_cast<int>(rng() % 40);
+    std::vector<BufferSpan> r(1 + rng() % 30);
+    for (BufferSpan& b : r) {
+      b.bytes = 1 + static_cast<int64_t>(rng() % 6) * 40;  // few sizes: many ties
+      b.first_step = static_cast<int>(rng() % steps);
+      b.last_step = b.first_step + static_cast<int>(rng() % (trial % 2 ? 3 : steps));
+    }
+    plan_memory(r, 64);
+    ASSERT_EQ(offsets(r), plain_greedy(r)) << "trial " << trial;
+    expect_no_live_overlap(r);
+    int64_t best = 0;
+    for (int step = 0; step < 2 * steps; ++step) {
+      int64_t live = 0;
+      for (const BufferSpan& b : r)
+        if (b.first_step <= step && step <= b.last_step) live += (b.bytes + 63) / 64 * 64;
+      best = std::max(best, live);
+    }
+    EXPECT_EQ(live_bytes_lower_bound(r, 64), best);
+  }
 }
 
 }  // namespace

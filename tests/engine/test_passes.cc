@@ -153,7 +153,7 @@ TEST(FoldBatchNorm, KeepsWhatCannotBeFolded) {
   ASSERT_EQ(log.actions.size(), 1u);
   EXPECT_EQ(log.actions[0].action, "kept");
   EXPECT_EQ(log.actions[0].reason, "the output of 'conv' is also read elsewhere");
-  // BN after a Relu (seed 003: conv, ReLU, BN cannot fold).
+  // BN after a Relu (conv, ReLU, BN cannot fold: docs/teaching.md).
   Graph after_relu = conv_bn_relu(true);
   after_relu.nodes = {after_relu.nodes[0], {"relu", "Relu", {"c"}, {"r"}, {}}, after_relu.nodes[1]};
   after_relu.nodes[2].inputs[0] = "r";
@@ -295,6 +295,163 @@ TEST(FuseActivations, BundledCnnsKeepOutputsAndFlops) {
     EXPECT_EQ(fused->total_cost().macs, unfused->total_cost().macs);
     EXPECT_LT(fused->total_cost().bytes_read, unfused->total_cost().bytes_read);
   }
+}
+
+const std::string kModels = std::string(MINFER_SOURCE_DIR) + "/models/";
+
+// after - before of one cost field, summed over a pass's actions.
+int64_t change(const PassLog& p, int64_t Cost::*field) {
+  int64_t sum = 0;
+  for (const PassAction& a : p.actions) sum += a.after.*field - a.before.*field;
+  return sum;
+}
+
+const PassLog& pass_named(const CompiledModel& m, const std::string& name) {
+  for (const PassLog& p : m.pass_logs())
+    if (p.pass == name) return p;
+  throw std::logic_error("no pass " + name);
+}
+
+// Each pass's actions are costed on the graph as that pass found and left it, so a BN
+// folded and then fused is a fold that removed the BN's cost and a fusion that moved the
+// activation's FLOPs, and the passes' changes add up to the model's.
+TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
+  auto model = compile(load_model(kModels + "mobilenet_v1.json"));
+  const PassLog& fold = pass_named(*model, "fold_bn");
+  ASSERT_EQ(fold.actions.size(), 27u);
+  for (size_t i = 0; i < 27; ++i) {
+    EXPECT_EQ(fold.actions[i].action, "folded");
+    EXPECT_GT(fold.actions[i].after.macs, 0) << fold.actions[i].result;  // the Conv it became
+    EXPECT_EQ(fold.actions[i].after.macs, fold.actions[i].before.macs);
+  }
+  // 2 FLOPs per element of the 27 BN outputs; their 4 statistics per channel go, and each
+  // bias-less Conv gains a bias of one per channel.
+  EXPECT_EQ(change(fold, &Cost::flops), -10'085'376);
+  EXPECT_EQ(change(fold, &Cost::params), -32'832);
+  EXPECT_EQ(change(fold, &Cost::macs), 0);
+
+  const PassLog& fuse = pass_named(*model, "fuse");
+  ASSERT_EQ(fuse.actions.size(), 27u);
+  for (size_t i = 0; i < 27; ++i) {
+    EXPECT_EQ(fuse.actions[i].before.macs, fuse.actions[i].after.macs);  // before counts the Conv, not only the Relu
+    EXPECT_GT(fuse.actions[i].before.macs, 0) << fuse.actions[i].nodes[0];
+  }
+  EXPECT_EQ(change(fuse, &Cost::flops), 0);
+  EXPECT_EQ(change(fuse, &Cost::params), 0);
+  EXPECT_LT(change(fuse, &Cost::bytes_read), 0);
+
+  for (int64_t Cost::*field : {&Cost::macs, &Cost::flops, &Cost::params, &Cost::bytes_read, &Cost::bytes_written}) {
+    int64_t sum = 0;
+    for (const PassLog& p : model->pass_logs()) sum += change(p, field);
+    EXPECT_EQ(sum, model->total_cost().*field - model->cost_before_passes().*field);
+  }
+
+  // The JSON report's per-pass figures are the same.
+  Session s(model);
+  s.run();
+  const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
+  ASSERT_EQ(by_pass.size(), 4u);
+  EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
+  EXPECT_EQ(by_pass[2]["actions"], 27);
+  EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
+            -10'085'376);
+  EXPECT_EQ(by_pass[3]["pass"], "fuse");
+  EXPECT_EQ(by_pass[3]["cost_after"]["flops"], by_pass[3]["cost_before"]["flops"]);
+}
+
+// The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
+TEST(Passes, MobileNetV1BatchNormFlops) {
+  CompileOptions unfolded;
+  unfolded.passes.fold_bn = false;
+  auto model = compile(load_model(kModels + "mobilenet_v1.json"), unfolded);
+  int64_t flops = 0, count = 0;
+  for (const Step& s : model->steps())
+    if (s.op_type == "BatchNormalization") {
+      flops += s.cost.flops;
+      ++count;
+    }
+  EXPECT_EQ(count, 27);
+  EXPECT_EQ(flops, 10'085'376);
+}
+
+// A BN after a BN folds into the same Conv: one action naming all three nodes, costed
+// against the graph before the pass.
+TEST(FoldBatchNorm, TwoBatchNormsInARowAreOneAction) {
+  Graph g = conv_bn_relu(false);
+  g.nodes[1].outputs[0] = "n1";
+  add_bn(g, "bn2", "n1", "n", 4);
+  auto model = compile(g);
+  const PassLog& fold = pass_named(*model, "fold_bn");
+  ASSERT_EQ(fold.actions.size(), 1u);
+  EXPECT_EQ(fold.actions[0].nodes, (std::vector<std::string>{"conv", "bn", "bn2"}));
+  EXPECT_EQ(fold.actions[0].result, "conv+bn+bn2");
+  EXPECT_EQ(change(fold, &Cost::flops), -2 * (2 * 2 * 4 * 7 * 7));
+  EXPECT_EQ(model->steps()[0].name, "conv+bn+bn2+relu");
+  EXPECT_LT(test::max_rel_error(run_graph(g, true), run_graph(g, false)), 1e-5);
+}
+
+// A producer whose output is a graph output keeps it: no BN folds into it and no
+// activation fuses into it, or the graph output's value would change.
+TEST(Passes, NothingMergesIntoAProducerOfAGraphOutput) {
+  Graph g = conv_bn_relu(true);
+  g.outputs = {"c", "y"};  // the Conv's own output, before the BN
+  Graph folded = g;
+  const PassLog fold = apply(folded, fold_batch_norm);
+  ASSERT_EQ(fold.actions.size(), 1u);
+  EXPECT_EQ(fold.actions[0].action, "kept");
+  EXPECT_EQ(fold.actions[0].reason, "the output of 'conv' is a graph output");
+  EXPECT_EQ(folded.nodes.size(), 3u);
+  Graph conv_relu = g;
+  conv_relu.nodes.erase(conv_relu.nodes.begin() + 1);  // conv -> relu
+  conv_relu.nodes[1].inputs[0] = "c";
+  EXPECT_TRUE(apply(conv_relu, fuse_activations).actions.empty());
+  EXPECT_EQ(conv_relu.nodes.size(), 2u);
+  CompileOptions off;
+  off.passes = {false, false, false};
+  for (const Graph& graph : {g, conv_relu}) {
+    auto with = compile(graph), without = compile(graph, off);
+    for (const std::string& name : graph.outputs) {
+      Session a(with), b(without);
+      cli::fill_inputs_deterministic(a);
+      cli::fill_inputs_deterministic(b);
+      a.run();
+      b.run();
+      auto x = a.output(name), y = b.output(name);
+      EXPECT_EQ(std::vector<float>(x.begin(), x.end()), std::vector<float>(y.begin(), y.end())) << name;
+    }
+  }
+}
+
+// Identities listed after their readers, and a dead chain listed backwards: the passes
+// see the nodes in execution order (the compile graph sorts them), log their decisions
+// in that order and leave the same graph.
+TEST(Passes, IdentitiesAndDeadNodesInAnyOrder) {
+  Graph g;
+  g.source = "<order>";
+  g.inputs.push_back({"x", {4}});
+  g.nodes.push_back({"id3", "Identity", {"t2"}, {"y"}, {}});
+  g.nodes.push_back({"id2", "Identity", {"t1"}, {"t2"}, {}});
+  g.nodes.push_back({"relu", "Relu", {"t0"}, {"t1"}, {}});
+  g.nodes.push_back({"id1", "Identity", {"x"}, {"t0"}, {}});
+  g.nodes.push_back({"dead2", "Relu", {"d1"}, {"d2"}, {}});
+  g.nodes.push_back({"dead1", "Relu", {"t1"}, {"d1"}, {}});
+  g.nodes.push_back({"dead3", "Relu", {"x"}, {"d3"}, {}});
+  g.outputs = {"y"};
+  PassLog log = apply(g, eliminate_identities);
+  ASSERT_EQ(log.actions.size(), 3u);
+  EXPECT_EQ(log.actions[0].nodes[0], "id1");
+  EXPECT_EQ(log.actions[2].nodes[0], "id3");
+  ASSERT_EQ(g.nodes.size(), 4u);
+  EXPECT_EQ(g.nodes[0].name, "relu");
+  EXPECT_EQ(g.nodes[0].inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"y"});
+  EXPECT_EQ(g.nodes[1].inputs, std::vector<std::string>{"y"});  // dead1 reads what relu writes
+  log = apply(g, eliminate_dead_nodes);
+  ASSERT_EQ(log.actions.size(), 3u);
+  EXPECT_EQ(log.actions[0].nodes[0], "dead3");  // the last-listed dead node first
+  EXPECT_EQ(log.actions[1].nodes[0], "dead2");
+  EXPECT_EQ(log.actions[2].nodes[0], "dead1");  // dead once dead2 has gone
+  EXPECT_EQ(g.nodes.size(), 1u);
 }
 
 }  // namespace

@@ -68,5 +68,94 @@ TEST(NetJsonLoader, EmptyOutputNameOmitsAnOptionalOutput) {
   EXPECT_EQ(lstm->outputs, (std::vector<std::string>{"", "lstm.Y_h"}));
 }
 
+// The message a document is refused with, or "" when it loads.
+std::string load_error(const std::string& text) {
+  try {
+    parse_netjson(text, "m.json", kModels);
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// A valid one-node model with `extra` members (", \"key\": value") at the top level.
+std::string relu_model(const std::string& extra = "") {
+  return R"({"inputs": [{"name": "x", "shape": [1, 4]}], "outputs": ["y"],
+             "nodes": [{"name": "relu", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}])" +
+         extra + "}";
+}
+
+TEST(NetJsonLoader, RefusesNestingDeeperThanTheLimitNamingWhere) {
+  // A million levels used to overflow the stack (the error message dumped the value).
+  const std::string million = std::string(1000000, '[') + std::string(1000000, ']');
+  std::string where = "version";  // quoted up to 60 characters
+  while (where.size() < 60) where += "[0]";
+  EXPECT_EQ(load_error(relu_model(R"(, "version": )" + million)),
+            "m.json: JSON nested more than 64 levels deep (at " + where.substr(0, 60) + "...)");
+  // The top-level object and 63 arrays are 64 levels: accepted; one more is refused.
+  auto doc_of_depth = [](int levels) {
+    return relu_model(R"(, "doc": )" + std::string(levels - 1, '[') + std::string(levels - 1, ']'));
+  };
+  EXPECT_EQ(load_error(doc_of_depth(64)), "");
+  EXPECT_NE(load_error(doc_of_depth(65)).find("JSON nested more than 64 levels deep (at doc[0]"), std::string::npos);
+}
+
+TEST(NetJsonLoader, RefusesDuplicateKeysInsteadOfKeepingTheLast) {
+  EXPECT_EQ(load_error(relu_model(R"(, "outputs": ["x"])")),
+            "m.json: key 'outputs' appears twice in the top level (JSON keys must be unique)");
+  EXPECT_EQ(load_error(relu_model(R"(, "initializers": {"w": {"shape": [1], "data": [1]},
+                                                        "w": {"shape": [1], "data": [2]}})")),
+            "m.json: key 'w' appears twice in initializers (JSON keys must be unique)");
+  const std::string attrs = R"({"inputs": [{"name": "x", "shape": [1, 1, 4, 4]}], "outputs": ["y", "z"], "nodes": [
+      {"name": "a", "op": "Relu", "inputs": ["x"], "outputs": ["y"]},
+      {"name": "pool", "op": "MaxPool", "inputs": ["x"], "outputs": ["z"],
+       "attrs": {"kernel_shape": [2, 2], "strides": [1, 1], "strides": [2, 2]}}]})";
+  EXPECT_EQ(load_error(attrs), "m.json: key 'strides' appears twice in nodes[1].attrs (JSON keys must be unique)");
+  // The same key in different objects is no duplicate.
+  EXPECT_EQ(load_error(relu_model(R"(, "preprocess": {"mean": [0.5]}, "doc": {"mean": 1})")), "");
+}
+
+TEST(NetJsonLoader, QuotesAtMostAShortPrefixOfAValue) {
+  std::string big = "[";
+  for (int i = 0; i < 100000; ++i) big += "1,";
+  big += "1]";
+  std::string prefix = "[";  // the excerpt: the first 60 characters, then "..."
+  while (prefix.size() < 60) prefix += prefix.size() % 2 ? "1" : ",";
+  EXPECT_EQ(load_error(relu_model(R"(, "version": )" + big)), "m.json: unsupported 'version' " + prefix + "...");
+  const std::string long_name = std::string(1000000, 'n');
+  EXPECT_EQ(load_error(relu_model(R"(, "name": [")" + long_name + R"("])")),
+            "m.json: name must be a string, got [\"" + std::string(58, 'n') + "...");
+}
+
+TEST(NetJsonLoader, ShowsIntegersBeyond64BitsAsWritten) {
+  // 2^64-1 used to read as -1 ("dimension -1 must be positive").
+  EXPECT_EQ(load_error(R"({"inputs": [{"name": "x", "shape": [1, 18446744073709551615]}], "outputs": ["x"],
+                           "nodes": []})"),
+            "m.json: input 'x': dimension 18446744073709551615 is beyond the range of 64-bit integers");
+  EXPECT_EQ(load_error(R"({"inputs": [{"name": "x", "shape": [1, 100000000000000000000000]}], "outputs": ["x"],
+                           "nodes": []})"),
+            "m.json: input 'x': dimension 1e+23 is beyond the range of 64-bit integers");
+  EXPECT_EQ(load_error(R"({"inputs": [{"name": "x", "shape": [1, 1, 4, 4]}], "outputs": ["y"], "nodes": [
+                             {"name": "pool", "op": "MaxPool", "inputs": ["x"], "outputs": ["y"],
+                              "attrs": {"kernel_shape": [2, 2], "strides": [1, 18446744073709551615]}}]})"),
+            "m.json: node 'pool' (MaxPool): attribute 'strides' value 18446744073709551615 is beyond the range of "
+            "64-bit integers");
+  EXPECT_EQ(load_error(R"({"inputs": [{"name": "x", "shape": [1, 1.5]}], "outputs": ["x"], "nodes": []})"),
+            "m.json: input 'x': dimension must be an integer, got 1.5");
+}
+
+TEST(NetJsonLoader, AGraphWithNoOutputsIsRefused) {
+  for (const char* nodes : {"[]", R"([{"name": "relu", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}])"}) {
+    const std::string text =
+        std::string(R"({"inputs": [{"name": "x", "shape": [1, 4]}], "outputs": [], "nodes": )") + nodes + "}";
+    try {
+      compile(parse_netjson(text, "m.json", kModels));
+      ADD_FAILURE() << "compiled " << text;
+    } catch (const ModelError& e) {
+      EXPECT_STREQ(e.what(), "m.json: the graph has no outputs");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace minfer

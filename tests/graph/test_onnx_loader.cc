@@ -327,10 +327,13 @@ TEST(OnnxLoader, TruncatedAndCorruptFilesFailCleanly) {
   write_file(garbage, "\x0a\xff\xff\xff\xff\x0f this is not a model");
   EXPECT_EQ(error_of(garbage),
             garbage + ": not an ONNX model (the protobuf does not parse: truncated or corrupt file?)");
-  EXPECT_EQ(error_of(dir + "/absent.onnx"), dir + "/absent.onnx: cannot open the file");
+  EXPECT_EQ(error_of(dir + "/absent.onnx"), dir + "/absent.onnx: cannot open the file (No such file or directory)");
 }
 
-TEST(OnnxLoader, ReadsExternalData) {
+// y = x * w, with w 3 floats in weights.bin (`bytes`) next to the model, with the given
+// external_data entries besides its location; returns the model's path.
+std::string external_data_model(const std::vector<std::pair<std::string, std::string>>& entries,
+                                const std::string& bytes = std::string(16, '\0')) {
   OnnxBuilder b;
   b.input("x", {3}).output("y");
   auto* w = b.model().mutable_graph()->add_initializer();
@@ -341,15 +344,80 @@ TEST(OnnxLoader, ReadsExternalData) {
   auto* location = w->add_external_data();
   location->set_key("location");
   location->set_value("weights.bin");
-  auto* offset = w->add_external_data();
-  offset->set_key("offset");
-  offset->set_value("4");
-  b.node("Mul", {"x", "w"}, {"y"});
+  for (const auto& [key, value] : entries) {
+    auto* e = w->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  }
+  b.node("Mul", {"x", "w"}, {"y"}, "mul");
   const std::string path = b.save("external.onnx");
+  write_file(std::filesystem::path(path).parent_path() / "weights.bin", bytes);
+  return path;
+}
+
+TEST(OnnxLoader, ReadsExternalData) {
   const float values[] = {99, 2, -3, 0.5f};  // the first float is skipped by the offset
-  write_file(std::filesystem::path(path).parent_path() / "weights.bin",
-             std::string(reinterpret_cast<const char*>(values), sizeof values));
+  const std::string path =
+      external_data_model({{"offset", "4"}}, std::string(reinterpret_cast<const char*>(values), sizeof values));
   EXPECT_EQ(run_graph(load_onnx(path), {{"x", {1, 1, 2}}}), (std::vector<float>{2, -3, 1}));
+}
+
+TEST(OnnxLoader, RefusesExternalDataNumbersThatAreNotOffsets) {
+  const std::string prefix = ": initializer 'w': external data ";
+  for (const auto& [value, cause] : std::vector<std::pair<std::string, std::string>>{
+           {"xyz", "'offset' is 'xyz', not a non-negative integer"},
+           {"-4", "'offset' is '-4', not a non-negative integer"},
+           {"4 ", "'offset' is '4 ', not a non-negative integer"},
+           {"", "'offset' is '', not a non-negative integer"},
+           {"100000000000000000000000", "'offset' 100000000000000000000000 is beyond the range of 64-bit integers"},
+           {"9223372036854775808", "'offset' 9223372036854775808 is beyond the range of 64-bit integers"}}) {
+    const std::string path = external_data_model({{"offset", value}});
+    EXPECT_EQ(error_of(path), path + prefix + cause);
+  }
+  const std::string path = external_data_model({{"length", "8"}});
+  EXPECT_EQ(error_of(path), path + prefix + "'length' is 8 bytes, the tensor has 12");
+  const std::string fine = external_data_model({{"offset", "4"}, {"length", "12"}});
+  EXPECT_EQ(run_graph(load_onnx(fine), {{"x", {1, 1, 2}}}), (std::vector<float>{0, 0, 0}));
+}
+
+TEST(OnnxLoader, RefusesVersionsNewerThanItKnowsNamingBoth) {
+  auto relu = [](int opset) {
+    OnnxBuilder b(opset);
+    b.input("x", {2}).output("y");
+    b.node("Relu", {"x"}, {"y"});
+    return b;
+  };
+  EXPECT_EQ(run_graph(load_onnx(relu(kMaxOnnxOpset).save("newest.onnx")), {{"x", {-1, 2}}}),
+            (std::vector<float>{0, 2}));
+  const std::string newer = relu(kMaxOnnxOpset + 1).save("newer.onnx");
+  EXPECT_EQ(error_of(newer), newer +
+                                 ": the model's opset 18 (of the default domain) is newer than the engine "
+                                 "supports (at most 17)");
+  EXPECT_THROW(load_onnx(newer), UnsupportedModelError);  // engine_check: SKIP
+  // 2^32 + 13 once read as opset 13.
+  OnnxBuilder wide = relu(13);
+  wide.model().mutable_opset_import(0)->set_version((int64_t{1} << 32) + 13);
+  const std::string wide_path = wide.save("wide.onnx");
+  EXPECT_EQ(error_of(wide_path), wide_path +
+                                     ": the model's opset 4294967309 (of the default domain) is newer than "
+                                     "the engine supports (at most 17)");
+  OnnxBuilder ir = relu(13);
+  ir.model().set_ir_version(kMaxOnnxIrVersion + 1);
+  const std::string ir_path = ir.save("ir.onnx");
+  EXPECT_EQ(error_of(ir_path), ir_path + ": the model's IR version 9 is newer than the engine supports (at most 8)");
+}
+
+TEST(OnnxLoader, AGraphWithNoOutputsIsRefused) {
+  OnnxBuilder b;
+  b.input("x", {2});
+  b.node("Relu", {"x"}, {"y"});
+  const std::string path = b.save("no_outputs.onnx");
+  try {
+    compile(load_onnx(path));
+    ADD_FAILURE() << "compiled";
+  } catch (const ModelError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ": the graph has no outputs");
+  }
 }
 
 TEST(OnnxTensor, DecodesEveryNumericEncoding) {

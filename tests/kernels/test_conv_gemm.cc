@@ -41,7 +41,7 @@ std::vector<float> naive_conv(const ConvGeometry& s, int64_t batch, const std::v
 std::vector<float> conv_gemm_result(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                                     const std::vector<float>& wt, const float* bias, const Activation& act,
                                     bool prepack, int threads) {
-  const kernels::ConvGemm conv(s, prepack ? wt.data() : nullptr, kernels::active_isa());
+  const kernels::ConvGemm conv(s, prepack ? wt.data() : nullptr, active_isa());
   EXPECT_EQ(conv.prepacked(), prepack);
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
   std::vector<float> workspace(kernels::conv_gemm_workspace_floats(s, conv.kernel(), prepack, threads), NAN);
@@ -135,7 +135,7 @@ TEST(ConvGemm, WorkspaceHoldsNoColumnMatrix) {
   // scratch holds the B panels of one k-block (at most kc of the 576 rows) of one column
   // block, packed from the image as the micro-kernels need them.
   const ConvGeometry s = conv_shape(64, 56, 56, 128, 1, 3, 1, 1, 1, 1, 1);
-  const kernels::GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
+  const kernels::GemmKernel& kn = kernels::gemm_kernel(active_isa());
   const int64_t packed = kernels::conv_gemm_workspace_floats(s, kn, true, 1);
   EXPECT_GT(packed, 0);
   EXPECT_LT(packed, s.col_floats() / 2);

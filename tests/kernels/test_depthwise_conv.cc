@@ -1,10 +1,11 @@
-// The direct depthwise kernels of every target this CPU runs, against the scalar
+// The direct depthwise kernels of every target under test (isas_under_test()), against the scalar
 // reference (ops/reference/depthwise_conv.h) followed by the activation element by
 // element, over edge shapes, every padding, both strides, 1 and 2 threads.
 #include <gtest/gtest.h>
 
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/reference/depthwise_conv.h"
+#include "tests/isa_test_util.h"
 #include "tests/kernels/conv_kernel_test_util.h"
 #include "tests/op_test_util.h"
 
@@ -12,7 +13,6 @@ namespace minfer::test {
 namespace {
 
 using kernels::DepthwiseKernel;
-using kernels::Isa;
 
 std::vector<float> reference_result(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                                     const std::vector<float>& wt, const float* bias, const Activation& act) {
@@ -55,7 +55,7 @@ TEST(DepthwiseKernels, EveryTargetHasTheFourWindows) {
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     std::vector<std::string> names;
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) names.push_back(k.name);
-    const std::string t = kernels::isa_name(isa);
+    const std::string t = isa_name(isa);
     EXPECT_EQ(names, (std::vector<std::string>{"depthwise_f32_3x3s1_" + t, "depthwise_f32_3x3s2_" + t,
                                                "depthwise_f32_5x5s1_" + t, "depthwise_f32_5x5s2_" + t}));
   }
@@ -82,10 +82,10 @@ TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
   ConvGeometry mixed_stride = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
   mixed_stride.win.sw = 2;
   EXPECT_EQ(name(mixed_stride, Isa::kScalar), "reference");
-  if (kernels::isa_runnable(Isa::kAvx2)) {
+  if (isa_runnable(Isa::kAvx2)) {
     EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 2, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s2_avx2");
   }
-  if (!kernels::isa_runnable(Isa::kAvx512)) {
+  if (!isa_runnable(Isa::kAvx512)) {
     EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx512), "reference");
   }
 }
@@ -95,7 +95,7 @@ TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
 TEST(DepthwiseKernels, MatchReferenceOverEveryPadding) {
   const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1}, {1, 7}, {6, 1}, {5, 8}, {7, 9}, {4, 17}, {3, 33}};
   uint32_t seed = 1;
-  for (Isa isa : kernels::runnable_isas())
+  for (Isa isa : isas_under_test())
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
       for (auto [h, w] : sizes)
         for (int64_t pt = 0; pt < k.kernel_size; ++pt)
@@ -116,7 +116,7 @@ TEST(DepthwiseKernels, MatchReferenceOnLargerPlanesAndBatches) {
   };
   const std::vector<Case> cases = {{2, 5, 23, 41}, {3, 7, 16, 16}, {1, 1, 40, 57}, {2, 3, 2, 100}};
   uint32_t seed = 1000;
-  for (Isa isa : kernels::runnable_isas())
+  for (Isa isa : isas_under_test())
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
       for (const Case& c : cases)
         for (bool bias : {false, true}) {
@@ -129,7 +129,7 @@ TEST(DepthwiseKernels, MatchReferenceOnLargerPlanesAndBatches) {
 
 TEST(DepthwiseKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
   uint32_t seed = 2000;
-  for (Isa isa : kernels::runnable_isas())
+  for (Isa isa : isas_under_test())
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
       for (const Activation& act : every_activation()) {
         // 19 columns: two vectors and a tail for AVX2, one and a tail for AVX-512.

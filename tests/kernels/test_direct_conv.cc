@@ -1,10 +1,11 @@
-// The direct small-channel convolution of every target this CPU runs, against the scalar
+// The direct small-channel convolution of every target under test (isas_under_test()), against the scalar
 // im2col + GEMM reference (ops/reference/conv2d.h) followed by the activation element by
 // element: channel counts around its 4-channel tile, widths around its vector tile,
 // every padding of a 3x3 window, strides, dilations, batches, 1 and 2 threads.
 #include <gtest/gtest.h>
 
 #include "ops/kernels/direct_conv.h"
+#include "tests/isa_test_util.h"
 #include "tests/kernels/conv_kernel_test_util.h"
 #include "tests/op_test_util.h"
 
@@ -12,7 +13,6 @@ namespace minfer::test {
 namespace {
 
 using kernels::DirectConvKernel;
-using kernels::Isa;
 
 std::vector<float> reference_result(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                                     const std::vector<float>& wt, const float* bias, const Activation& act) {
@@ -61,11 +61,11 @@ TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
   EXPECT_EQ(name(conv_shape(5, 16, 16, 8, 1, 3, 1, 1, 1, 1, 1)), "none");   // too many input channels
   EXPECT_EQ(name(conv_shape(4, 16, 16, 8, 2, 3, 1, 1, 1, 1, 1)), "none");   // grouped
   EXPECT_EQ(name(conv_shape(1, 40, 40, 8, 1, 17, 1, 0, 0, 0, 0)), "none");  // wider than the tap table
-  if (kernels::isa_runnable(Isa::kAvx2)) {
+  if (isa_runnable(Isa::kAvx2)) {
     EXPECT_STREQ(kernels::find_direct_conv_kernel(conv_shape(3, 16, 16, 32, 1, 3, 2, 1, 1, 1, 1), Isa::kAvx2)->name,
                  "direct_conv_f32_4x24_avx2");
   }
-  if (!kernels::isa_runnable(Isa::kAvx512)) {
+  if (!isa_runnable(Isa::kAvx512)) {
     EXPECT_EQ(kernels::direct_conv_kernel(Isa::kAvx512), nullptr);
   }
 }
@@ -75,7 +75,7 @@ TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
 TEST(DirectConvKernels, MatchReferenceOverEveryPadding) {
   const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1}, {1, 6}, {5, 1}, {4, 9}, {3, 25}};
   uint32_t seed = 1;
-  for (Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : isas_under_test()) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (int64_t stride : {1, 2})
       for (auto [h, w] : sizes)
@@ -109,7 +109,7 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
       {3, 1, 9, 9, 3, 1, 1, 1, 1, 0, 0, 0, 0},     // 1x1
   };
   uint32_t seed = 1000;
-  for (Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : isas_under_test()) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (const Case& c : cases)
       for (bool bias : {false, true}) {
@@ -125,7 +125,7 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
 
 TEST(DirectConvKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
   uint32_t seed = 2000;
-  for (Isa isa : kernels::runnable_isas()) {
+  for (Isa isa : isas_under_test()) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (const Activation& act : every_activation()) {
       const ConvGeometry s = conv_shape(3, 11, 61, 6, 1, 3, 2, 1, 1, 1, 1);  // 31 columns

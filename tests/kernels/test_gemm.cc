@@ -1,4 +1,4 @@
-// The packed SGEMM against ops/reference/gemm, for every kernel this CPU runs, over edge
+// The packed SGEMM against ops/reference/gemm, for every kernel under test (isas_under_test()), over edge
 // shapes, transposes, alpha/beta, leading dimensions, packed operands, the bias and
 // activation epilogue, and 1 and 2 threads (whose results must be bit-identical).
 #include <fmt/format.h>
@@ -10,6 +10,7 @@
 
 #include "ops/kernels/gemm.h"
 #include "ops/reference/gemm.h"
+#include "tests/isa_test_util.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -138,7 +139,9 @@ void expect_matches(const Operands& o, const std::vector<float>& got, const std:
 }
 
 std::vector<const GemmKernel*> kernels_under_test() {
-  return kernels::runnable_gemm_kernels();
+  std::vector<const GemmKernel*> kernels;
+  for (Isa isa : isas_under_test()) kernels.push_back(kernels::gemm_kernel_for(isa));
+  return kernels;
 }
 
 // Sizes around the tiles (4x8, 6x16 and its 6x8 edge tile), the blocks (mc 128..168, kc 256, nc ~4k) and 1.
@@ -152,15 +155,13 @@ std::vector<Case> edge_cases() {
   return cases;
 }
 
-TEST(GemmKernel, BestIsTheHighestRunnableTarget) {
-  const auto runnable = kernels_under_test();
-  ASSERT_FALSE(runnable.empty());
-  EXPECT_EQ(&kernels::gemm_kernel(kernels::active_isa()), runnable.front());
-  EXPECT_EQ(runnable.back()->isa, kernels::Isa::kScalar);
+TEST(GemmKernel, OnePerRunnableTarget) {
+  EXPECT_EQ(kernels::active_gemm_kernel().isa, active_isa());
+  EXPECT_NE(kernels::gemm_kernel_for(Isa::kScalar), nullptr);
   const auto cpu = xsimd::available_architectures();
-  EXPECT_EQ(kernels::gemm_kernel_for(kernels::Isa::kAvx2) != nullptr, bool(cpu.fma3_avx2));
-  EXPECT_EQ(kernels::gemm_kernel_for(kernels::Isa::kAvx512) != nullptr, bool(cpu.avx512f));
-  for (const GemmKernel* kn : runnable) std::cout << "[ runnable ] " << kn->name << "\n";
+  EXPECT_EQ(kernels::gemm_kernel_for(Isa::kAvx2) != nullptr, bool(cpu.fma3_avx2));
+  EXPECT_EQ(kernels::gemm_kernel_for(Isa::kAvx512) != nullptr, bool(cpu.avx512f));
+  for (const GemmKernel* kn : kernels_under_test()) std::cout << "[ under test ] " << kn->name << "\n";
 }
 
 TEST(GemmKernel, EdgeShapesMatchReference) {
@@ -282,7 +283,7 @@ TEST(GemmKernel, TwoThreadsGiveTheSameBitsAsOne) {
 }
 
 TEST(GemmKernel, WorkspaceForTwoThreadsExceedsOneWhenSplit) {
-  const GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
+  const GemmKernel& kn = kernels::active_gemm_kernel();
   const int64_t one = kernels::gemm_workspace_bytes(kn, 500, 500, 500, 1, GemmPacked::kNone);
   EXPECT_GT(one, 0);
   EXPECT_EQ(kernels::gemm_workspace_bytes(kn, 500, 500, 500, 2, GemmPacked::kNone), 2 * one);
@@ -295,7 +296,7 @@ TEST(GemmKernel, WorkspaceForTwoThreadsExceedsOneWhenSplit) {
 TEST(GemmKernel, SmallerWorkspaceRunsFewerThreadsNotFewerElements) {
   Case c{300, 300, 300};
   Operands o(c);
-  const GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
+  const GemmKernel& kn = kernels::active_gemm_kernel();
   std::vector<float> workspace(kernels::gemm_workspace_bytes(kn, c.m, c.n, c.k, 1, GemmPacked::kNone) / 4);
   std::vector<float> y = o.c0;
   kernels::gemm(c.m, c.n, c.k, 1.0f, GemmOperand(o.a.data(), o.lda), GemmOperand(o.b.data(), o.ldb), 0.0f, y.data(),
@@ -323,14 +324,14 @@ TEST(GemmKernel, KZeroScalesCAndAppliesTheEpilogue) {
   c.bias = GemmBias::kPerColumn;
   c.act = ActivationKind::kRelu;
   Operands o(c);
-  const std::vector<float> y = o.run(kernels::gemm_kernel(kernels::active_isa()), 1, GemmPacked::kNone);
+  const std::vector<float> y = o.run(kernels::active_gemm_kernel(), 1, GemmPacked::kNone);
   for (int64_t i = 0; i < c.m; ++i)
     for (int64_t j = 0; j < c.n; ++j)
       EXPECT_FLOAT_EQ(y[i * c.n + j], std::max(0.0f, 2.0f * o.c0[i * c.n + j] + o.bias[j]));
 }
 
 TEST(GemmKernel, RejectsPackedOperandsOfTheWrongShapeOrSide) {
-  const GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
+  const GemmKernel& kn = kernels::active_gemm_kernel();
   std::vector<float> a(6, 1.0f), y(9);
   PackedMatrix pa = PackedMatrix::pack_a(kn, a.data(), 2, false, 3, 2);  // [3, 2]
   const GemmOperand plain(a.data(), 3);
@@ -342,12 +343,12 @@ TEST(GemmKernel, RejectsPackedOperandsOfTheWrongShapeOrSide) {
 }
 
 TEST(GemmKernel, RejectsOperandsPackedForDifferentKernels) {
-  const auto runnable = kernels_under_test();
+  const auto runnable = runnable_isas();
   if (runnable.size() < 2) GTEST_SKIP() << "one kernel only on this CPU";
   std::vector<float> a(4, 1.0f), b(4, 1.0f), y(4);
-  PackedMatrix pa = PackedMatrix::pack_a(*runnable[0], a.data(), 2, false, 2, 2);
-  PackedMatrix pb = PackedMatrix::pack_b(*runnable[1], b.data(), 2, false, 2, 2);
-  EXPECT_THROW(kernels::gemm(2, 2, 2, 1.0f, pa, pb, 0.0f, y.data(), 2, {}, {}, 1, *runnable[0]), std::invalid_argument);
+  PackedMatrix pa = PackedMatrix::pack_a(*kernels::gemm_kernel_for(runnable[0]), a.data(), 2, false, 2, 2);
+  PackedMatrix pb = PackedMatrix::pack_b(*kernels::gemm_kernel_for(runnable[1]), b.data(), 2, false, 2, 2);
+  EXPECT_THROW(kernels::gemm(2, 2, 2, 1.0f, pa, pb, 0.0f, y.data(), 2, {}, {}, 1, *kernels::gemm_kernel_for(runnable[0])), std::invalid_argument);
 }
 
 }  // namespace

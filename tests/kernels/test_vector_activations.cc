@@ -1,4 +1,4 @@
-// The vector sigmoid and tanh of every target this CPU runs against their definitions
+// The vector sigmoid and tanh of every target under test (isas_under_test()) against their definitions
 // in double precision, over ordinary and extreme arguments and lengths around the
 // vector width (the tail goes through a padded vector).
 #include <fmt/format.h>
@@ -9,12 +9,19 @@
 #include <string>
 
 #include "ops/kernels/vector_activations.h"
+#include "tests/isa_test_util.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
 namespace {
 
 using kernels::VectorActivations;
+
+std::vector<const VectorActivations*> sets_under_test() {
+  std::vector<const VectorActivations*> sets;
+  for (Isa isa : isas_under_test()) sets.push_back(kernels::vector_activations_for(isa));
+  return sets;
+}
 
 std::vector<float> arguments() {
   std::vector<float> x = random_values(200, 7, -12.0f, 12.0f);
@@ -35,7 +42,7 @@ void expect_close(float got, double want, float x, const char* what) {
 
 TEST(VectorActivations, MatchDefinitions) {
   const std::vector<float> x = arguments();
-  for (const VectorActivations* v : kernels::runnable_vector_activations()) {
+  for (const VectorActivations* v : sets_under_test()) {
     SCOPED_TRACE(v->name);
     std::vector<float> s = x, t = x;
     v->sigmoid(s.data(), static_cast<int64_t>(s.size()));
@@ -49,7 +56,7 @@ TEST(VectorActivations, MatchDefinitions) {
 
 TEST(VectorActivations, InfinitiesAndNaN) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (const VectorActivations* v : kernels::runnable_vector_activations()) {
+  for (const VectorActivations* v : sets_under_test()) {
     SCOPED_TRACE(v->name);
     std::vector<float> s = {inf, -inf, nan}, t = s;
     v->sigmoid(s.data(), 3);
@@ -67,7 +74,7 @@ TEST(VectorActivations, InfinitiesAndNaN) {
 // nothing past n is written: lengths around one and two vectors of every width (1, 8, 16).
 TEST(VectorActivations, TailsAreComputedLikeFullVectors) {
   const std::vector<float> x = random_values(40, 3, -6.0f, 6.0f);
-  for (const VectorActivations* v : kernels::runnable_vector_activations())
+  for (const VectorActivations* v : sets_under_test())
     for (auto f : {v->sigmoid, v->tanh}) {
       std::vector<float> whole = x;
       f(whole.data(), 40);
@@ -84,7 +91,7 @@ TEST(VectorActivations, TailsAreComputedLikeFullVectors) {
 TEST(VectorActivations, ExtremesInTails) {
   const float inf = std::numeric_limits<float>::infinity();
   const std::vector<float> x = {-inf, -1e30f, -100.0f, -88.5f, 0.0f, 88.5f, 100.0f, 1e30f, inf};
-  for (const VectorActivations* v : kernels::runnable_vector_activations())
+  for (const VectorActivations* v : sets_under_test())
     for (int64_t offset : {0, 5, 11}) {
       SCOPED_TRACE(fmt::format("{} offset {}", v->name, offset));
       std::vector<float> s(offset, 0.5f), t;
@@ -99,15 +106,14 @@ TEST(VectorActivations, ExtremesInTails) {
     }
 }
 
-TEST(VectorActivations, OneSetPerRunnableTargetBestFirst) {
-  const auto runnable = kernels::runnable_vector_activations();
-  EXPECT_EQ(&kernels::best_vector_activations(), runnable.front());
-  EXPECT_EQ(runnable.front()->isa, kernels::best_isa());
-  const std::vector<kernels::Isa> isas = kernels::runnable_isas();
-  ASSERT_EQ(runnable.size(), isas.size());
-  for (size_t i = 0; i < isas.size(); ++i) {
-    EXPECT_EQ(runnable[i]->isa, isas[i]);
-    EXPECT_EQ(std::string(runnable[i]->name), std::string("vector_activations_") + kernels::isa_name(isas[i]));
+TEST(VectorActivations, OneSetPerRunnableTarget) {
+  EXPECT_EQ(kernels::active_vector_activations().isa, active_isa());
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    const VectorActivations* v = kernels::vector_activations_for(isa);
+    ASSERT_EQ(v != nullptr, isa_runnable(isa)) << isa_name(isa);
+    if (!v) continue;
+    EXPECT_EQ(v->isa, isa);
+    EXPECT_EQ(std::string(v->name), std::string("vector_activations_") + isa_name(isa));
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -248,6 +250,45 @@ TEST(Conv, RejectsBadAttributesAndShapes) {
   } catch (const ModelError& e) {
     EXPECT_STREQ(e.what(), "<test>: node 'node' (Conv): kernel extent 5 is larger than the padded input 2");
   }
+}
+
+TEST(Conv, WindowAttributesPast32BitsAreRefusedBeforeAKernelIsChosen) {
+  // Strides of 2^62 once overflowed the direct kernel's scratch size: SIGFPE.
+  struct Case {
+    Shape x, w;
+    int64_t group;
+  };
+  const std::vector<Case> cases = {{{1, 3, 8, 8}, {4, 3, 3, 3}, 1},   // direct
+                                   {{1, 8, 8, 8}, {4, 8, 3, 3}, 1},   // im2col
+                                   {{1, 8, 8, 8}, {8, 1, 3, 3}, 8}};  // depthwise
+  for (const Case& c : cases) {
+    for (const char* name : {"strides", "dilations", "pads"}) {
+      SCOPED_TRACE(name);
+      Attributes a;
+      a.set("group", c.group);
+      a.set(name, std::string(name) == "pads" ? std::vector<int64_t>{0, 0, int64_t{1} << 62, 0}
+                                              : std::vector<int64_t>{int64_t{1} << 62, 1});
+      const TestTensor w = weight(c.w, std::vector<float>(num_elements(c.w)));
+      EXPECT_EQ(compile_error("Conv", {input(c.x, {}), w}, a),
+                fmt::format("<test>: node 'node' (Conv): attribute '{}' value 4611686018427387904 is out of range (at "
+                            "most 2147483647)",
+                            name));
+    }
+  }
+  // The largest stride taken: one window, the same output as a stride as wide as the input.
+  const std::vector<float> x = random_values(8 * 8 * 8, 3), wt = random_values(4 * 8 * 3 * 3, 4);
+  Attributes widest, eight;
+  widest.set("strides", std::vector<int64_t>{2147483647, 2147483647});
+  eight.set("strides", std::vector<int64_t>{8, 8});
+  const OpResult a = run_op("Conv", {input({1, 8, 8, 8}, x), weight({4, 8, 3, 3}, wt)}, widest);
+  EXPECT_EQ(a.shapes[0], (Shape{1, 4, 1, 1}));
+  EXPECT_EQ(a.outputs[0], run_op("Conv", {input({1, 8, 8, 8}, x), weight({4, 8, 3, 3}, wt)}, eight).outputs[0]);
+  Attributes deconv;
+  deconv.set("strides", std::vector<int64_t>{int64_t{1} << 62, 1});
+  EXPECT_EQ(
+      compile_error("ConvTranspose", {input({1, 2, 4, 4}, {}), weight({2, 2, 3, 3}, std::vector<float>(36))}, deconv),
+      "<test>: node 'node' (ConvTranspose): attribute 'strides' value 4611686018427387904 is out of range (at "
+      "most 2147483647)");
 }
 
 }  // namespace

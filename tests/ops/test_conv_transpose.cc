@@ -282,7 +282,7 @@ TEST(ConvTranspose, WorkspaceAndDetailsFollowTheMethod) {
   };
   const auto [col_ws, col_details] = step("col2im");
   // One group's columns Cout*Kh*Kw x Hin*Win, then the GEMM's scratch (weights prepacked).
-  const kernels::GemmKernel& kernel = kernels::gemm_kernel(kernels::active_isa());
+  const kernels::GemmKernel& kernel = kernels::active_gemm_kernel();
   EXPECT_EQ(col_ws, 4 * 32 * 16 * 8 * 8 +
                         kernels::gemm_workspace_bytes(kernel, 32 * 16, 8 * 8, 64, 1, kernels::GemmPacked::kA));
   EXPECT_EQ(col_details["method"], "col2im");

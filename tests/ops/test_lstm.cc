@@ -211,7 +211,7 @@ std::vector<PlanCase> plan_cases() {
       {4, 1, 1, 67, "reverse", true, false, false, true},
       {4, 3, 1, 19, "bidirectional", true, true, true, true},
       {3, 2, 1, 1, "forward", true, true, true, false, 0.0, false, true},
-      // Products of 2^20 multiply-adds or more (kMinMacsForThreads) run on two threads:
+      // Products of 2^20 multiply-adds or more (2^19 per thread, Work::kBetweenSerialSteps) run on two threads:
       // the fused plan's per-step product at batch 4, the minimal plan's at batch 16.
       {3, 4, 40, 256, "forward", true, true},
       {2, 16, 40, 256, "reverse", true, true, true},
@@ -327,7 +327,7 @@ TEST(Lstm, TwoNodesMayBothOmitAnOutput) {
 TEST(Lstm, RequiredOutputCannotBeOmitted) {
   Graph g = single_op_graph("Relu", {input({1, 4}, {1, 2, 3, 4})});
   g.nodes[0].outputs = {""};
-  g.outputs.clear();
+  g.outputs = {"in0"};  // a graph needs an output; the node's own is omitted
   try {
     compile(std::move(g));
     FAIL() << "compiled a Relu without its output";
@@ -340,7 +340,7 @@ TEST(Lstm, RequiredOutputCannotBeOmitted) {
 // the outputs do not depend on the thread count, bit for bit.
 TEST(Lstm, TwoThreadsGiveTheSameBitsAsOne) {
   for (bool weights_as_inputs : {false, true}) {
-    // Batch 16: every product of both plans is large enough to be split (kMinMacsForThreads).
+    // Batch 16: every product of both plans is large enough to be split (Work::kBetweenSerialSteps).
     LstmCase c{3, 16, 40, 256, "bidirectional", true, true};
     c.weights_as_inputs = weights_as_inputs;
     const LstmData d = make_data(c);
@@ -428,7 +428,7 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
     // of all 4 steps, 4 x B x 4H floats, besides C and H. Then the GEMM's scratch for
     // packing the plain operand (X or H; the weights are packed) of its largest product:
     // minimal [B, D] x [D, H] and [B, H] x [H, H], fused [4B, D] x [D, 4H] and [B, H] x [H, 4H].
-    const kernels::GemmKernel& kn = kernels::gemm_kernel(kernels::active_isa());
+    const kernels::GemmKernel& kn = kernels::active_gemm_kernel();
     const int64_t gemm = minimal ? std::max(kernels::gemm_workspace_bytes(kn, 3, 7, 5, 1, kernels::GemmPacked::kB),
                                             kernels::gemm_workspace_bytes(kn, 3, 7, 7, 1, kernels::GemmPacked::kB))
                                  : std::max(kernels::gemm_workspace_bytes(kn, 12, 28, 5, 1, kernels::GemmPacked::kB),
@@ -588,6 +588,13 @@ TEST(Lstm, BadAttributesAndShapesAreRefused) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(Lstm, AHiddenSizeWhoseGatesPass64BitsIsRefused) {
+  // R [1, 1, 2^62] as a graph input: 4 * hidden once wrapped to 0 ("expected 1x0x1").
+  const int64_t hidden = int64_t{1} << 62;
+  EXPECT_EQ(compile_error("LSTM", {input({1, 1, 1}, {}), input({1, 4, 1}, {}), input({1, 1, hidden}, {})}, {}, 3),
+            "<test>: node 'node' (LSTM): the product of 4 x 4611686018427387904 overflows 64 bits");
 }
 
 TEST(Lstm, BadRunTimeSequenceLengthsNameTheNode) {

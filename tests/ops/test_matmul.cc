@@ -98,7 +98,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemmTest,
 TEST(Gemm, DetailsNameTheKernelAndThePackedOperands) {
   auto model = compile(single_op_graph("Gemm", {input({2, 3}, {}), weight({3, 4}, std::vector<float>(12, 1.0f))}));
   const nlohmann::json& d = model->steps()[0].facts().details;
-  EXPECT_EQ(d.at("gemm_kernel"), kernels::gemm_kernel(kernels::active_isa()).name);
+  EXPECT_EQ(d.at("gemm_kernel"), kernels::active_gemm_kernel().name);
   EXPECT_EQ(d.at("prepacked"), "B");
 }
 

@@ -121,5 +121,27 @@ TEST(Pool, RejectsBadWindows) {
   EXPECT_THROW(compile(single_op_graph("MaxPool", {input({1, 1, 4, 4}, {})}, big)), ModelError);
 }
 
+TEST(Pool, WindowsPast32BitsAreRefused) {
+  Attributes huge;
+  huge.set("kernel_shape", std::vector<int64_t>{2, int64_t{1} << 40});
+  EXPECT_EQ(compile_error("MaxPool", {input({1, 1, 4, 4}, {})}, huge),
+            "<test>: node 'node' (MaxPool): attribute 'kernel_shape' value 1099511627776 is out of range (at most "
+            "2147483647)");
+}
+
+TEST(Pool, AWindowFarWiderThanItsInputCostsOnlyTheTapsThatLand) {
+  // A 1 x (2^31 - 1) window over one pixel, padded to fit: the taps are counted in closed
+  // form (looping over them took about 20 s).
+  for (const char* op : {"AveragePool", "MaxPool"}) {
+    Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{1, 2147483647});
+    a.set("pads", std::vector<int64_t>{0, 2147483646, 0, 0});
+    if (std::string(op) == "AveragePool") a.set("count_include_pad", int64_t{1});
+    const OpResult r = run_op(op, {input({1, 1, 1, 1}, {3.0f})}, a);
+    EXPECT_EQ(r.shapes[0], (Shape{1, 1, 1, 1}));
+    EXPECT_FLOAT_EQ(r.outputs[0][0], std::string(op) == "MaxPool" ? 3.0f : 3.0f / 2147483647.0f);
+  }
+}
+
 }  // namespace
 }  // namespace minfer::test

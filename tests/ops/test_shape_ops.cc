@@ -115,5 +115,19 @@ TEST(IdentityAndDropout, PassThrough) {
                ModelError);
 }
 
+TEST(ShapeArithmetic, SizesPast64BitsAreRefusedNotWrapped) {
+  // Pads whose sum wraps around once gave [1, 4] an output of [1, 2].
+  Attributes pads;
+  pads.set("pads", std::vector<int64_t>{0, INT64_MAX, 0, INT64_MAX});
+  EXPECT_EQ(compile_error("Pad", {input({1, 4}, {})}, pads),
+            "<test>: node 'node' (Pad): the sum of 4 + 9223372036854775807 + 9223372036854775807 overflows 64 bits");
+  Attributes axis0;
+  axis0.set("axis", int64_t{0});
+  EXPECT_EQ(compile_error("Concat", {input({int64_t{1} << 62}, {}), input({int64_t{1} << 62}, {})}, axis0),
+            "<test>: node 'node' (Concat): the sum of 4611686018427387904 + 4611686018427387904 overflows 64 bits");
+  EXPECT_EQ(compile_error("Reshape", {input({16}, {}), weight({3}, {0x1.0p52f, 0x1.0p52f, -1})}),
+            "<test>: node 'node' (Reshape): the product of 4503599627370496 x 4503599627370496 overflows 64 bits");
+}
+
 }  // namespace
 }  // namespace minfer::test

@@ -33,7 +33,6 @@ nlohmann::json unfolded(const std::string& file = "m.json") {
   ReportInput in;
   in.model_name = "m";
   in.model_file = file;
-  in.params = 320;
   in.peak_activation_bytes = 4096;
   in.latency_ms = {3.5, 5.5, 7.5};
   in.ops = {op("conv", "Conv", "regular", 1000, 2000, 288, 3000, 1000, {2, 4, 6}),
@@ -48,7 +47,6 @@ nlohmann::json folded(const std::string& file = "m.json") {
   ReportInput in;
   in.model_name = "m";
   in.model_file = file;
-  in.params = 296;
   in.peak_activation_bytes = 2048;
   in.latency_ms = {2.5, 3.5, 4.5};
   in.ops = {op("conv+bn", "Conv", "regular", 1000, 2000, 296, 3100, 1000, {2, 3, 4}),

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "graph/errors.h"
 #include "profiler/cpu_info.h"
 #include "profiler/machine_model.h"
 #include "profiler/machine_probe.h"
@@ -137,17 +138,46 @@ TEST(MachineModel, CachedFiguresAreUsedPerCpuAndThreadCount) {
   std::filesystem::remove(cache);
 }
 
-TEST(MachineModel, DamagedCacheIsIgnored) {
+TEST(MachineModel, DamagedCacheIsProbedAgainAndRewritten) {
   const std::string cache = temp_path("minfer_machine_damaged.json");
   MachineOptions o;
   o.cache_file = cache;
-  o.peak_gflops = 50.0;
-  o.bandwidth_gbs = 5.0;
+  o.bandwidth_gbs = 5.0;  // only the (short) FLOP/s probe runs
   for (const char* contents : {"not json at all {", "[1, 2]", "{\"machines\": 5}", "{\"machines\": {\"x\": []}}"}) {
     std::ofstream(cache) << contents;
-    EXPECT_NO_THROW(machine_model(o)) << contents;
+    EXPECT_EQ(machine_model(o).peak_source, "probe") << contents;
+    EXPECT_EQ(machine_model(o).peak_source, "cache") << contents;
   }
   std::filesystem::remove(cache);
+}
+
+TEST(MachineModel, ACacheThatIsNoRegularFileIsRefused) {
+  const std::string dir = temp_path("minfer_machine_dir");
+  std::filesystem::create_directories(dir);
+  MachineOptions o;
+  o.cache_file = dir;
+  o.peak_gflops = 50.0;
+  o.bandwidth_gbs = 5.0;
+  EXPECT_NO_THROW(machine_model(o)) << "both figures given: the cache is not read";
+  o.bandwidth_gbs.reset();
+  try {
+    machine_model(o);
+    ADD_FAILURE() << "a directory was read as the cache";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "machine cache " + dir + ": is a directory, not a regular file");
+  }
+  // Larger than any cache: not read into memory.
+  const std::string big = dir + "/big.json";
+  std::ofstream(big).close();
+  std::filesystem::resize_file(big, 2 << 20);
+  o.cache_file = big;
+  try {
+    machine_model(o);
+    ADD_FAILURE() << "a 2 MiB file was read as the cache";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "machine cache " + big + ": the file is 2 MiB, more than a machine cache holds");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MachineModel, DefaultCacheFileFollowsXdg) {

@@ -1,4 +1,5 @@
 // The report joins costs and times correctly, and every format renders the same numbers.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "engine/engine.h"
@@ -15,7 +16,7 @@ ReportInput two_ops() {
   in.model_file = "m.json";
   in.inputs = {{"x", {1, 4}}};
   in.outputs = {{"y", {1, 4}}};
-  in.params = 10;
+  in.kernel_isa = "avx2";
   in.peak_activation_bytes = 128;
   in.latency_ms = {4.0, 2.0};
   in.ops.push_back({"conv", "Conv", "regular", {1, 4}, {100, 200, 10, 40, 16}, {3.0, 1.0}});
@@ -31,6 +32,7 @@ TEST(Report, JoinsCostAndTime) {
   EXPECT_EQ(r["totals"]["weight_bytes"], 40);
   EXPECT_EQ(r["latency_ms"]["mean"], 3.0);
   EXPECT_EQ(r["latency_ms"]["first"], 4.0);
+  EXPECT_EQ(r["kernel_isa"], "avx2");
   const auto& conv = r["ops"][0];
   EXPECT_EQ(conv["time_ms"]["mean"], 2.0);
   EXPECT_DOUBLE_EQ(conv["percent"].get<double>(), 200.0 / 3.0);  // 2 ms of 3 ms summed op time
@@ -52,6 +54,7 @@ TEST(Report, TextAndCsvRenderTheJson) {
                               "Totals", "FLOPs estimate"})
     EXPECT_NE(text.find(section), std::string::npos) << section;
   EXPECT_NE(text.find("Conv/regular"), std::string::npos);
+  EXPECT_NE(text.find("\nKernels:  avx2\n"), std::string::npos) << text;
   const std::string csv = format_csv(r);
   EXPECT_NE(csv.find("conv,Conv,regular,1x4,100,200,10,40,16,3.000000,2.000000"), std::string::npos) << csv;
 }
@@ -216,6 +219,83 @@ TEST(Report, RealGemmIsComputeBoundRealReluMemoryBound) {
     ASSERT_GT(mean_ms, 0);
     EXPECT_DOUBLE_EQ(op["gflops_per_s"].get<double>(), op["flops"].get<double>() / (mean_ms * 1e6));
     EXPECT_DOUBLE_EQ(op["roofline_fraction"].get<double>(), op["roofline_ms"].get<double>() / mean_ms);
+  }
+}
+
+// [cdf%] accumulates [%] down each table as that table is sorted (TensorFlow's
+// benchmark_model): by time b, c, a; by memory a, c, b.
+TEST(Report, CdfAccumulatesDownEachTable) {
+  ReportInput in;
+  in.model_name = "m";
+  in.model_file = "m.json";
+  in.latency_ms = {6.0};
+  in.ops.push_back({"a", "Relu", "", {4}, {0, 4, 0, 16, 3000}, {1.0}});
+  in.ops.push_back({"b", "Relu", "", {4}, {0, 4, 0, 16, 1000}, {3.0}});
+  in.ops.push_back({"c", "Relu", "", {4}, {0, 4, 0, 16, 2000}, {2.0}});
+  const std::string text = format_text(build_report(in));
+  auto section = [&](const std::string& title) {
+    const size_t begin = text.find(title);
+    return text.substr(begin, text.find("\n\n=", begin) + 1 - begin);
+  };
+  // The row of op `name` in `table` shows these [%] and [cdf%].
+  auto expect_row = [&](const std::string& table, const std::string& name, const char* percent, const char* cdf) {
+    const std::string rows = section(table);
+    const size_t at = rows.find(" " + name + "\n");
+    ASSERT_NE(at, std::string::npos) << table << " " << name;
+    const std::string row = rows.substr(rows.rfind('\n', at) + 1, at - rows.rfind('\n', at));
+    EXPECT_NE(row.find(fmt::format("{:>6}% {:>6}%", percent, cdf)), std::string::npos) << table << "\n" << row;
+  };
+  expect_row("Run Order", "a", "16.67", "16.67");
+  expect_row("Run Order", "b", "50.00", "66.67");
+  expect_row("Run Order", "c", "33.33", "100.00");
+  expect_row("Top by Computation Time", "b", "50.00", "50.00");
+  expect_row("Top by Computation Time", "c", "33.33", "83.33");
+  expect_row("Top by Computation Time", "a", "16.67", "100.00");
+  expect_row("Top by Memory Use", "a", "16.67", "16.67");
+  expect_row("Top by Memory Use", "c", "33.33", "50.00");
+  expect_row("Top by Memory Use", "b", "50.00", "100.00");
+}
+
+// Totals are the sum of the ops (docs/cost-model.md): index constants such as
+// Reshape's shape and Pad's pads are no parameters, in an op or in the totals.
+TEST(Report, TotalsAreTheSumOfTheOps) {
+  Graph g;
+  g.source = "<reshape>";
+  g.inputs.push_back({"x", {1, 2, 3, 4}});
+  g.initializers["shape"] = {{2}, {1.0f, 24.0f}};
+  g.initializers["pads"] = {{4}, {0.0f, 1.0f, 0.0f, 1.0f}};
+  g.initializers["W"] = {{26, 5}, std::vector<float>(130, 0.5f)};
+  g.nodes.push_back({"reshape", "Reshape", {"x", "shape"}, {"r"}, {}});
+  g.nodes.push_back({"pad", "Pad", {"r", "pads"}, {"p"}, {}});
+  g.nodes.push_back({"fc", "MatMul", {"p", "W"}, {"y"}, {}});
+  g.outputs = {"y"};
+  Session reshape(compile(g));
+  reshape.run();
+  const nlohmann::json r = profile_report(reshape, 0);
+  EXPECT_EQ(r["totals"]["params"], 130);  // W alone
+  EXPECT_EQ(r["totals"]["weight_bytes"], 4 * 130);
+
+  for (const char* model : {"mobilenet_v1.json", "mobilenet_v2_1_0.json", "small_cnn.json", "digits_cnn.json",
+                            "lstm.json", "deconv_decoder.json"}) {
+    SCOPED_TRACE(model);
+    Session s(compile(load_model(std::string(MINFER_SOURCE_DIR) + "/models/" + model)));
+    s.run();
+    const nlohmann::json report = profile_report(s, 0);
+    int64_t params = 0, macs = 0, flops = 0, bytes_read = 0, bytes_written = 0;
+    for (const nlohmann::json& op : report["ops"]) {
+      params += op["params"].get<int64_t>();
+      macs += op["macs"].get<int64_t>();
+      flops += op["flops"].get<int64_t>();
+      bytes_read += op["bytes_read"].get<int64_t>();
+      bytes_written += op["bytes_written"].get<int64_t>();
+    }
+    const nlohmann::json& t = report["totals"];
+    EXPECT_EQ(t["params"], params);
+    EXPECT_EQ(t["weight_bytes"], 4 * params);
+    EXPECT_EQ(t["macs"], macs);
+    EXPECT_EQ(t["flops"], flops);
+    EXPECT_EQ(t["bytes_read"], bytes_read);
+    EXPECT_EQ(t["bytes_written"], bytes_written);
   }
 }
 

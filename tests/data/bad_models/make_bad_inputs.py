@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes the small bad ONNX files and images of the bad-input catalogue (catalogue.json
-lists each with the error the engine must give). Run with Debian's python3-onnx:
+"""Writes the small bad ONNX files and images of the bad-input catalogue, and the net.json
+files too large to write by hand (catalogue.json lists each with the error the engine
+must give). Run with Debian's python3-onnx:
 
     /usr/bin/python3 tests/data/bad_models/make_bad_inputs.py
 
@@ -120,17 +121,47 @@ def main():
     save("onnx_huge_initializer.onnx",
          model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [1])], [value("y", None)],
                [huge]))
-    # External data: a missing file, and a file shorter than the tensor.
-    for name, location in [("onnx_external_missing.onnx", "no_such_data.bin"),
-                           ("onnx_external_too_short.onnx", "four_floats.bin")]:
+    # External data: a missing file, a file shorter than the tensor, locations that leave
+    # the model's folder (by "..", as an absolute path, through a symbolic link) or name no
+    # regular file (refused before anything is read), and offsets that are no offsets (not
+    # a number, past 64 bits).
+    link = os.path.join(HERE, "link_to_outside")
+    if os.path.lexists(link):
+        os.remove(link)
+    os.symlink("../../../models/digits_labels.txt", link)
+    cases = [(name, 8, [("location", location)])
+             for name, location in [("onnx_external_missing.onnx", "no_such_data.bin"),
+                                    ("onnx_external_too_short.onnx", "four_floats.bin"),
+                                    ("onnx_external_outside_folder.onnx", "../../etc/passwd"),
+                                    ("onnx_external_absolute.onnx", "/etc/passwd"),
+                                    ("onnx_external_link_outside.onnx", "link_to_outside"),
+                                    ("onnx_external_directory.onnx", ".")]]
+    cases += [("onnx_external_offset_not_a_number.onnx", 4, [("location", "four_floats.bin"), ("offset", "xyz")]),
+              ("onnx_external_offset_beyond_64_bits.onnx", 4,
+               [("location", "four_floats.bin"), ("offset", "100000000000000000000000")])]
+    for name, size, entries in cases:
         ext = TensorProto()
         ext.name, ext.data_type = "b", TensorProto.FLOAT
-        ext.dims.extend([8])
+        ext.dims.extend([size])
         ext.data_location = TensorProto.EXTERNAL
-        entry = ext.external_data.add()
-        entry.key, entry.value = "location", location
-        save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [8])],
+        for key, text in entries:
+            entry = ext.external_data.add()
+            entry.key, entry.value = key, text
+        save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [size])],
                          [value("y", None)], [ext]))
+
+    # Versions newer than the engine knows (it reads up to IR version 8, opset 17).
+    save("onnx_newer_opset.onnx",
+         model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value("x", [4])], [value("y", None)],
+               opset=18))
+    newer_ir = relu_model()
+    newer_ir.ir_version = 9
+    save("onnx_newer_ir_version.onnx", newer_ir)
+    # A graph with no outputs, and node names holding a newline and a terminal escape.
+    save("onnx_no_outputs.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value("x", [4])], []))
+    save("onnx_control_characters_in_names.onnx",
+         model([helper.make_node("Frob\tnicate", ["x"], ["y"], name="frob\nonnx: fake line\x1b[2J")],
+               [value("x", [4])], [value("y", None)]))
 
     # Load-time folding asked to build 10^12 elements, and an out-of-range Gather.
     shape = helper.make_tensor("shape", TensorProto.INT64, [2], [1000000, 1000000])
@@ -160,6 +191,10 @@ def main():
     # A net.json cut off mid-document.
     with open(os.path.join(HERE, "../../../models/small_cnn.json"), "rb") as f:
         write("truncated_json.json", f.read()[:400])
+    # A 'version' nested 100,000 levels deep: the message once dumped it, overflowing the stack.
+    write("deep_nesting.json",
+          b'{"inputs": [{"name": "x", "shape": [1, 4]}], "outputs": ["y"], "version": ' + b"[" * 100000 +
+          b"]" * 100000 + b', "nodes": [{"name": "relu", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]}\n')
 
     images()
 
@@ -177,6 +212,9 @@ def images():
     # A valid header claiming 30000 x 30000 pixels (within stb's own limit of 2^30), and no pixel data.
     header = struct.pack(">IIBBBBB", 30000, 30000, 8, 0, 0, 0, 0)
     write("image_huge.png", b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IEND", b""))
+    # 100000 x 100000 RGB: past stb's own limit (it then reports "unknown image type").
+    header = struct.pack(">IIBBBBB", 100000, 100000, 8, 2, 0, 0, 0)
+    write("image_too_large.png", b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IEND", b""))
     # image_jpeg_huffman_overflow.jpg and onnx_node_without_outputs.onnx are not made
     # here: they are fuzz_image's and fuzz_onnx's findings, kept as found (a JPEG DHT
     # segment whose code counts add up to more than 256; a BatchNormalization node that

@@ -1,0 +1,53 @@
+#include "bench/profile_runs.h"
+
+#include <fmt/format.h>
+
+#include "bench/cli_common.h"
+#include "engine/image_input.h"
+#include "engine/profile_report.h"
+#include "graph/errors.h"
+#include "profiler/progress.h"
+
+namespace minfer::cli {
+
+void check_run_counts(int warmup_runs, int num_runs) {
+  if (num_runs < 1) throw UsageError(fmt::format("num_runs must be at least 1, got {}", num_runs));
+  if (warmup_runs < 0) throw UsageError(fmt::format("warmup_runs must not be negative, got {}", warmup_runs));
+}
+
+nlohmann::json profile_runs(Session& session, const ProfileSettings& settings) {
+  check_run_counts(settings.warmup_runs, settings.num_runs);
+  if (settings.top_k < 1) throw UsageError(fmt::format("top_k must be at least 1, got {}", settings.top_k));
+  Preprocess preprocess = session.model().graph().preprocess;
+  if (!settings.mean.empty()) preprocess.mean = parse_float_list("--mean", settings.mean);
+  if (!settings.std.empty()) preprocess.std = parse_float_list("--std", settings.std, /*positive=*/true);
+  fill_inputs_deterministic(session);
+  if (!settings.image.empty()) set_image_input(session, settings.image, preprocess);
+
+  MachineOptions machine = settings.machine;
+  machine.threads = session.model().options().num_threads;
+  machine.progress = Progress::enabled();
+  const MachineModel machine_figures = machine_model(machine);
+
+  {
+    Progress progress("running", settings.warmup_runs + settings.num_runs);
+    session.clear_profile();
+    session.set_profiling(false);
+    for (int i = 1; i <= settings.warmup_runs; ++i) {
+      session.run();
+      progress.update(i);
+    }
+    session.set_profiling(true);
+    for (int i = 1; i <= settings.num_runs; ++i) {
+      session.run();
+      progress.update(settings.warmup_runs + i);
+    }
+  }
+
+  nlohmann::json report = profile_report(session, settings.warmup_runs, machine_figures);
+  if (!settings.image.empty())
+    report["classification"] = classification_report(session, settings.image, settings.top_k);
+  return report;
+}
+
+}  // namespace minfer::cli

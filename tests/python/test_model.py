@@ -1,0 +1,129 @@
+"""minfer.load and Model.run: outputs against PyTorch's, the load keywords, feeds, threads."""
+import inspect
+import threading
+
+import numpy as np
+import pytest
+
+import minfer
+from python_test_util import MODELS, TORCH_MODELS
+
+TORCH_CASES = ["mobilenet_v2", "resnet18", "lstm", "tiny_decoder"]
+
+
+def read_tensor(path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    proto = onnx.TensorProto()
+    proto.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(proto)
+
+
+@pytest.mark.parametrize("case", TORCH_CASES)
+def test_outputs_match_pytorch(case):
+    # scripts/export_torch_models.py (the ctest fixture torch_models_export) wrote each
+    # model with PyTorch's own output for its input; engine_check's tolerances.
+    folder = TORCH_MODELS / case
+    x = read_tensor(folder / "test_data_set_0" / "input_0.pb")
+    expected = read_tensor(folder / "test_data_set_0" / "output_0.pb")
+    model = minfer.load(folder / "model.onnx")
+    assert model.inputs == {"input": x.shape}
+    assert model.outputs == {"output": expected.shape}
+    y = model.run({"input": x})
+    assert list(y) == ["output"]
+    assert y["output"].dtype == np.float32 and y["output"].flags.c_contiguous
+    np.testing.assert_allclose(y["output"], expected, rtol=1e-3, atol=1e-5)
+
+
+def test_inputs_and_outputs_are_named_with_their_shapes():
+    model = minfer.load(MODELS / "small_cnn.json")
+    assert model.inputs == {"image": (1, 3, 32, 32)}
+    assert model.outputs == {"prob": (1, 10)}
+    batch = minfer.load(MODELS / "small_cnn.json", input_shapes={"image": [4, 3, 32, 32]})
+    assert batch.inputs == {"image": (4, 3, 32, 32)}
+    assert batch.outputs == {"prob": (4, 10)}
+
+
+def test_any_numeric_array_gives_the_float32_result():
+    model = minfer.load(MODELS / "small_cnn.json")
+    x = np.random.default_rng(0).random((1, 3, 32, 32), dtype=np.float32)
+    expected = model.run({"image": x})["prob"]
+    fortran = np.asfortranarray(x)
+    strided = np.repeat(x, 2, axis=3)[..., ::2]
+    for feed in (x.astype(np.float64), fortran, strided, x.tolist()):
+        np.testing.assert_array_equal(model.run({"image": feed})["prob"], expected)
+    np.testing.assert_array_equal(model.run(x)["prob"], expected)  # one input: the array alone
+    # Each row of a softmax classifier sums to 1: the output is computed, not left as zeros.
+    assert expected.sum() == pytest.approx(1, abs=1e-5)
+
+
+def test_wrong_feeds_are_refused_naming_the_input():
+    model = minfer.load(MODELS / "small_cnn.json")
+    source = str(MODELS / "small_cnn.json")
+    x = np.zeros((1, 3, 32, 32), np.float32)
+    cases = [
+        ({"image": np.zeros((3, 32, 32), np.float32)},
+         f"{source}: input 'image' has shape 3x32x32, the model takes 1x3x32x32"),
+        ({"image": x.astype(np.complex64)}, "input 'image': values of dtype complex64 cannot be converted to float32"),
+        ({"image": np.array(["a"])}, "input 'image': values of dtype <U1 cannot be converted to float32"),
+        ({}, f"{source}: input 'image' is not given"),
+        ({"image": x, "extra": x}, f"{source}: 'extra' is not a graph input"),
+    ]
+    for feeds, message in cases:
+        with pytest.raises(minfer.ModelError) as error:
+            model.run(feeds)
+        assert str(error.value) == message
+    assert issubclass(minfer.ModelError, ValueError)
+
+
+def test_two_threads_at_once_give_the_sequential_results():
+    # Each thread runs its own input over and over; a session shared between them would
+    # mix the two inputs' activations.
+    model = minfer.load(MODELS / "mobilenet_v2_1_0.json")
+    rng = np.random.default_rng(1)
+    inputs = [rng.random((1, 3, 224, 224), dtype=np.float32) for _ in range(2)]
+    expected = [model.run(x)["prob"] for x in inputs]
+    assert not np.array_equal(expected[0], expected[1])
+    start = threading.Barrier(2)
+    results = [[], []]
+
+    def work(k):
+        start.wait()
+        for _ in range(6):
+            results[k].append(model.run(inputs[k])["prob"])
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for k in range(2):
+        assert len(results[k]) == 6
+        for y in results[k]:
+            np.testing.assert_array_equal(y, expected[k])
+
+
+def test_load_takes_every_run_wide_choice_of_engine_bench():
+    keywords = inspect.signature(minfer.load).parameters
+    for name, values in minfer._minfer.attribute_choices():
+        assert name in keywords, f"load() lacks the keyword of --{name}"
+
+
+def test_load_keywords_change_what_runs():
+    # README: the decoder's MACs by each ConvTranspose method.
+    decoder = MODELS / "deconv_decoder.json"
+    assert minfer.load(decoder, deconv_method="col2im").profile(runs=1, warmup=0).totals["macs"] == 71_892_992
+    assert minfer.load(decoder, deconv_method="conv").profile(runs=1, warmup=0).totals["macs"] == 282_656_768
+    lstm = minfer.load(MODELS / "lstm.json", lstm_plan="fused").profile(runs=1, warmup=0)
+    assert {op["kind"] for op in lstm.ops if op["type"] == "LSTM"} == {"fused"}
+    kept = minfer.load(MODELS / "mobilenet_v1.json", fold_bn=False).profile(runs=1, warmup=0)
+    folded = minfer.load(MODELS / "mobilenet_v1.json").profile(runs=1, warmup=0)
+    assert sum(op["type"] == "BatchNormalization" for op in kept.ops) == 27
+    assert sum(op["type"] == "BatchNormalization" for op in folded.ops) == 0
+    with pytest.raises(minfer.ModelError, match=r"^deconv_method 'fft': must be one of col2im, conv$"):
+        minfer.load(decoder, deconv_method="fft")
+    with pytest.raises(minfer.ModelError, match=r"^max_memory '12X': expected a positive number of bytes"):
+        minfer.load(decoder, max_memory="12X")
+    with pytest.raises(minfer.ModelError, match=r"^num_threads must be at least 1, got 0$"):
+        minfer.load(decoder, num_threads=0)
