@@ -1,4 +1,5 @@
 #include "tests/cli_test_util.h"
+#include "tests/temp_files.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,8 +13,7 @@ namespace minfer::test {
 
 CommandResult run_command(const std::string& command) {
   static int counter = 0;
-  const std::string err_file = std::filesystem::temp_directory_path() /
-                               ("minfer_cli_err_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
+  const std::string err_file = test::temp_dir("stderr") + "/" + std::to_string(counter++);
   const std::string cmd = command + " 2>" + err_file;
   CommandResult r;
   FILE* pipe = popen(cmd.c_str(), "r");

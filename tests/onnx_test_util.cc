@@ -1,10 +1,6 @@
 #include "tests/onnx_test_util.h"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 
@@ -98,20 +94,6 @@ void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& values) {
   auto& a = add(node, name, onnx::AttributeProto::FLOATS);
   for (float v : values) a.add_floats(v);
-}
-
-std::string temp_dir(const std::string& name) {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string test = info ? std::string(info->test_suite_name()) + "." + info->name() : "global";
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("minfer_tests_" + std::to_string(getpid())) / test / name;
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
 }
 
 }  // namespace minfer::test

@@ -39,8 +39,4 @@ void set_attr(onnx::NodeProto& node, const std::string& name, const std::string&
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<int64_t>& values);
 void set_attr(onnx::NodeProto& node, const std::string& name, const std::vector<float>& values);
 
-// A fresh directory for one test's files.
-std::string temp_dir(const std::string& name);
-void write_file(const std::string& path, const std::string& bytes);
-
 }  // namespace minfer::test

@@ -21,6 +21,7 @@
 #include "bench/cli_common.h"
 #include "engine/engine.h"
 #include "tests/cli_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {
@@ -101,11 +102,8 @@ std::string api_error(const nlohmann::json& e) {
 class BadInput : public ::testing::TestWithParam<Entry> {
  protected:
   void SetUp() override {
-    out_ = fs::temp_directory_path() / ("minfer_bad_" + std::to_string(getpid()) + "_" + GetParam().label);
-    fs::remove_all(out_);
-    fs::create_directories(out_);
+    out_ = test::temp_dir("out");
   }
-  void TearDown() override { fs::remove_all(out_); }
 
   // Runs a tool; checks the exit status, the one line on stderr, the empty stdout and
   // that no output file was left. Returns the message after "<tool>: ".

@@ -11,6 +11,7 @@
 
 #include "tests/cli_test_util.h"
 #include "tests/onnx_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {
@@ -49,7 +50,7 @@ TEST(EngineBenchCli, TextAndCsvAndOutputFile) {
   CommandResult t = run("--model " + kSource + "/models/small_cnn.json --num_runs 2");
   ASSERT_EQ(t.exit_code, 0) << t.err;
   EXPECT_NE(t.out.find("Summary by node type"), std::string::npos);
-  const std::string path = std::filesystem::temp_directory_path() / "engine_bench_test.csv";
+  const std::string path = test::temp_dir("out") + "/engine_bench_test.csv";
   CommandResult c = run("--model " + kSource + "/models/small_cnn.json --num_runs 2 --format csv --output " + path);
   ASSERT_EQ(c.exit_code, 0) << c.err;
   std::ifstream f(path);
@@ -208,9 +209,9 @@ TEST(EngineBenchCli, UnreadableImageIsOneLineAndNonZero) {
 }
 
 TEST(EngineBenchCli, WritesTraceAndHtml) {
-  const auto dir = std::filesystem::temp_directory_path();
-  const std::string trace = dir / ("engine_bench_trace_" + std::to_string(getpid()) + ".json");
-  const std::string html = dir / ("engine_bench_report_" + std::to_string(getpid()) + ".html");
+  const std::string dir = test::temp_dir("out");
+  const std::string trace = dir + "/trace.json";
+  const std::string html = dir + "/report.html";
   CommandResult r =
       run("--model " + kSource + "/models/small_cnn.json --num_runs 4 --trace " + trace + " --html " + html);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/bench/engine_bench_runner.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {
@@ -24,10 +25,8 @@ CommandResult bench(const std::string& args) {
 class CompareCli : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("minfer_compare_" + std::to_string(getpid()));
-    fs::create_directories(dir_);
+    dir_ = test::temp_dir("compare");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string model(const std::string& name, const std::string& input, const std::string& initializers,
                     const std::string& nodes, const std::string& output) {

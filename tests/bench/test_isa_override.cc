@@ -9,6 +9,7 @@
 
 #include "profiler/isa.h"
 #include "tests/cli_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {
@@ -71,8 +72,7 @@ TEST(IsaOverride, UnsetOrEmptyRunsTheBestTarget) {
 
 // One line on stderr, a non-zero exit, nothing on stdout and no output file.
 void expect_refused(const std::string& value, const std::string& cause) {
-  const std::filesystem::path out = std::filesystem::temp_directory_path() / "minfer_isa_override_report.json";
-  std::filesystem::remove(out);
+  const std::filesystem::path out = test::temp_dir(value.empty() ? "empty" : value) + "/report.json";
   const std::string env = "env 'MINFER_ISA=" + value + "' ";
   const CommandResult bench = run_command(env + kBench + " --model " + kSource +
                                           "/models/small_cnn.json --num_runs 1 --output " + out.string());

@@ -11,6 +11,7 @@
 #include "engine/engine.h"
 #include "engine/image_resize.h"
 #include "tests/op_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer {
 namespace {
@@ -18,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string temp_file(const std::string& name) {
-  return (fs::temp_directory_path() / ("minfer_img_" + std::to_string(getpid()) + "_" + name)).string();
+  return (fs::path(test::temp_dir("images")) / name).string();
 }
 
 // A w x h RGB image whose channels are distinct functions of the position.

@@ -18,6 +18,7 @@
 #include "graph/netjson_loader.h"
 #include "graph/onnx_loader.h"
 #include "tests/onnx_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {

@@ -17,6 +17,7 @@
 #include "tests/cli_test_util.h"
 #include "tests/onnx_test_util.h"
 #include "tests/op_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {

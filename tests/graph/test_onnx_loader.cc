@@ -11,6 +11,7 @@
 #include "graph/onnx_tensor.h"
 #include "tests/onnx_test_util.h"
 #include "tests/op_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {

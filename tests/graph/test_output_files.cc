@@ -16,6 +16,7 @@
 #include "graph/errors.h"
 #include "graph/output_files.h"
 #include "tests/onnx_test_util.h"
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 namespace {

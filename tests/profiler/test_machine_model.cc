@@ -9,12 +9,13 @@
 #include "profiler/cpu_info.h"
 #include "profiler/machine_model.h"
 #include "profiler/machine_probe.h"
+#include "tests/temp_files.h"
 
 namespace minfer {
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()))).string();
+  return (std::filesystem::path(test::temp_dir("machine")) / name).string();
 }
 
 // Two sockets of two cores with two hardware threads each.

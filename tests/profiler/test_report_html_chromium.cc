@@ -13,6 +13,7 @@
 #include "engine/engine.h"
 #include "profiler/compare_report.h"
 #include "tests/profiler/test_machine.h"
+#include "tests/temp_files.h"
 
 namespace minfer {
 namespace {
@@ -36,12 +37,7 @@ class ChromiumTest : public testing::Test {
     if (std::system("command -v chromium > /dev/null 2>&1") != 0)
       GTEST_SKIP() << "chromium is not installed (apt-get install chromium, or scripts/install_deps.sh): "
                       "the HTML report was not rendered in a browser";
-    dir_ = fs::temp_directory_path() / ("minfer_chromium_" + std::to_string(getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
+    dir_ = test::temp_dir("chromium");
   }
 
   // Runs headless Chromium on `page` with `args` and a fresh profile; stdout to `out`.
