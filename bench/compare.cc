@@ -9,9 +9,9 @@
 
 #include "bench/cli_common.h"
 #include "bench/profile_runs.h"
-#include "graph/model_loader.h"
 #include "engine/profile_report.h"
 #include "graph/errors.h"
+#include "graph/model_loader.h"
 #include "profiler/compare_report.h"
 #include "profiler/progress.h"
 

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "graph/model_loader.h"
 #include "engine/session.h"
 #include "graph/errors.h"
 #include "graph/input_file.h"
+#include "graph/model_loader.h"
 #include "graph/onnx_tensor.h"
 
 namespace minfer::cli {

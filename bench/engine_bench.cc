@@ -1,10 +1,9 @@
 // engine_bench: load a model, run it, print the profile (cost joined with time), in
 // the manner of TensorFlow's benchmark_model.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <map>
 #include <optional>
-
-#include <CLI/CLI.hpp>
 
 #include "bench/cli_common.h"
 #include "bench/compare.h"
@@ -86,9 +85,12 @@ int main(int argc, char** argv) {
           minfer::cli::run_comparison(args.sides[0], args.sides[1], {model_path, input_shapes, options},
                                       {profile.warmup_runs, profile.num_runs, machine});
       std::string text;
-      if (format == "json") text = comparison.dump(2) + "\n";
-      else if (format == "csv") text = minfer::format_compare_csv(comparison);
-      else text = minfer::format_compare_text(comparison);
+      if (format == "json")
+        text = comparison.dump(2) + "\n";
+      else if (format == "csv")
+        text = minfer::format_compare_csv(comparison);
+      else
+        text = minfer::format_compare_text(comparison);
       if (memory_plan)
         for (const nlohmann::json& side : comparison["sides"])
           text += "\nSide " + side["label"].get<std::string>() + ":\n" + minfer::format_memory_plan(side["report"]);
@@ -100,9 +102,12 @@ int main(int argc, char** argv) {
     minfer::Session session(minfer::compile_file(model_path, options, input_shapes));
     const nlohmann::json report = minfer::cli::profile_runs(session, profile);
     std::string text;
-    if (format == "json") text = report.dump(2) + "\n";
-    else if (format == "csv") text = minfer::format_csv(report);
-    else text = minfer::format_text(report);
+    if (format == "json")
+      text = report.dump(2) + "\n";
+    else if (format == "csv")
+      text = minfer::format_csv(report);
+    else
+      text = minfer::format_text(report);
     if (memory_plan) text += "\n" + minfer::format_memory_plan(report);
     if (!trace_path.empty()) files.emplace_back(trace_path, minfer::format_trace(report, session.profile()));
     if (!html_path.empty()) files.emplace_back(html_path, minfer::format_html(report));

@@ -8,8 +8,8 @@
 
 #include "bench/cli_common.h"
 #include "engine/compiled_model.h"
-#include "graph/model_loader.h"
 #include "graph/errors.h"
+#include "graph/model_loader.h"
 #include "graph/netjson_writer.h"
 #include "graph/onnx_writer.h"
 #include "graph/output_files.h"

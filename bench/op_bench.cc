@@ -17,8 +17,8 @@
 
 #include "bench/cli_common.h"
 #include "engine/compiled_model.h"
-#include "graph/model_loader.h"
 #include "engine/session.h"
+#include "graph/model_loader.h"
 
 namespace minfer {
 namespace {
@@ -64,7 +64,8 @@ void add(const std::string& name, const Graph& graph, int threads) {
   options.num_threads = threads;
   std::shared_ptr<const CompiledModel> model = compile(graph, options);
   auto* b = benchmark::RegisterBenchmark(
-      fmt::format("{}/{}/threads:{}", name, model->steps()[0].kind(), threads).c_str(), [model](benchmark::State& state) {
+      fmt::format("{}/{}/threads:{}", name, model->steps()[0].kind(), threads).c_str(),
+      [model](benchmark::State& state) {
         Session session(model);
         session.set_profiling(false);
         cli::fill_inputs_deterministic(session);

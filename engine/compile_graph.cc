@@ -1,9 +1,9 @@
 #include "engine/compile_graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "engine/constant_folder.h"
 #include "engine/onnx_opset_upgrade.h"
@@ -140,11 +140,14 @@ OpSignature CompileGraph::signature(size_t i) const {
   const Node& node = graph_.nodes[i];
   OpSignature sig;
   for (const std::string& name : node.inputs) {
-    if (name.empty()) sig.inputs.push_back({{}, nullptr, false});
-    else sig.inputs.push_back({type(name), constant(name), true});
+    if (name.empty())
+      sig.inputs.push_back({{}, nullptr, false});
+    else
+      sig.inputs.push_back({type(name), constant(name), true});
   }
   // Output types as inference recorded them (an omitted output has none).
-  for (const std::string& name : node.outputs) sig.outputs.push_back({name.empty() ? TensorType{} : type(name), !name.empty()});
+  for (const std::string& name : node.outputs)
+    sig.outputs.push_back({name.empty() ? TensorType{} : type(name), !name.empty()});
   return sig;
 }
 
@@ -158,7 +161,9 @@ Cost CompileGraph::total_cost() const {
   return total;
 }
 
-void CompileGraph::set_inputs(size_t i, std::vector<std::string> inputs) { graph_.nodes[i].inputs = std::move(inputs); }
+void CompileGraph::set_inputs(size_t i, std::vector<std::string> inputs) {
+  graph_.nodes[i].inputs = std::move(inputs);
+}
 
 void CompileGraph::set_outputs(size_t i, std::vector<std::string> outputs) {
   const Node& node = graph_.nodes[i];
@@ -167,7 +172,9 @@ void CompileGraph::set_outputs(size_t i, std::vector<std::string> outputs) {
   graph_.nodes[i].outputs = std::move(outputs);
 }
 
-void CompileGraph::set_name(size_t i, std::string name) { graph_.nodes[i].name = std::move(name); }
+void CompileGraph::set_name(size_t i, std::string name) {
+  graph_.nodes[i].name = std::move(name);
+}
 
 void CompileGraph::set_attributes(size_t i, Attributes attrs) {
   Node& node = graph_.nodes[i];

@@ -1,8 +1,8 @@
 #include "engine/compiled_model.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "engine/compile_graph.h"
 #include "engine/memory_planner.h"
@@ -23,7 +23,8 @@ MemoryBudget constants_budget(const Graph& graph, int64_t max_memory) {
 CompiledModel::CompiledModel(Graph graph, CompileOptions options) : options_(std::move(options)) {
   if (options_.num_threads < 1)
     throw UsageError(fmt::format("num_threads must be at least 1, got {}", options_.num_threads));
-  if (options_.max_memory <= 0) throw UsageError(fmt::format("max_memory must be positive, got {}", options_.max_memory));
+  if (options_.max_memory <= 0)
+    throw UsageError(fmt::format("max_memory must be positive, got {}", options_.max_memory));
   active_isa();  // a refused MINFER_ISA fails every compile, even of a model whose ops need no kernel
   for (const AttributeOverride& o : options_.attribute_overrides)
     for (Node& n : graph.nodes)
@@ -139,7 +140,8 @@ void CompiledModel::plan_memory_layout() {
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       const int v = step.outputs[o];
       if (v < 0 || buffer_of[v] >= 0) continue;  // omitted, or already placed (an output listed twice)
-      const int src = o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
+      const int src =
+          o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
       if (src >= 0 && !values_[src].constant && !pinned[src] && end[src] == static_cast<int>(s) &&
           buffers_[buffer_of[src]].bytes == bytes_of(v)) {
         BufferSpan& b = buffers_[buffer_of[src]];

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <map>
-#include <unordered_map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -47,7 +46,7 @@ struct ValueSlot {
 };
 
 struct Step {
-  std::string name;     // the node's name
+  std::string name;  // the node's name
   std::string op_type;
   std::shared_ptr<const Op> op;
   std::unique_ptr<const Kernel> kernel;

@@ -10,10 +10,10 @@
 
 #include "engine/compiled_model.h"
 #include "engine/image_input.h"
-#include "graph/model_loader.h"
 #include "engine/profile_report.h"
 #include "engine/session.h"
 #include "graph/errors.h"
+#include "graph/model_loader.h"
 #include "profiler/machine_model.h"
 #include "profiler/report.h"
 #include "profiler/report_html.h"

@@ -3,11 +3,10 @@
 // NCHW floats; and the top classes of a classifier's output.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/session.h"
 #include "graph/memory_limit.h"
@@ -23,9 +22,8 @@ std::vector<float> image_to_tensor(const std::string& path, const Shape& shape, 
                                    int64_t max_memory = default_max_memory());
 
 // The same from the encoded file's bytes in memory; `source` names it in messages.
-std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const std::string& source,
-                                   const Shape& shape, const Preprocess& preprocess,
-                                   int64_t max_memory = default_max_memory());
+std::vector<float> image_to_tensor(std::span<const unsigned char> bytes, const std::string& source, const Shape& shape,
+                                   const Preprocess& preprocess, int64_t max_memory = default_max_memory());
 
 // Puts the image into the model's first graph input (under the model's max_memory).
 void set_image_input(Session& session, const std::string& path, const Preprocess& preprocess);

@@ -7,7 +7,9 @@ namespace minfer {
 
 namespace {
 
-int64_t aligned_size(int64_t bytes, int64_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+int64_t aligned_size(int64_t bytes, int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
 
 // The placed buffers, indexed by lifetime so that placing one only looks at those alive
 // at the same time: a segment tree over steps whose nodes hold the buffers that cover

@@ -14,7 +14,7 @@
 namespace minfer {
 
 struct UpgradedNode {
-  std::vector<Node> nodes;                       // in execution order; one keeps the node's name
+  std::vector<Node> nodes;                  // in execution order; one keeps the node's name
   std::map<std::string, Tensor> constants;  // new constant tensors the nodes read
 };
 

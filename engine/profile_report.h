@@ -1,9 +1,8 @@
 // Gathers what a Session measured and what its model costs into the profiler's report.
 #pragma once
 
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "engine/session.h"
 #include "profiler/machine_model.h"

@@ -3,14 +3,15 @@
 #include <functional>
 #include <numeric>
 
-
 namespace minfer {
 
 namespace {
 
 // What the pair may have between its parts: ops computing each element from its own
 // (BatchNormalization, activations).
-bool passes_through(const Step& step) { return step.op->traits().elementwise; }
+bool passes_through(const Step& step) {
+  return step.op->traits().elementwise;
+}
 
 int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
   return std::accumulate(begin, end, int64_t{1}, std::multiplies<>());

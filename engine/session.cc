@@ -1,9 +1,9 @@
 #include "engine/session.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 namespace minfer {
 
@@ -68,7 +68,8 @@ Session::Value Session::value(const std::string& name) const {
 std::span<const float> Session::output(const std::string& name) const {
   const Value v = value(name);
   if (v.type.dtype != DType::kFloat32)
-    throw UsageError(fmt::format("{}: '{}' is {}, not float32", model_->graph().source, name, dtype_name(v.type.dtype)));
+    throw UsageError(
+        fmt::format("{}: '{}' is {}, not float32", model_->graph().source, name, dtype_name(v.type.dtype)));
   return {reinterpret_cast<const float*>(v.data), static_cast<size_t>(num_elements(v.type.shape))};
 }
 

@@ -28,8 +28,7 @@ class Attributes {
   std::string get_string(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> get_ints(const std::string& name, const std::vector<int64_t>& fallback = {}) const;
   std::vector<double> get_floats(const std::string& name, const std::vector<double>& fallback = {}) const;
-  std::vector<std::string> get_strings(const std::string& name,
-                                       const std::vector<std::string>& fallback = {}) const;
+  std::vector<std::string> get_strings(const std::string& name, const std::vector<std::string>& fallback = {}) const;
   // A TENSOR attribute (Constant's value); nullptr when absent.
   const Tensor* get_tensor(const std::string& name) const;
 

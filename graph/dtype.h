@@ -20,8 +20,10 @@ int64_t dtype_size(DType dtype);
 // The C++ type of an element: float, int64_t, uint8_t (bool).
 template <typename T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return DType::kFloat32;
-  else if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
+  if constexpr (std::is_same_v<T, float>)
+    return DType::kFloat32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DType::kInt64;
   else {
     static_assert(std::is_same_v<T, uint8_t>, "elements are float, int64_t or uint8_t (bool)");
     return DType::kBool;

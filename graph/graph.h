@@ -23,7 +23,7 @@ struct GraphInput {
 struct Node {
   std::string name;
   std::string op_type;
-  std::vector<std::string> inputs;  // "" marks an omitted optional input, as in ONNX
+  std::vector<std::string> inputs;   // "" marks an omitted optional input, as in ONNX
   std::vector<std::string> outputs;  // "" marks an omitted optional output
   Attributes attrs;
 };

@@ -1,11 +1,10 @@
 #include "graph/memory_limit.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 
@@ -19,8 +18,8 @@ int64_t default_max_memory() {
 
 int64_t parse_byte_size(const std::string& flag, const std::string& text) {
   auto bad = [&] {
-    return UsageError(fmt::format("{} '{}': expected a positive number of bytes with an optional K, M, G or T suffix",
-                                  flag, text));
+    return UsageError(
+        fmt::format("{} '{}': expected a positive number of bytes with an optional K, M, G or T suffix", flag, text));
   };
   size_t digits = 0;
   while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
@@ -37,8 +36,7 @@ int64_t parse_byte_size(const std::string& flag, const std::string& text) {
   }
   int64_t value = 0;
   for (size_t i = 0; i < digits; ++i)
-    if (__builtin_mul_overflow(value, 10, &value) || __builtin_add_overflow(value, text[i] - '0', &value))
-      throw bad();
+    if (__builtin_mul_overflow(value, 10, &value) || __builtin_add_overflow(value, text[i] - '0', &value)) throw bad();
   if (value == 0 || value > (INT64_MAX >> shift)) throw bad();
   return value << shift;
 }

@@ -1,9 +1,9 @@
 #include "graph/model_loader.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 #include "graph/netjson_loader.h"
@@ -54,7 +54,8 @@ void override_input_shapes(Graph& graph, const std::map<std::string, Shape>& sha
   for (const auto& entry : shapes) {
     const std::string& name = entry.first;  // a plain reference: clang 14 cannot capture structured bindings
     const Shape& shape = entry.second;
-    auto it = std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
+    auto it =
+        std::find_if(graph.inputs.begin(), graph.inputs.end(), [&](const GraphInput& i) { return i.name == name; });
     if (it == graph.inputs.end()) throw UsageError(fmt::format("{}: '{}' is not a graph input", graph.source, name));
     for (int64_t d : shape)
       if (d <= 0) throw UsageError(fmt::format("input '{}': dimension {} must be positive", name, d));

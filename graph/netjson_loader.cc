@@ -1,17 +1,17 @@
 #include "graph/netjson_loader.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <set>
 #include <sstream>
 #include <unordered_set>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "graph/errors.h"
 #include "graph/input_file.h"
@@ -80,8 +80,7 @@ class Parser {
 
     Graph g;
     g.source = path_;
-    g.name = doc.contains("name") ? get_string(doc["name"], "name")
-                                  : std::filesystem::path(path_).stem().string();
+    g.name = doc.contains("name") ? get_string(doc["name"], "name") : std::filesystem::path(path_).stem().string();
     parse_inputs(require(doc, "inputs", "the top level"), g);
     for (const json& o : require_array(doc, "outputs", "the top level"))
       g.outputs.push_back(get_string(o, "outputs[]"));
@@ -395,7 +394,8 @@ class Parser {
     if (n.contains("attrs")) {
       const json& attrs = n["attrs"];
       if (!attrs.is_object()) fail(ctx + ": 'attrs' must be an object");
-      for (const auto& a : attrs.items()) node.attrs.set(a.key(), parse_attr(a.value(), ctx + ": attribute '" + a.key() + "'"));
+      for (const auto& a : attrs.items())
+        node.attrs.set(a.key(), parse_attr(a.value(), ctx + ": attribute '" + a.key() + "'"));
     }
     return node;
   }
@@ -469,8 +469,7 @@ Graph load_netjson(const std::string& path, int64_t max_memory) {
                        std::filesystem::path(path).parent_path().string(), max_memory);
 }
 
-Graph parse_netjson(std::string_view text, const std::string& source, const std::string& base_dir,
-                    int64_t max_memory) {
+Graph parse_netjson(std::string_view text, const std::string& source, const std::string& base_dir, int64_t max_memory) {
   return Parser(source, base_dir, max_memory).parse(text);
 }
 

@@ -71,9 +71,10 @@ std::vector<float> float32_values(const Graph& graph, const std::string& name, c
     const double v = tensor.number(i);
     out[i] = static_cast<float>(v);
     if (tensor.dtype() != DType::kFloat32 && static_cast<double>(out[i]) != v)
-      throw ModelError(fmt::format("{}: initializer '{}' holds the {} value {}, which net.json's float32 cannot "
-                                   "represent exactly",
-                                   graph.source, name, dtype_name(tensor.dtype()), v));
+      throw ModelError(
+          fmt::format("{}: initializer '{}' holds the {} value {}, which net.json's float32 cannot "
+                      "represent exactly",
+                      graph.source, name, dtype_name(tensor.dtype()), v));
   }
   return out;
 }

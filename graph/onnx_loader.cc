@@ -47,14 +47,14 @@ Attributes convert_attributes(const onnx::NodeProto& proto, const std::string& d
       case onnx::AttributeProto::FLOAT: out.set(name, static_cast<double>(a.f())); break;
       case onnx::AttributeProto::INT: out.set(name, static_cast<int64_t>(a.i())); break;
       case onnx::AttributeProto::STRING: out.set(name, a.s()); break;
-      case onnx::AttributeProto::FLOATS: out.set(name, std::vector<double>(a.floats().begin(), a.floats().end())); break;
+      case onnx::AttributeProto::FLOATS:
+        out.set(name, std::vector<double>(a.floats().begin(), a.floats().end()));
+        break;
       case onnx::AttributeProto::INTS: out.set(name, std::vector<int64_t>(a.ints().begin(), a.ints().end())); break;
       case onnx::AttributeProto::STRINGS:
         out.set(name, std::vector<std::string>(a.strings().begin(), a.strings().end()));
         break;
-      case onnx::AttributeProto::TENSOR:
-        try {
-          out.set(name, tensor_from_proto(a.t(), dir, &budget));
+      case onnx::AttributeProto::TENSOR: try { out.set(name, tensor_from_proto(a.t(), dir, &budget));
         } catch (const UnsupportedError& e) {
           throw UnsupportedError(fmt::format("attribute '{}': {}", name, e.what()));
         } catch (const OpError& e) {

@@ -28,15 +28,13 @@ inline constexpr int64_t kMaxOnnxOpset = 17;
 // option naming no graph input). The file and the constants it decodes count against
 // `max_memory` before they are allocated.
 Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& input_shapes = {},
-                const std::map<std::string, Tensor>& input_values = {},
-                int64_t max_memory = default_max_memory());
+                const std::map<std::string, Tensor>& input_values = {}, int64_t max_memory = default_max_memory());
 
 // The same from the file's bytes in memory: `source` names it in messages; external
 // data files are looked up in `base_dir`.
 Graph parse_onnx(const std::string& bytes, const std::string& source, const std::string& base_dir,
                  const std::map<std::string, Shape>& input_shapes = {},
-                 const std::map<std::string, Tensor>& input_values = {},
-                 int64_t max_memory = default_max_memory());
+                 const std::map<std::string, Tensor>& input_values = {}, int64_t max_memory = default_max_memory());
 
 // A graph input as the file declares it.
 struct InputSignature {

@@ -5,8 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <filesystem>
+#include <limits>
 
 #include "graph/errors.h"
 #include "graph/input_file.h"
@@ -235,7 +235,9 @@ Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base
     case DataType::kInt64: fill(proto.int64_data(), same); break;
     case DataType::kUint32:
     case DataType::kUint64: fill(proto.uint64_data(), [](uint64_t v) { return static_cast<int64_t>(v); }); break;
-    case DataType::kFloat16: fill(proto.int32_data(), [](int32_t v) { return double(half_to_float(uint16_t(v))); }); break;
+    case DataType::kFloat16:
+      fill(proto.int32_data(), [](int32_t v) { return double(half_to_float(uint16_t(v))); });
+      break;
     case DataType::kBFloat16:
       fill(proto.int32_data(), [](int32_t v) { return double(bfloat16_to_float(uint16_t(v))); });
       break;

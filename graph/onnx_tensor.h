@@ -18,8 +18,7 @@ namespace minfer {
 // complex numbers and segmented data, OpError for a malformed tensor (wrong value
 // count, unreadable external file). With a budget, the decoded values (and external
 // bytes while they are read) count against the memory limit before they are allocated.
-Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir,
-                         MemoryBudget* budget = nullptr);
+Tensor tensor_from_proto(const onnx::TensorProto& proto, const std::string& base_dir, MemoryBudget* budget = nullptr);
 
 // A serialized TensorProto file (input_0.pb) with the type the file declares; throws
 // ModelError naming the file.

@@ -37,7 +37,9 @@ std::string input_type(const onnx::OpSchema& schema, size_t index) {
 void tensor_to_initializer(const std::string& name, const Tensor& tensor, const std::string& type,
                            onnx::TensorProto& proto) {
   if (type == "tensor(float)" || type == "tensor(int64)" || type == "tensor(bool)") {
-    const DataType want = type == "tensor(float)" ? DataType::kFloat : type == "tensor(int64)" ? DataType::kInt64 : DataType::kBool;
+    const DataType want = type == "tensor(float)"   ? DataType::kFloat
+                          : type == "tensor(int64)" ? DataType::kInt64
+                                                    : DataType::kBool;
     if (onnx_data_type(tensor.dtype()) == want) return tensor_to_proto(name, tensor, proto);
   }
   // Another type than the tensor's: an integer-valued float32 tensor (net.json's
@@ -130,7 +132,8 @@ std::string to_onnx(const Graph& graph, const std::map<std::string, TensorType>&
   for (const GraphInput& in : graph.inputs) set_value_info(in.name, {in.dtype, in.shape}, *g.add_input());
   for (const std::string& out : graph.outputs) {
     auto type = output_types.find(out);
-    if (type == output_types.end()) throw ModelError(fmt::format("{}: output '{}' has no known type", graph.source, out));
+    if (type == output_types.end())
+      throw ModelError(fmt::format("{}: output '{}' has no known type", graph.source, out));
     set_value_info(out, type->second, *g.add_output());
   }
 

@@ -121,11 +121,12 @@ void check_distinct_outputs(const std::vector<OutputPath>& outputs) {
       // one after the other; onto one file, the second would replace the first.
       if (how[i] != How::kReplace && how[j] != How::kReplace) continue;
       const OutputPath &a = outputs[j], &b = outputs[i];
-      struct stat sa {}, sb {};
+      struct stat sa {
+      }, sb{};
       if (key(a.path) == key(b.path) || (stat(a.path.c_str(), &sa) == 0 && stat(b.path.c_str(), &sb) == 0 &&
                                          sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino))
-        throw UsageError(fmt::format("{} '{}' and {} '{}' are the same file: give each output its own", a.name,
-                                     a.path, b.name, b.path));
+        throw UsageError(fmt::format("{} '{}' and {} '{}' are the same file: give each output its own", a.name, a.path,
+                                     b.name, b.path));
     }
   }
 }

@@ -1,8 +1,8 @@
 #include "graph/shape.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 namespace minfer {
 

@@ -1,14 +1,16 @@
 #include "graph/tensor.h"
 
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "graph/errors.h"
 
 namespace minfer {
 
-std::string type_str(const TensorType& type) { return fmt::format("{} {}", dtype_name(type.dtype), shape_str(type.shape)); }
+std::string type_str(const TensorType& type) {
+  return fmt::format("{} {}", dtype_name(type.dtype), shape_str(type.shape));
+}
 
 Tensor::Tensor(DType dtype, Shape shape)
     : type_{dtype, std::move(shape)},
@@ -54,8 +56,7 @@ Tensor Tensor::reshaped(Shape shape) const {
 }
 
 void Tensor::check_dtype(DType want) const {
-  if (dtype() != want)
-    throw OpError(fmt::format("a {} tensor read as {}", dtype_name(dtype()), dtype_name(want)));
+  if (dtype() != want) throw OpError(fmt::format("a {} tensor read as {}", dtype_name(dtype()), dtype_name(want)));
 }
 
 }  // namespace minfer

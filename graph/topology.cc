@@ -1,9 +1,9 @@
 #include "graph/topology.h"
 
+#include <fmt/format.h>
+
 #include <queue>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 
@@ -29,7 +29,8 @@ Topology build_topology(const Graph& g) {
     for (const std::string& out : n.outputs) {
       if (out.empty()) continue;  // omitted optional output
       if (sources.count(out))
-        throw ModelError(fmt::format("{}: output '{}' is already a graph input or initializer", node_context(g, n), out));
+        throw ModelError(
+            fmt::format("{}: output '{}' is already a graph input or initializer", node_context(g, n), out));
       auto [it, fresh] = t.producer.emplace(out, i);
       if (!fresh)
         throw ModelError(fmt::format("{}: output '{}' is also produced by node '{}'", node_context(g, n), out,
@@ -87,8 +88,8 @@ Topology build_topology(const Graph& g) {
         }
       }
     }
-    throw ModelError(fmt::format("{}: is part of a cycle (its inputs depend on its own outputs)",
-                                 node_context(g, g.nodes[at])));
+    throw ModelError(
+        fmt::format("{}: is part of a cycle (its inputs depend on its own outputs)", node_context(g, g.nodes[at])));
   }
   return t;
 }

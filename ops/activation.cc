@@ -12,8 +12,12 @@ namespace {
 
 // Comparisons written so that a NaN falls through to the value itself: max(NaN, 0) is
 // NaN in ONNX and numpy, where `x > 0 ? x : 0` would make it 0.
-float relu(float x) { return x < 0.0f ? 0.0f : x; }
-float clamp01(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+float relu(float x) {
+  return x < 0.0f ? 0.0f : x;
+}
+float clamp01(float x) {
+  return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
+}
 
 }  // namespace
 
@@ -108,7 +112,9 @@ Attributes fused_activation_attributes(const Activation& a) {
   return attrs;
 }
 
-bool has_fused_activation(const Attributes& attrs) { return attrs.has("activation"); }
+bool has_fused_activation(const Attributes& attrs) {
+  return attrs.has("activation");
+}
 
 Activation take_fused_activation(Attributes& attrs) {
   if (!attrs.has("activation")) return {};

@@ -9,7 +9,19 @@
 
 namespace minfer {
 
-enum class ActivationKind { kNone, kRelu, kClip, kLeakyRelu, kElu, kSelu, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kSoftplus };
+enum class ActivationKind {
+  kNone,
+  kRelu,
+  kClip,
+  kLeakyRelu,
+  kElu,
+  kSelu,
+  kSigmoid,
+  kHardSigmoid,
+  kHardSwish,
+  kTanh,
+  kSoftplus
+};
 
 struct Activation {
   ActivationKind kind = ActivationKind::kNone;

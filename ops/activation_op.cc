@@ -1,9 +1,9 @@
 // Activation ops (Relu, Clip, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish,
 // Tanh, Softplus): y = f(x) element by element (ops/activation.h), in place when the
 // planner allows; fuse_activations moves them into the epilogue of the op before.
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "ops/op_helpers.h"
 
@@ -34,8 +34,8 @@ class ActivationOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    const CostExpr flops =
-        CostExpr::of("FLOPs/element", act_.flops_per_element()) * CostExpr::of("elements", num_elements(sig.outputs[0].shape()));
+    const CostExpr flops = CostExpr::of("FLOPs/element", act_.flops_per_element()) *
+                           CostExpr::of("elements", num_elements(sig.outputs[0].shape()));
     return op_cost(*this, sig, 0, flops);
   }
 
@@ -67,6 +67,8 @@ class ActivationOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_activation(const Node& node) { return std::make_unique<ActivationOp>(node); }
+std::unique_ptr<Op> make_activation(const Node& node) {
+  return std::make_unique<ActivationOp>(node);
+}
 
 }  // namespace minfer

@@ -1,9 +1,9 @@
 // BatchNormalization at inference: y = (x - mean) / sqrt(var + eps) * scale + B, run as
 // a per-channel scale and shift (2 FLOPs per element). The fold_bn pass folds it into
 // the weights of the op before it where that op can take it (Op::fold_channel_affine).
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ops/op_helpers.h"
 
@@ -43,7 +43,8 @@ class BatchNormOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(*this, sig, 0, CostExpr::of("FLOPs/element", 2) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+    return op_cost(*this, sig, 0,
+                   CostExpr::of("FLOPs/element", 2) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
 
   // scale' = gamma / sqrt(var + eps) and shift' = beta - mean * scale', in double.
@@ -85,6 +86,8 @@ class BatchNormOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_batch_normalization(const Node& node) { return std::make_unique<BatchNormOp>(node); }
+std::unique_ptr<Op> make_batch_normalization(const Node& node) {
+  return std::make_unique<BatchNormOp>(node);
+}
 
 }  // namespace minfer

@@ -79,8 +79,7 @@ void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, std
     case Arith::kSub: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kSub, p, q); });
     case Arith::kMul: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kMul, p, q); });
     case Arith::kDiv: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kDiv, p, q); });
-    case Arith::kPRelu:
-      return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kPRelu, p, q); });
+    case Arith::kPRelu: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kPRelu, p, q); });
   }
 }
 
@@ -114,13 +113,15 @@ class BinaryOp final : public Op {
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& y = sig.outputs[0].shape();
-    return make_kernel({}, [op = op_, dtype = sig.inputs[0].dtype(), ia = BroadcastIndex(sig.inputs[0].shape(), y),
-                           ib = BroadcastIndex(sig.inputs[1].shape(), y)](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) {
-      if (dtype == DType::kInt64) run_arith<int64_t>(op, ia, ib, in, out);
-      else run_arith<float>(op, ia, ib, in, out);
-    });
+    return make_kernel(
+        {}, [op = op_, dtype = sig.inputs[0].dtype(), ia = BroadcastIndex(sig.inputs[0].shape(), y),
+             ib = BroadcastIndex(sig.inputs[1].shape(), y)](const RunContext&, std::span<const TensorView> in,
+                                                            std::span<const TensorView> out, Workspace) {
+          if (dtype == DType::kInt64)
+            run_arith<int64_t>(op, ia, ib, in, out);
+          else
+            run_arith<float>(op, ia, ib, in, out);
+        });
   }
 
  private:
@@ -150,27 +151,40 @@ class SumOp final : public Op {
     const Shape& y = sig.outputs[0].shape();
     std::vector<BroadcastIndex> index;
     for (const OpInput& a : sig.inputs) index.emplace_back(a.shape(), y);
-    return make_kernel({}, [index, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) {
-      float* dst = out[0].f32();
-      const int64_t total = out[0].size();
-      const float zero = 0.0f;
-      auto add = [](float a, float b) { return a + b; };
-      // y = 0 + in0, then y += in_i: each step is a broadcast add with y itself.
-      broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, add);
-      for (size_t i = 1; i < in.size(); ++i) broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, add);
-    });
+    return make_kernel(
+        {}, [index, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          float* dst = out[0].f32();
+          const int64_t total = out[0].size();
+          const float zero = 0.0f;
+          auto add = [](float a, float b) { return a + b; };
+          // y = 0 + in0, then y += in_i: each step is a broadcast add with y itself.
+          broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, add);
+          for (size_t i = 1; i < in.size(); ++i)
+            broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, add);
+        });
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Op> make_add(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kAdd); }
-std::unique_ptr<Op> make_sub(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kSub); }
-std::unique_ptr<Op> make_mul(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kMul); }
-std::unique_ptr<Op> make_div(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kDiv); }
-std::unique_ptr<Op> make_prelu(const Node& node) { return std::make_unique<BinaryOp>(node, Arith::kPRelu); }
-std::unique_ptr<Op> make_sum(const Node& node) { return std::make_unique<SumOp>(node); }
+std::unique_ptr<Op> make_add(const Node& node) {
+  return std::make_unique<BinaryOp>(node, Arith::kAdd);
+}
+std::unique_ptr<Op> make_sub(const Node& node) {
+  return std::make_unique<BinaryOp>(node, Arith::kSub);
+}
+std::unique_ptr<Op> make_mul(const Node& node) {
+  return std::make_unique<BinaryOp>(node, Arith::kMul);
+}
+std::unique_ptr<Op> make_div(const Node& node) {
+  return std::make_unique<BinaryOp>(node, Arith::kDiv);
+}
+std::unique_ptr<Op> make_prelu(const Node& node) {
+  return std::make_unique<BinaryOp>(node, Arith::kPRelu);
+}
+std::unique_ptr<Op> make_sum(const Node& node) {
+  return std::make_unique<SumOp>(node);
+}
 
 }  // namespace minfer

@@ -1,10 +1,10 @@
 // Cast between the engine's element types (integer targets become int64: graph/dtype.h;
 // the real types other than float32 are refused). Real to integer truncates toward zero, as C and numpy, and
 // refuses a value outside int64; anything to bool is "not zero". 0 FLOPs.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "graph/dtype.h"
 #include "ops/op_helpers.h"
@@ -30,8 +30,10 @@ void cast_all(const TensorView& x, const TensorView& y) {
   const From* src = x.as<From>();
   To* dst = y.as<To>();
   for (int64_t i = 0, n = y.size(); i < n; ++i) {
-    if constexpr (std::is_same_v<From, int64_t> && std::is_same_v<To, int64_t>) dst[i] = src[i];
-    else dst[i] = convert<To>(static_cast<double>(src[i]));
+    if constexpr (std::is_same_v<From, int64_t> && std::is_same_v<To, int64_t>)
+      dst[i] = src[i];
+    else
+      dst[i] = convert<To>(static_cast<double>(src[i]));
   }
 }
 
@@ -83,6 +85,8 @@ class CastOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_cast(const Node& node) { return std::make_unique<CastOp>(node); }
+std::unique_ptr<Op> make_cast(const Node& node) {
+  return std::make_unique<CastOp>(node);
+}
 
 }  // namespace minfer

@@ -3,10 +3,10 @@
 // are known (Shape and Size need only their input's type), so in a model with static
 // shapes they never run in a session; they have kernels all the same, which is what
 // folding runs. 0 FLOPs.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "ops/op_helpers.h"
 
@@ -32,9 +32,12 @@ class ConstantOp final : public Op {
     int forms = 0;
     for (const char* name : {"value", "value_float", "value_floats", "value_int", "value_ints"}) forms += a.has(name);
     if (forms != 1) throw OpError("needs exactly one of the attributes value, value_float(s), value_int(s)");
-    if (const Tensor* t = a.get_tensor("value")) value_ = *t;
-    else if (a.has("value_float")) value_ = Tensor(Shape{}, std::vector<float>{static_cast<float>(a.get_float("value_float", 0))});
-    else if (a.has("value_int")) value_ = Tensor(Shape{}, std::vector<int64_t>{a.get_int("value_int", 0)});
+    if (const Tensor* t = a.get_tensor("value"))
+      value_ = *t;
+    else if (a.has("value_float"))
+      value_ = Tensor(Shape{}, std::vector<float>{static_cast<float>(a.get_float("value_float", 0))});
+    else if (a.has("value_int"))
+      value_ = Tensor(Shape{}, std::vector<int64_t>{a.get_int("value_int", 0)});
     else if (a.has("value_ints")) {
       std::vector<int64_t> v = a.get_ints("value_ints");
       const int64_t n = static_cast<int64_t>(v.size());
@@ -49,7 +52,9 @@ class ConstantOp final : public Op {
     return {value_.type()};
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
-  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override { return constant_kernel(value_); }
+  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
+    return constant_kernel(value_);
+  }
 
  private:
   Tensor value_;
@@ -78,11 +83,13 @@ class ConstantOfShapeOp final : public Op {
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
-    return make_kernel({}, [fill = fill_, n = num_elements(sig.outputs[0].shape())](
-                               const RunContext&, std::span<const TensorView>, std::span<const TensorView> out, Workspace) {
-      const int64_t bytes = fill.bytes();
-      for (int64_t i = 0; i < n; ++i) std::memcpy(static_cast<std::byte*>(out[0].data) + i * bytes, fill.data(), bytes);
-    });
+    return make_kernel(
+        {}, [fill = fill_, n = num_elements(sig.outputs[0].shape())](const RunContext&, std::span<const TensorView>,
+                                                                     std::span<const TensorView> out, Workspace) {
+          const int64_t bytes = fill.bytes();
+          for (int64_t i = 0; i < n; ++i)
+            std::memcpy(static_cast<std::byte*>(out[0].data) + i * bytes, fill.data(), bytes);
+        });
   }
 
  private:
@@ -196,10 +203,20 @@ class RangeOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_constant(const Node& node) { return std::make_unique<ConstantOp>(node); }
-std::unique_ptr<Op> make_constant_of_shape(const Node& node) { return std::make_unique<ConstantOfShapeOp>(node); }
-std::unique_ptr<Op> make_shape(const Node& node) { return std::make_unique<ShapeOp>(node); }
-std::unique_ptr<Op> make_size(const Node& node) { return std::make_unique<SizeOp>(node); }
-std::unique_ptr<Op> make_range(const Node& node) { return std::make_unique<RangeOp>(node); }
+std::unique_ptr<Op> make_constant(const Node& node) {
+  return std::make_unique<ConstantOp>(node);
+}
+std::unique_ptr<Op> make_constant_of_shape(const Node& node) {
+  return std::make_unique<ConstantOfShapeOp>(node);
+}
+std::unique_ptr<Op> make_shape(const Node& node) {
+  return std::make_unique<ShapeOp>(node);
+}
+std::unique_ptr<Op> make_size(const Node& node) {
+  return std::make_unique<SizeOp>(node);
+}
+std::unique_ptr<Op> make_range(const Node& node) {
+  return std::make_unique<RangeOp>(node);
+}
 
 }  // namespace minfer

@@ -40,14 +40,17 @@ std::string conv_class(const ConvGeometry& g) {
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const ConvGeometry& g, bool has_bias, const Activation& act, const Tensor* constant_weights,
-             Isa isa, int threads)
+  ConvKernel(const ConvGeometry& g, bool has_bias, const Activation& act, const Tensor* constant_weights, Isa isa,
+             int threads)
       : Kernel({}), g_(g), has_bias_(has_bias), activation_(act) {
     depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
     direct_ = kernels::find_direct_conv_kernel(g, isa);
-    if (g.group > 1 && g.group == g.cin) method_ = depthwise_ ? ConvMethod::kDepthwiseSimd : ConvMethod::kDepthwise;
-    else if (direct_) method_ = ConvMethod::kDirectSimd;
-    else method_ = kernels::is_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
+    if (g.group > 1 && g.group == g.cin)
+      method_ = depthwise_ ? ConvMethod::kDepthwiseSimd : ConvMethod::kDepthwise;
+    else if (direct_)
+      method_ = ConvMethod::kDirectSimd;
+    else
+      method_ = kernels::is_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
 
     KernelFacts& f = mutable_facts();
     f.op_class = conv_class(g);
@@ -69,7 +72,8 @@ class ConvKernel final : public Kernel {
         f.details["gemm_kernel"] = gemm_.kernel().name;
         f.details["prepacked"] = constant_weights ? "weights" : "none";
         if (method_ == ConvMethod::kIm2col) f.details["im2col"] = "into the GEMM's B panels";
-        f.workspace_bytes = checked_mul({4, kernels::conv_gemm_workspace_floats(g, gemm_.kernel(), constant_weights, threads)});
+        f.workspace_bytes =
+            checked_mul({4, kernels::conv_gemm_workspace_floats(g, gemm_.kernel(), constant_weights, threads)});
         break;
     }
     if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
@@ -217,6 +221,8 @@ class ConvOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_conv(const Node& node) { return std::make_unique<ConvOp>(node); }
+std::unique_ptr<Op> make_conv(const Node& node) {
+  return std::make_unique<ConvOp>(node);
+}
 
 }  // namespace minfer

@@ -133,9 +133,9 @@ class DeconvKernel final : public Kernel {
                  {"gemm_kernel", gemm_->name},
                  {"prepacked", constant ? "weights" : "none"}};
     if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
-    f.workspace_bytes = checked_mul({4, method_ == DeconvMethod::kCol2im
-                                            ? g.col2im_workspace(*gemm_, constant != nullptr, threads)
-                                            : g.conv_workspace(*gemm_, constant != nullptr, threads)});
+    f.workspace_bytes =
+        checked_mul({4, method_ == DeconvMethod::kCol2im ? g.col2im_workspace(*gemm_, constant != nullptr, threads)
+                                                         : g.conv_workspace(*gemm_, constant != nullptr, threads)});
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -251,12 +251,13 @@ class ConvTransposeOp final : public Op {
   OpCost cost(const OpSignature& sig) const override {
     const DeconvGeometry g = geometry(sig.inputs);
     const CostExpr taps = CostExpr::of("K_h", g.win.kh) * CostExpr::of("K_w", g.win.kw);
-    const CostExpr macs =
-        method_ == DeconvMethod::kCol2im
-            ? CostExpr::of("N", g.batch) * taps * CostExpr::of("C_in", g.cin) *
-                  CostExpr::of("C_out/group", g.cout_per_group()) * CostExpr::of("H_in", g.h) * CostExpr::of("W_in", g.w)
-            : CostExpr::of("N", g.batch) * taps * CostExpr::of("C_in/group", g.cin_per_group()) *
-                  CostExpr::of("C_out", g.cout) * CostExpr::of("H_out", g.out_h) * CostExpr::of("W_out", g.out_w);
+    const CostExpr macs = method_ == DeconvMethod::kCol2im
+                              ? CostExpr::of("N", g.batch) * taps * CostExpr::of("C_in", g.cin) *
+                                    CostExpr::of("C_out/group", g.cout_per_group()) * CostExpr::of("H_in", g.h) *
+                                    CostExpr::of("W_in", g.w)
+                              : CostExpr::of("N", g.batch) * taps * CostExpr::of("C_in/group", g.cin_per_group()) *
+                                    CostExpr::of("C_out", g.cout) * CostExpr::of("H_out", g.out_h) *
+                                    CostExpr::of("W_out", g.out_w);
     CostExpr flops = CostExpr(2) * macs;
     if (activation_.kind != ActivationKind::kNone)
       flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *

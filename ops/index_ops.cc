@@ -2,9 +2,9 @@
 // ones count from the end), Slice (ONNX's clamping of starts and ends, any steps) and
 // Expand (numpy broadcasting to a shape). 0 FLOPs; their traffic is the data they read
 // and write.
-#include <cstring>
-
 #include <fmt/format.h>
+
+#include <cstring>
 
 #include "ops/broadcast.h"
 #include "ops/op_helpers.h"
@@ -35,7 +35,8 @@ class GatherOp final : public Op {
   }
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 2, 2);
-    if (in[1].dtype() != DType::kInt64) throw OpError(fmt::format("indices must be integers, got {}", dtype_name(in[1].dtype())));
+    if (in[1].dtype() != DType::kInt64)
+      throw OpError(fmt::format("indices must be integers, got {}", dtype_name(in[1].dtype())));
     const Shape& data = in[0].shape();
     if (data.empty()) throw OpError("data must have rank at least 1");
     const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
@@ -50,19 +51,19 @@ class GatherOp final : public Op {
     const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
     int64_t inner = 1;
     for (size_t d = static_cast<size_t>(axis) + 1; d < data.size(); ++d) inner *= data[d];
-    return make_kernel({}, [inner, dim = data[axis], count = num_elements(sig.inputs[1].shape())](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) {
-      const int64_t* indices = in[1].as<int64_t>();
-      for (int64_t k = 0; k < count; ++k)
-        if (indices[k] < -dim || indices[k] >= dim)
-          throw OpError(fmt::format("index {} is out of range for axis of size {}", indices[k], dim));
-      copy_indexed(in[0], out[0], [&](int64_t i) {
-        const int64_t within = i % inner, k = i / inner % count, o = i / (inner * count);
-        const int64_t index = indices[k] < 0 ? indices[k] + dim : indices[k];
-        return (o * dim + index) * inner + within;
-      });
-    });
+    return make_kernel(
+        {}, [inner, dim = data[axis], count = num_elements(sig.inputs[1].shape())](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          const int64_t* indices = in[1].as<int64_t>();
+          for (int64_t k = 0; k < count; ++k)
+            if (indices[k] < -dim || indices[k] >= dim)
+              throw OpError(fmt::format("index {} is out of range for axis of size {}", indices[k], dim));
+          copy_indexed(in[0], out[0], [&](int64_t i) {
+            const int64_t within = i % inner, k = i / inner % count, o = i / (inner * count);
+            const int64_t index = indices[k] < 0 ? indices[k] + dim : indices[k];
+            return (o * dim + index) * inner + within;
+          });
+        });
   }
 
  private:
@@ -89,16 +90,16 @@ class SliceOp final : public Op {
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const SliceWindow w = window(sig.inputs);
-    return make_kernel({}, [w, src_strides = strides_of(sig.inputs[0].shape()), out_strides = strides_of(w.shape)](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) {
-      copy_indexed(in[0], out[0], [&](int64_t i) {
-        int64_t src = 0;
-        for (size_t d = 0; d < w.shape.size(); ++d)
-          src += (w.begin[d] + (i / out_strides[d]) % w.shape[d] * w.step[d]) * src_strides[d];
-        return src;
-      });
-    });
+    return make_kernel(
+        {}, [w, src_strides = strides_of(sig.inputs[0].shape()), out_strides = strides_of(w.shape)](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          copy_indexed(in[0], out[0], [&](int64_t i) {
+            int64_t src = 0;
+            for (size_t d = 0; d < w.shape.size(); ++d)
+              src += (w.begin[d] + (i / out_strides[d]) % w.shape[d] * w.step[d]) * src_strides[d];
+            return src;
+          });
+        });
   }
 
  private:
@@ -165,8 +166,14 @@ class ExpandOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_gather(const Node& node) { return std::make_unique<GatherOp>(node); }
-std::unique_ptr<Op> make_slice(const Node& node) { return std::make_unique<SliceOp>(node); }
-std::unique_ptr<Op> make_expand(const Node& node) { return std::make_unique<ExpandOp>(node); }
+std::unique_ptr<Op> make_gather(const Node& node) {
+  return std::make_unique<GatherOp>(node);
+}
+std::unique_ptr<Op> make_slice(const Node& node) {
+  return std::make_unique<SliceOp>(node);
+}
+std::unique_ptr<Op> make_expand(const Node& node) {
+  return std::make_unique<ExpandOp>(node);
+}
 
 }  // namespace minfer

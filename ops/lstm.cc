@@ -51,8 +51,10 @@ void check_lengths(const T* lengths, int64_t batch, int64_t seq) {
 }
 
 void check_lengths(DType dtype, const void* lengths, int64_t batch, int64_t seq) {
-  if (dtype == DType::kInt64) check_lengths(static_cast<const int64_t*>(lengths), batch, seq);
-  else check_lengths(static_cast<const float*>(lengths), batch, seq);
+  if (dtype == DType::kInt64)
+    check_lengths(static_cast<const int64_t*>(lengths), batch, seq);
+  else
+    check_lengths(static_cast<const float*>(lengths), batch, seq);
 }
 
 bool same_name(const std::string& a, const char* b) {
@@ -110,7 +112,8 @@ class LstmKernel final : public Kernel {
     KernelFacts& f = mutable_facts();
     f.method = lstm_plan_name(p.plan);
     f.kernel = std::string("lstm_") + lstm_plan_name(p.plan);
-    f.workspace_bytes = checked_mul({4, cell_.workspace_floats(threads)});  // the cell's state, scratch and GEMM packing scratch
+    f.workspace_bytes =
+        checked_mul({4, cell_.workspace_floats(threads)});  // the cell's state, scratch and GEMM packing scratch
     nlohmann::json buffers = nlohmann::json::array();
     for (const BufferSpan& b : cell_.buffers())
       buffers.push_back({{"name", b.name},
@@ -118,26 +121,27 @@ class LstmKernel final : public Kernel {
                          {"bytes", b.bytes},
                          {"first_step", b.first_step},
                          {"last_step", b.last_step}});
-    f.details = {{"plan", lstm_plan_name(p.plan)},
-                 {"directions", g.directions},
-                 {"seq_length", g.seq},
-                 {"batch", g.batch},
-                 {"input_size", g.input_size},
-                 {"hidden_size", g.hidden},
-                 {"cell_macs", checked_mul({cell_.gate_matmuls(), g.hidden, g.input_size + g.hidden})},
-                 {"cell_elementwise_flops", checked_mul({cell_.elementwise_flops_per_unit(), g.hidden})},
-                 {"state_bytes", checked_mul({4, cell_.state_floats()})},
-                 {"scratch_bytes", checked_mul({4, cell_.scratch_floats()})},
-                 {"gemm_scratch_bytes_per_thread", 4 * cell_.gemm_scratch_floats(1)},
-                 {"gemm_kernel", gemm.name},
-                 {"activation_kernel", cell_.config().activations->name},
-                 {"prepacked", g.weights_constant},
-                 {"packed_weight_bytes",
-                  g.weights_constant ? checked_mul({g.directions, GateWeights::packed_bytes(gemm, g.input_size, g.hidden,
-                                                                                            p.plan == LstmPlan::kMinimal)})
-                                     : 0},
-                 {"cell_steps", cell_.sub_steps()},
-                 {"cell_buffers", buffers}};
+    f.details = {
+        {"plan", lstm_plan_name(p.plan)},
+        {"directions", g.directions},
+        {"seq_length", g.seq},
+        {"batch", g.batch},
+        {"input_size", g.input_size},
+        {"hidden_size", g.hidden},
+        {"cell_macs", checked_mul({cell_.gate_matmuls(), g.hidden, g.input_size + g.hidden})},
+        {"cell_elementwise_flops", checked_mul({cell_.elementwise_flops_per_unit(), g.hidden})},
+        {"state_bytes", checked_mul({4, cell_.state_floats()})},
+        {"scratch_bytes", checked_mul({4, cell_.scratch_floats()})},
+        {"gemm_scratch_bytes_per_thread", 4 * cell_.gemm_scratch_floats(1)},
+        {"gemm_kernel", gemm.name},
+        {"activation_kernel", cell_.config().activations->name},
+        {"prepacked", g.weights_constant},
+        {"packed_weight_bytes",
+         g.weights_constant ? checked_mul({g.directions, GateWeights::packed_bytes(gemm, g.input_size, g.hidden,
+                                                                                   p.plan == LstmPlan::kMinimal)})
+                            : 0},
+        {"cell_steps", cell_.sub_steps()},
+        {"cell_buffers", buffers}};
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -234,8 +238,8 @@ class LstmOp final : public Op {
     node.attrs.check_known({"hidden_size", "direction", "activations", "clip", "input_forget", "layout", "plan"});
     const std::string direction = node.attrs.get_string("direction", "forward");
     if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
-      throw OpError(
-          fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"", excerpt(direction)));
+      throw OpError(fmt::format("attribute 'direction' must be forward, reverse or bidirectional, got \"{}\"",
+                                excerpt(direction)));
     p_.directions = direction == "bidirectional" ? 2 : 1;
     p_.reverse = direction == "reverse";
     p_.hidden_size = node.attrs.get_int("hidden_size", 0);
@@ -273,10 +277,14 @@ class LstmOp final : public Op {
     const LstmGeometry g = geometry(in);
     if (g.batch_major) {
       const Shape state{g.batch, g.directions, g.hidden};
-      return {{DType::kFloat32, {g.batch, g.seq, g.directions, g.hidden}}, {DType::kFloat32, state}, {DType::kFloat32, state}};
+      return {{DType::kFloat32, {g.batch, g.seq, g.directions, g.hidden}},
+              {DType::kFloat32, state},
+              {DType::kFloat32, state}};
     }
     const Shape state{g.directions, g.batch, g.hidden};
-    return {{DType::kFloat32, {g.seq, g.directions, g.batch, g.hidden}}, {DType::kFloat32, state}, {DType::kFloat32, state}};
+    return {{DType::kFloat32, {g.seq, g.directions, g.batch, g.hidden}},
+            {DType::kFloat32, state},
+            {DType::kFloat32, state}};
   }
 
   OpCost cost(const OpSignature& sig) const override {
@@ -284,8 +292,8 @@ class LstmOp final : public Op {
     const LstmCell cell(cell_config(p_, g, nullptr, nullptr));
     // Every row is counted for every step: sequence_lens may be known only at run
     // time, and the gate matmuls run on the whole batch anyway.
-    const CostExpr row_steps = CostExpr::of("seq", g.seq) * CostExpr::of("batch", g.batch) *
-                               CostExpr::of("directions", g.directions);
+    const CostExpr row_steps =
+        CostExpr::of("seq", g.seq) * CostExpr::of("batch", g.batch) * CostExpr::of("directions", g.directions);
     const CostExpr macs = row_steps * CostExpr::of("gate matmuls", cell.gate_matmuls()) * CostExpr::of("H", g.hidden) *
                           (CostExpr::of("D", g.input_size) + CostExpr::of("H", g.hidden));
     const CostExpr flops = CostExpr(2) * macs + row_steps * CostExpr::of("H", g.hidden) *
@@ -336,7 +344,8 @@ class LstmOp final : public Op {
     }
     g.has_initial_h = present(in, kInitialH);
     const Shape state = p_.batch_major ? Shape{g.batch, dirs, hidden} : Shape{dirs, g.batch, hidden};
-    const char* state_layout = p_.batch_major ? "[batch, directions, hidden] (layout 1)" : "[directions, batch, hidden]";
+    const char* state_layout =
+        p_.batch_major ? "[batch, directions, hidden] (layout 1)" : "[directions, batch, hidden]";
     if (g.has_initial_h) expect_shape(in, kInitialH, "initial_h", state, state_layout);
     g.has_initial_c = present(in, kInitialC);
     if (g.has_initial_c) expect_shape(in, kInitialC, "initial_c", state, state_layout);

@@ -32,10 +32,10 @@ struct LstmCellConfig {
   int64_t seq_length = 0, batch = 0, input_size = 0, hidden_size = 0;
   bool batch_major = false;  // layout 1: X is [batch, seq, D]
   bool has_bias = false, has_peephole = false, input_forget = false;
-  bool weights_packed = false;  // W and R are initializers, packed when the op binds
-  const kernels::GemmKernel* gemm = nullptr;  // the GEMM micro-kernel the products run
+  bool weights_packed = false;                              // W and R are initializers, packed when the op binds
+  const kernels::GemmKernel* gemm = nullptr;                // the GEMM micro-kernel the products run
   const kernels::VectorActivations* activations = nullptr;  // the gates' sigmoid and tanh
-  std::optional<float> clip;    // bounds every gate's input to [-clip, clip]
+  std::optional<float> clip;                                // bounds every gate's input to [-clip, clip]
   Activation f{ActivationKind::kSigmoid}, g{ActivationKind::kTanh}, h{ActivationKind::kTanh};
 };
 

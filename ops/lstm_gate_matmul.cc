@@ -6,8 +6,8 @@
 
 namespace minfer {
 
-GateWeights GateWeights::packed(const kernels::GemmKernel& kernel, const float* w, const float* r,
-                                int64_t input_size, int64_t hidden_size, bool per_gate) {
+GateWeights GateWeights::packed(const kernels::GemmKernel& kernel, const float* w, const float* r, int64_t input_size,
+                                int64_t hidden_size, bool per_gate) {
   GateWeights g;
   g.kernel_ = &kernel;
   g.input_size_ = input_size;
@@ -70,7 +70,8 @@ void input_matmul(const RunContext& ctx, const GateWeights& weights, int gate, c
                   int64_t rows, const float* bias, float* out, int64_t ldo, std::span<float> scratch) {
   const int64_t cols = gate_columns(weights.hidden_size(), gate);
   kernels::gemm(rows, cols, weights.input_size(), 1.0f, kernels::GemmOperand(x, ldx), weights.input(gate), 0.0f, out,
-                ldo, bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * weights.input_size(), cols), weights.kernel());
+                ldo, bias_epilogue(bias), scratch, threads_for(ctx, rows * cols * weights.input_size(), cols),
+                weights.kernel());
 }
 
 void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gate, const float* h, int64_t rows,

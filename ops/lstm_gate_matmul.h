@@ -67,7 +67,7 @@ void recurrent_matmul(const RunContext& ctx, const GateWeights& weights, int gat
 
 // Scratch floats (the GEMM's packing of the plain operands) of an input and a recurrent
 // product over `gate` with `input_rows` and `step_rows` rows, on up to `threads` threads.
-int64_t gate_matmul_scratch_floats(const kernels::GemmKernel& kernel, int64_t input_size, int64_t hidden_size, int gate, bool weights_packed,
-                                   int64_t input_rows, int64_t step_rows, int threads);
+int64_t gate_matmul_scratch_floats(const kernels::GemmKernel& kernel, int64_t input_size, int64_t hidden_size, int gate,
+                                   bool weights_packed, int64_t input_rows, int64_t step_rows, int threads);
 
 }  // namespace minfer

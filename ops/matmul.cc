@@ -46,8 +46,8 @@ class GemmOpKernel final : public Kernel {
  public:
   GemmOpKernel(const GemmParams& p, const GemmDims& d, const OpSignature& sig, const kernels::GemmKernel& kernel,
                int threads)
-      : Kernel(gemm_facts(kernel, d.m, d.n, d.k, threads, sig.inputs[0].constant, sig.inputs[1].constant,
-                          p.activation)),
+      : Kernel(
+            gemm_facts(kernel, d.m, d.n, d.k, threads, sig.inputs[0].constant, sig.inputs[1].constant, p.activation)),
         p_(p),
         d_(d),
         kernel_(&kernel) {
@@ -164,7 +164,8 @@ class GemmOp final : public Op {
     FoldedAffine f{Tensor(DType::kFloat32, ws), Tensor(DType::kFloat32, {n}), attrs_};
     const std::span<const float> wv = w->values<float>();
     std::span<float> w2 = f.weights.mutable_values<float>(), b2 = f.bias.mutable_values<float>();
-    for (int64_t i = 0; i < w->size(); ++i) w2[i] = static_cast<float>(wv[i] * a.scale[p_.trans_b ? i / ws[1] : i % ws[1]]);
+    for (int64_t i = 0; i < w->size(); ++i)
+      w2[i] = static_cast<float>(wv[i] * a.scale[p_.trans_b ? i / ws[1] : i % ws[1]]);
     for (int64_t c = 0; c < n; ++c) {
       double b = 0.0;
       if (has_c) {
@@ -246,7 +247,9 @@ class MatMulOp final : public Op {
  public:
   explicit MatMulOp(const Node& node) { node.attrs.check_known({}); }
 
-  std::vector<TensorType> infer(std::span<const OpInput> in) const override { return {{DType::kFloat32, dims(in).out}}; }
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    return {{DType::kFloat32, dims(in).out}};
+  }
 
   OpCost cost(const OpSignature& sig) const override {
     const MatMulDims d = dims(sig.inputs);
@@ -276,7 +279,8 @@ class MatMulOp final : public Op {
     d.k = a[a.size() - 1];
     d.n = b[b.size() - 1];
     if (b[b.size() - 2] != d.k)
-      throw OpError(fmt::format("inner dimensions differ: {} x {}", shape_str(in[0].shape()), shape_str(in[1].shape())));
+      throw OpError(
+          fmt::format("inner dimensions differ: {} x {}", shape_str(in[0].shape()), shape_str(in[1].shape())));
     d.a_batch.assign(a.begin(), a.end() - 2);
     d.b_batch.assign(b.begin(), b.end() - 2);
     d.batch_shape = broadcast_shapes(d.a_batch, d.b_batch);
@@ -290,7 +294,11 @@ class MatMulOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_gemm(const Node& node) { return std::make_unique<GemmOp>(node); }
-std::unique_ptr<Op> make_matmul(const Node& node) { return std::make_unique<MatMulOp>(node); }
+std::unique_ptr<Op> make_gemm(const Node& node) {
+  return std::make_unique<GemmOp>(node);
+}
+std::unique_ptr<Op> make_matmul(const Node& node) {
+  return std::make_unique<MatMulOp>(node);
+}
 
 }  // namespace minfer

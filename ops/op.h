@@ -5,20 +5,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "graph/errors.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "ops/activation.h"
-#include "profiler/isa.h"
 #include "ops/kernels/workspace.h"
 #include "profiler/cost.h"
+#include "profiler/isa.h"
 
 namespace minfer {
 
@@ -82,7 +81,7 @@ struct KernelFacts {
   // The implementation that runs, with its ISA where it has one: "im2col_gemm", ...
   std::string kernel;
   nlohmann::json details = nlohmann::json::object();  // op-specific facts (an LSTM's state bytes, ...)
-  int64_t workspace_bytes = 0;                          // scratch run() needs
+  int64_t workspace_bytes = 0;                        // scratch run() needs
 };
 
 class Kernel {
@@ -110,15 +109,15 @@ class Kernel {
 // What passes and the planner may rely on about an op, declared by the op instead of
 // being spelled out by op type in each pass.
 struct OpTraits {
-  int inplace_input = -1;           // output 0 may overwrite this input (the planner decides)
-  uint32_t optional_outputs = 0;    // bit i: output i may be omitted
-  uint32_t shape_only_inputs = 0;   // bit i: only input i's type is read, never its data (Shape)
-  uint32_t non_data_inputs = 0;     // bit i: input i is an index, not data (a shape, axes, pads, bounds)
-  bool fuses_activation = false;    // runs an activation in its epilogue (fused_activation_attributes)
-  bool elementwise = false;         // output i depends on input 0's element i only (Relu, BatchNormalization)
-  bool activation = false;          // an activation function: as_activation() gives it
-  bool channel_affine = false;      // a per-channel affine (BatchNormalization): channel_affine() gives it
-  bool identity = false;            // output 0 is input 0 (Identity, Dropout at inference)
+  int inplace_input = -1;          // output 0 may overwrite this input (the planner decides)
+  uint32_t optional_outputs = 0;   // bit i: output i may be omitted
+  uint32_t shape_only_inputs = 0;  // bit i: only input i's type is read, never its data (Shape)
+  uint32_t non_data_inputs = 0;    // bit i: input i is an index, not data (a shape, axes, pads, bounds)
+  bool fuses_activation = false;   // runs an activation in its epilogue (fused_activation_attributes)
+  bool elementwise = false;        // output i depends on input 0's element i only (Relu, BatchNormalization)
+  bool activation = false;         // an activation function: as_activation() gives it
+  bool channel_affine = false;     // a per-channel affine (BatchNormalization): channel_affine() gives it
+  bool identity = false;           // output 0 is input 0 (Identity, Dropout at inference)
 
   // Data inputs count in the cost's bytes read and parameters (docs/cost-model.md).
   bool is_data_input(size_t i) const { return i >= 32 || !((shape_only_inputs | non_data_inputs) >> i & 1u); }

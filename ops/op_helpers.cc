@@ -1,8 +1,8 @@
 #include "ops/op_helpers.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace minfer {
 
@@ -56,7 +56,9 @@ Cost data_movement(const OpTraits& traits, const OpSignature& sig) {
     if (a.constant) c.params += n;
   }
   for (const OpOutput& o : sig.outputs)
-    if (o.present) c.bytes_written = checked_add({c.bytes_written, checked_mul({dtype_size(o.type.dtype), num_elements(o.shape())})});
+    if (o.present)
+      c.bytes_written =
+          checked_add({c.bytes_written, checked_mul({dtype_size(o.type.dtype), num_elements(o.shape())})});
   return c;
 }
 

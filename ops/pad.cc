@@ -1,8 +1,8 @@
 // Pad: constant (the spec's mode), reflect and edge, any rank. Pads come from the
 // `pads` input (opset 11+) or attribute (older); negative pads crop. 0 FLOPs.
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 #include "ops/op_helpers.h"
 
@@ -16,10 +16,14 @@ class PadOp final : public Op {
   explicit PadOp(const Node& node) {
     node.attrs.check_known({"mode", "pads", "value"});
     const std::string mode = node.attrs.get_string("mode", "constant");
-    if (mode == "constant") mode_ = PadMode::kConstant;
-    else if (mode == "reflect") mode_ = PadMode::kReflect;
-    else if (mode == "edge") mode_ = PadMode::kEdge;
-    else throw UnsupportedError("attribute 'mode' has unsupported value '" + excerpt(mode) + "'");
+    if (mode == "constant")
+      mode_ = PadMode::kConstant;
+    else if (mode == "reflect")
+      mode_ = PadMode::kReflect;
+    else if (mode == "edge")
+      mode_ = PadMode::kEdge;
+    else
+      throw UnsupportedError("attribute 'mode' has unsupported value '" + excerpt(mode) + "'");
     pads_attr_ = node.attrs.get_ints("pads");
     value_attr_ = static_cast<float>(node.attrs.get_float("value", 0.0));
   }
@@ -30,7 +34,8 @@ class PadOp final : public Op {
       throw UnsupportedError(fmt::format("{} data is not supported", dtype_name(in[0].dtype())));
     if (in.size() > 3 && in[3].present) throw UnsupportedError("the axes input is not supported");
     const Shape& x = in[0].shape();
-    if (x.size() > kMaxRank) throw UnsupportedError(fmt::format("rank {} is above the supported {}", x.size(), kMaxRank));
+    if (x.size() > kMaxRank)
+      throw UnsupportedError(fmt::format("rank {} is above the supported {}", x.size(), kMaxRank));
     std::vector<int64_t> p = pads(in);
     if (in.size() > 2 && in[2].present && num_elements(in[2].shape()) != 1)
       throw OpError(fmt::format("constant_value must be a scalar, got {}", shape_str(in[2].shape())));
@@ -57,11 +62,9 @@ class PadOp final : public Op {
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     std::vector<int64_t> begin = pads(sig.inputs);
     begin.resize(sig.inputs[0].shape().size());
-    return make_kernel({}, [begin, mode = mode_, value_attr = value_attr_](const RunContext&,
-                                                                          std::span<const TensorView> in,
-                                                                          std::span<const TensorView> out, Workspace) {
-      run_pad(mode, begin, value_attr, in, out);
-    });
+    return make_kernel({}, [begin, mode = mode_, value_attr = value_attr_](
+                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                               Workspace) { run_pad(mode, begin, value_attr, in, out); });
   }
 
  private:
@@ -86,8 +89,10 @@ class PadOp final : public Op {
             inside = false;
             break;
           }
-          if (mode == PadMode::kEdge) c = c < 0 ? 0 : xs[d] - 1;
-          else c = c < 0 ? -c : 2 * (xs[d] - 1) - c;  // reflect, edge excluded
+          if (mode == PadMode::kEdge)
+            c = c < 0 ? 0 : xs[d] - 1;
+          else
+            c = c < 0 ? -c : 2 * (xs[d] - 1) - c;  // reflect, edge excluded
         }
         src = src * xs[d] + c;
       }
@@ -114,6 +119,8 @@ class PadOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_pad(const Node& node) { return std::make_unique<PadOp>(node); }
+std::unique_ptr<Op> make_pad(const Node& node) {
+  return std::make_unique<PadOp>(node);
+}
 
 }  // namespace minfer

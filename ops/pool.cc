@@ -62,9 +62,8 @@ class PoolKernel final : public Kernel {
            Workspace) const override {
     const PoolGeometry& g = g_;
     const int64_t planes = g.batch * g.channels;
-    const int threads =
-        kernels::threads_worth_starting(num_elements(out[0].shape()) * g.win.kh * g.win.kw, planes, ctx.num_threads,
-                                        kernels::Work::kStreaming);
+    const int threads = kernels::threads_worth_starting(num_elements(out[0].shape()) * g.win.kh * g.win.kw, planes,
+                                                        ctx.num_threads, kernels::Work::kStreaming);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float* x = in[0].f32() + plane * g.h * g.w;
@@ -150,8 +149,8 @@ class PoolOp final : public Op {
   OpCost cost(const OpSignature& sig) const override {
     const PoolGeometry g = geometry(sig.inputs);
     return op_cost(*this, sig, 0,
-                   CostExpr::of("output elements", num_elements(sig.outputs[0].shape())) * CostExpr::of("K_h", g.win.kh) *
-                       CostExpr::of("K_w", g.win.kw));
+                   CostExpr::of("output elements", num_elements(sig.outputs[0].shape())) *
+                       CostExpr::of("K_h", g.win.kh) * CostExpr::of("K_w", g.win.kw));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {

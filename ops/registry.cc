@@ -1,7 +1,7 @@
 // Expands ops/op_list.h into the factory table.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ops/op.h"
 
@@ -38,7 +38,9 @@ std::unique_ptr<Op> create_op(const Node& node) {
   return entry->make(node);
 }
 
-bool is_known_op(const std::string& op_type) { return find_entry(op_type) != nullptr; }
+bool is_known_op(const std::string& op_type) {
+  return find_entry(op_type) != nullptr;
+}
 
 std::vector<std::string> known_ops() {
   std::vector<std::string> names;

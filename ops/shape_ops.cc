@@ -2,11 +2,11 @@
 // Identity, Dropout (inference: identity) keep their input's bytes (in place when the
 // planner allows); Concat and Transpose rearrange them. All cost 0 FLOPs; their traffic
 // is the data they read and write (a shape or axes input is not data).
+#include <fmt/format.h>
+
 #include <array>
 #include <cstring>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "ops/op_helpers.h"
 
@@ -28,11 +28,11 @@ class SameDataOp : public Op {
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
-    return make_kernel({}, [](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                              Workspace) {
-      if (out[0].data != in[0].data)
-        std::memcpy(out[0].data, in[0].data, static_cast<size_t>(dtype_size(out[0].type.dtype) * out[0].size()));
-    });
+    return make_kernel(
+        {}, [](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          if (out[0].data != in[0].data)
+            std::memcpy(out[0].data, in[0].data, static_cast<size_t>(dtype_size(out[0].type.dtype) * out[0].size()));
+        });
   }
 
  protected:
@@ -229,7 +229,8 @@ class ConcatOp final : public Op {
       for (const TensorView& t : in) {
         const int64_t chunk = t.shape()[a] * inner;
         for (int64_t o = 0; o < outer; ++o)
-          std::memcpy(y + o * row + offset, static_cast<const std::byte*>(t.data) + o * chunk, static_cast<size_t>(chunk));
+          std::memcpy(y + o * row + offset, static_cast<const std::byte*>(t.data) + o * chunk,
+                      static_cast<size_t>(chunk));
         offset += chunk;
       }
     });
@@ -282,16 +283,19 @@ class TransposeOp final : public Op {
     for (size_t i = x.size(); i-- > 1;) in_strides[i - 1] = in_strides[i] * x[i];
     Shape src_strides(x.size());
     for (size_t i = 0; i < x.size(); ++i) src_strides[i] = in_strides[p[i]];
-    return make_kernel({}, [dims = sig.outputs[0].shape(), src_strides, bytes = dtype_size(sig.inputs[0].dtype())](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) {
-      const auto* x = static_cast<const std::byte*>(in[0].data);
-      auto* y = static_cast<std::byte*>(out[0].data);
-      const int64_t total = out[0].size();
-      if (bytes == 4) transpose_elements<4>(x, y, total, dims, src_strides);
-      else if (bytes == 8) transpose_elements<8>(x, y, total, dims, src_strides);
-      else transpose_elements<1>(x, y, total, dims, src_strides);
-    });
+    return make_kernel(
+        {}, [dims = sig.outputs[0].shape(), src_strides, bytes = dtype_size(sig.inputs[0].dtype())](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          const auto* x = static_cast<const std::byte*>(in[0].data);
+          auto* y = static_cast<std::byte*>(out[0].data);
+          const int64_t total = out[0].size();
+          if (bytes == 4)
+            transpose_elements<4>(x, y, total, dims, src_strides);
+          else if (bytes == 8)
+            transpose_elements<8>(x, y, total, dims, src_strides);
+          else
+            transpose_elements<1>(x, y, total, dims, src_strides);
+        });
   }
 
  private:
@@ -316,12 +320,26 @@ class TransposeOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_flatten(const Node& node) { return std::make_unique<FlattenOp>(node); }
-std::unique_ptr<Op> make_reshape(const Node& node) { return std::make_unique<ReshapeOp>(node); }
-std::unique_ptr<Op> make_squeeze(const Node& node) { return std::make_unique<SqueezeOp>(node); }
-std::unique_ptr<Op> make_unsqueeze(const Node& node) { return std::make_unique<UnsqueezeOp>(node); }
-std::unique_ptr<Op> make_identity(const Node& node) { return std::make_unique<IdentityOp>(node); }
-std::unique_ptr<Op> make_concat(const Node& node) { return std::make_unique<ConcatOp>(node); }
-std::unique_ptr<Op> make_transpose(const Node& node) { return std::make_unique<TransposeOp>(node); }
+std::unique_ptr<Op> make_flatten(const Node& node) {
+  return std::make_unique<FlattenOp>(node);
+}
+std::unique_ptr<Op> make_reshape(const Node& node) {
+  return std::make_unique<ReshapeOp>(node);
+}
+std::unique_ptr<Op> make_squeeze(const Node& node) {
+  return std::make_unique<SqueezeOp>(node);
+}
+std::unique_ptr<Op> make_unsqueeze(const Node& node) {
+  return std::make_unique<UnsqueezeOp>(node);
+}
+std::unique_ptr<Op> make_identity(const Node& node) {
+  return std::make_unique<IdentityOp>(node);
+}
+std::unique_ptr<Op> make_concat(const Node& node) {
+  return std::make_unique<ConcatOp>(node);
+}
+std::unique_ptr<Op> make_transpose(const Node& node) {
+  return std::make_unique<TransposeOp>(node);
+}
 
 }  // namespace minfer

@@ -1,8 +1,8 @@
 // Softmax and LogSoftmax along one axis (opset 13 semantics; default axis -1).
 // FLOPs per element: max, subtract, exp, add, divide (or log-subtract) = 5.
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ops/op_helpers.h"
 
@@ -24,7 +24,8 @@ class SoftmaxOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(*this, sig, 0, CostExpr::of("FLOPs/element", 5) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+    return op_cost(*this, sig, 0,
+                   CostExpr::of("FLOPs/element", 5) * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
@@ -65,7 +66,11 @@ class SoftmaxOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_softmax(const Node& node) { return std::make_unique<SoftmaxOp>(node, false); }
-std::unique_ptr<Op> make_log_softmax(const Node& node) { return std::make_unique<SoftmaxOp>(node, true); }
+std::unique_ptr<Op> make_softmax(const Node& node) {
+  return std::make_unique<SoftmaxOp>(node, false);
+}
+std::unique_ptr<Op> make_log_softmax(const Node& node) {
+  return std::make_unique<SoftmaxOp>(node, true);
+}
 
 }  // namespace minfer

@@ -3,9 +3,9 @@
 // a row here and a line in ops/op_list.h; inference, cost with its formula, in-place
 // running and folding come with it. (Activations, which fuse into epilogues and take
 // attributes, are ops/activation.h.)
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ops/op_helpers.h"
 
@@ -78,6 +78,8 @@ class UnaryOp final : public Op {
 
 }  // namespace
 
-std::unique_ptr<Op> make_unary(const Node& node) { return std::make_unique<UnaryOp>(node); }
+std::unique_ptr<Op> make_unary(const Node& node) {
+  return std::make_unique<UnaryOp>(node);
+}
 
 }  // namespace minfer

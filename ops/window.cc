@@ -1,9 +1,9 @@
 #include "ops/window.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 #include "graph/errors.h"
 
@@ -41,12 +41,11 @@ Shape window_output_shape(const Shape& x, int64_t channels, int64_t out_h, int64
   return {x[0], channels, out_h, out_w};
 }
 
-int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
-                           int64_t pad_end, bool ceil_mode) {
+int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                           bool ceil_mode) {
   const int64_t span = checked_add({checked_mul({k - 1, dilation}), 1});
   const int64_t padded = checked_add({in, pad_begin, pad_end});
-  if (span > padded)
-    throw OpError(fmt::format("kernel extent {} is larger than the padded input {}", span, padded));
+  if (span > padded) throw OpError(fmt::format("kernel extent {} is larger than the padded input {}", span, padded));
   const int64_t steps = padded - span;
   int64_t out = (ceil_mode ? checked_add({steps, stride - 1}) / stride : steps / stride) + 1;
   // As ONNX and PyTorch: in ceil mode a last window that starts in the end padding is dropped.
@@ -154,9 +153,10 @@ TransposedWindow resolve_transposed_window(const WindowAttrs& a, const Shape& sp
     Axis& x = axes[i];
     const int64_t adj = output_padding.empty() ? 0 : output_padding[i];
     if (adj < 0 || adj >= std::max(x.s, x.d))
-      throw OpError(fmt::format("attribute 'output_padding' value {} must be non-negative and smaller than the "
-                                "stride {} or the dilation {}",
-                                adj, x.s, x.d));
+      throw OpError(
+          fmt::format("attribute 'output_padding' value {} must be non-negative and smaller than the "
+                      "stride {} or the dilation {}",
+                      adj, x.s, x.d));
     // the output with no padding
     const int64_t reach = checked_add({checked_mul({x.s, x.in - 1}), adj, checked_mul({x.k - 1, x.d}), 1});
     const bool same = a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER";

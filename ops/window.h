@@ -65,8 +65,8 @@ struct ConvGeometry {
 };
 
 // Output spatial size along one axis; throws OpError when the window does not fit.
-int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
-                           int64_t pad_end, bool ceil_mode);
+int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                           bool ceil_mode);
 
 // The input's spatial dims as 2-D (H, W): rank-3 [N,C,L] becomes H=1, W=L.
 void spatial_dims_2d(const Shape& x, int64_t& h, int64_t& w);

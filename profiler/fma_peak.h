@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <xsimd/xsimd.hpp>
 
 namespace minfer {

@@ -12,10 +12,10 @@ namespace minfer {
 // Seed 001: peak = cores x clock x FLOPs per cycle, FLOPs per cycle = FMA units x 2
 // (multiply and add) x vector bits / 32.
 struct TheoreticalPeak {
-  int cores = 1;          // physical cores the threads run on
-  double clock_ghz = 0;   // 0 when the system does not say: no theoretical peak then
+  int cores = 1;             // physical cores the threads run on
+  double clock_ghz = 0;      // 0 when the system does not say: no theoretical peak then
   std::string clock_source;  // where the clock was read
-  int vector_bits = 128;  // the widest float vector of the instruction set in use
+  int vector_bits = 128;     // the widest float vector of the instruction set in use
   // Not readable from the OS. 2 holds for AMD Zen 1-4 and Intel cores since Haswell
   // (Xeons with one AVX-512 unit have 1 for 512-bit vectors); --fma_units overrides it.
   int fma_units = 2;

@@ -85,13 +85,22 @@ json build_report(const ReportInput& in) {
 
   json buffers = json::array();
   for (const BufferSpan& b : in.buffers)
-    buffers.push_back({{"name", b.name}, {"tensors", b.tensors}, {"offset", b.offset}, {"bytes", b.bytes}, {"first_step", b.first_step},
+    buffers.push_back({{"name", b.name},
+                       {"tensors", b.tensors},
+                       {"offset", b.offset},
+                       {"bytes", b.bytes},
+                       {"first_step", b.first_step},
                        {"last_step", b.last_step}});
 
   json passes = json::array();
   for (const PassRecord& p : in.passes) {
-    json a = {{"pass", p.pass},     {"action", p.action}, {"nodes", p.nodes}, {"result", p.result},
-              {"reason", p.reason}, {"cost_before", cost_json(p.before)}, {"cost_after", cost_json(p.after)}};
+    json a = {{"pass", p.pass},
+              {"action", p.action},
+              {"nodes", p.nodes},
+              {"result", p.result},
+              {"reason", p.reason},
+              {"cost_before", cost_json(p.before)},
+              {"cost_after", cost_json(p.after)}};
     if (p.step >= 0) a["time_ms_after"] = op_stats[p.step].mean;
     passes.push_back(a);
   }
@@ -146,31 +155,30 @@ json build_report(const ReportInput& in) {
     totals["roofline_fraction"] = latency.mean > 0 ? roofline_ms / latency.mean : 0.0;
   }
 
-  json report = {
-      {"model",
-       {{"name", in.model_name},
-        {"file", in.model_file},
-        {"inputs", shapes_json(in.inputs)},
-        {"outputs", shapes_json(in.outputs)},
-        {"nodes", in.ops.size()}}},
-      {"threads", in.threads},
-      {"kernel_isa", in.kernel_isa},
-      {"runs", latency.count},
-      {"warmup_runs", in.warmup_runs},
-      {"totals", totals},
-      {"latency_ms", stats_json(latency)},
-      {"ops", ops},
-      {"passes",
-       {{"actions", passes},
-        {"by_pass", by_pass},
-        {"cost_before", cost_json(in.cost_before_passes)},
-        {"cost_after", cost_json(total)}}},
-      {"memory_plan",
-       {{"arena_bytes", in.peak_activation_bytes},
-        {"naive_bytes", in.naive_activation_bytes},
-        {"lower_bound_bytes", in.lower_bound_bytes},
-        {"buffers", buffers}}},
-      {"separable_pairs", pairs}};
+  json report = {{"model",
+                  {{"name", in.model_name},
+                   {"file", in.model_file},
+                   {"inputs", shapes_json(in.inputs)},
+                   {"outputs", shapes_json(in.outputs)},
+                   {"nodes", in.ops.size()}}},
+                 {"threads", in.threads},
+                 {"kernel_isa", in.kernel_isa},
+                 {"runs", latency.count},
+                 {"warmup_runs", in.warmup_runs},
+                 {"totals", totals},
+                 {"latency_ms", stats_json(latency)},
+                 {"ops", ops},
+                 {"passes",
+                  {{"actions", passes},
+                   {"by_pass", by_pass},
+                   {"cost_before", cost_json(in.cost_before_passes)},
+                   {"cost_after", cost_json(total)}}},
+                 {"memory_plan",
+                  {{"arena_bytes", in.peak_activation_bytes},
+                   {"naive_bytes", in.naive_activation_bytes},
+                   {"lower_bound_bytes", in.lower_bound_bytes},
+                   {"buffers", buffers}}},
+                 {"separable_pairs", pairs}};
   if (in.machine) report["machine"] = to_json(*in.machine);
   return report;
 }

@@ -3,11 +3,10 @@
 // a user sees in any format comes from the same place.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "graph/shape.h"
 #include "profiler/buffer_span.h"
@@ -20,7 +19,7 @@ struct OpRecord {
   std::string name, type, kind;
   Shape output_shape;
   Cost cost;
-  std::vector<double> times_ms;  // one per profiled run
+  std::vector<double> times_ms;                       // one per profiled run
   nlohmann::json details = nlohmann::json::object();  // the kernel's own facts
 };
 

@@ -1,10 +1,10 @@
 #include "profiler/report_charts.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
-
-#include <fmt/format.h>
 
 #include "profiler/report.h"
 

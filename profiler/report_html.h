@@ -3,10 +3,9 @@
 // from the report's JSON only.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace minfer {
 

@@ -1,9 +1,9 @@
 // The memory plan as text (engine_bench --memory_plan): each arena buffer's offset,
 // size and lifetime, and an ASCII chart of lifetimes over the steps. Ops that plan their
 // own internal buffers (details.cell_buffers: the LSTM cell) are shown the same way.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "profiler/report.h"
 
@@ -16,8 +16,9 @@ namespace {
 void buffer_table(std::string& out, const json& buffers, const std::string& step_label) {
   std::vector<const json*> rows;
   for (const json& b : buffers) rows.push_back(&b);
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const json* a, const json* b) { return (*a)["offset"].get<int64_t>() < (*b)["offset"].get<int64_t>(); });
+  std::stable_sort(rows.begin(), rows.end(), [](const json* a, const json* b) {
+    return (*a)["offset"].get<int64_t>() < (*b)["offset"].get<int64_t>();
+  });
   int last_step = 0;
   for (const json* b : rows) last_step = std::max(last_step, (*b)["last_step"].get<int>());
   const int steps = last_step + 1;
@@ -48,10 +49,11 @@ std::string format_memory_plan(const json& r) {
   std::string out = "============================== Memory plan ==============================\n";
   const json& plan = r["memory_plan"];
   const double arena = plan["arena_bytes"].get<double>();
-  out += fmt::format("Arena: {} bytes; lower bound (most bytes alive at one step) {}; every tensor its own buffer {} "
-                     "({:.1f}x the arena)\n",
-                     with_commas(plan["arena_bytes"]), with_commas(plan["lower_bound_bytes"]),
-                     with_commas(plan["naive_bytes"]), arena > 0 ? plan["naive_bytes"].get<double>() / arena : 0.0);
+  out += fmt::format(
+      "Arena: {} bytes; lower bound (most bytes alive at one step) {}; every tensor its own buffer {} "
+      "({:.1f}x the arena)\n",
+      with_commas(plan["arena_bytes"]), with_commas(plan["lower_bound_bytes"]), with_commas(plan["naive_bytes"]),
+      arena > 0 ? plan["naive_bytes"].get<double>() / arena : 0.0);
   buffer_table(out, plan["buffers"], "step");
   // Any op detail that is a list of buffers with offsets and lifetimes (e.g. the LSTM
   // cell's cell_buffers) is drawn the same way.

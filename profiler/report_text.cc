@@ -1,9 +1,9 @@
 // Text rendering of the report, in the manner of TensorFlow's benchmark_model:
 // run order, top by time, top by memory, summary by node type, then totals.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "profiler/report.h"
 
@@ -40,11 +40,10 @@ void op_table(std::string& out, const std::vector<const json*>& rows) {
         "{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
         "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7}  {:<16} {}\n",
         op_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
-        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), cdf,
-        o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
-        with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(),
-        o["gbytes_per_s"].get<double>(), roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]),
-        o["name"].get<std::string>());
+        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), cdf, o["bytes_written"].get<double>() / 1024.0,
+        with_commas(o["macs"]), with_commas(o["flops"]), with_commas(o["params"]), bytes_kb,
+        o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(), o["gbytes_per_s"].get<double>(),
+        roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]), o["name"].get<std::string>());
   }
 }
 
@@ -243,19 +242,21 @@ std::string format_text(const json& r) {
     machine_section(out, r["machine"]);
     out += "\n";
   }
-  out += fmt::format("Timings (ms): count={} first={:.3f} min={:.3f} median={:.3f} mean={:.3f} max={:.3f} std={:.3f}\n\n",
-                     r["runs"].get<int64_t>(), lat["first"].get<double>(), lat["min"].get<double>(),
-                     lat["median"].get<double>(), lat["mean"].get<double>(), lat["max"].get<double>(),
-                     lat["std"].get<double>());
+  out += fmt::format(
+      "Timings (ms): count={} first={:.3f} min={:.3f} median={:.3f} mean={:.3f} max={:.3f} std={:.3f}\n\n",
+      r["runs"].get<int64_t>(), lat["first"].get<double>(), lat["min"].get<double>(), lat["median"].get<double>(),
+      lat["mean"].get<double>(), lat["max"].get<double>(), lat["std"].get<double>());
   const json& ops = r["ops"];
   std::vector<const json*> order;
   for (const json& op : ops) order.push_back(&op);
   out += banner("Run Order");
   op_table(out, order);
   out += "\n" + banner("Top by Computation Time");
-  op_table(out, top_by(ops, [](const json& o) { return o["time_ms"]["mean"].get<double>(); }, 10));
+  op_table(out, top_by(
+                    ops, [](const json& o) { return o["time_ms"]["mean"].get<double>(); }, 10));
   out += "\n" + banner("Top by Memory Use");
-  op_table(out, top_by(ops, [](const json& o) { return o["bytes_written"].get<double>(); }, 10));
+  op_table(out, top_by(
+                    ops, [](const json& o) { return o["bytes_written"].get<double>(); }, 10));
   out += "\n" + banner("Summary by node type");
   type_summary(out, ops);
   out += "\n" + banner("Graph passes");
@@ -278,10 +279,11 @@ std::string format_text(const json& r) {
   out += fmt::format("Parameters:             {} ({})\n", with_commas(params), si_units(static_cast<double>(params)));
   out += fmt::format("Weight bytes:           {} ({}B)\n", with_commas(t["weight_bytes"]),
                      si_units(t["weight_bytes"].get<double>()));
-  out += fmt::format("Peak activation bytes:  {} ({}B planned; lower bound {}B; {}B if every tensor had its own buffer)\n",
-                     with_commas(t["peak_activation_bytes"]), si_units(t["peak_activation_bytes"].get<double>()),
-                     si_units(r["memory_plan"]["lower_bound_bytes"].get<double>()),
-                     si_units(t["naive_activation_bytes"].get<double>()));
+  out +=
+      fmt::format("Peak activation bytes:  {} ({}B planned; lower bound {}B; {}B if every tensor had its own buffer)\n",
+                  with_commas(t["peak_activation_bytes"]), si_units(t["peak_activation_bytes"].get<double>()),
+                  si_units(r["memory_plan"]["lower_bound_bytes"].get<double>()),
+                  si_units(t["naive_activation_bytes"].get<double>()));
   out += fmt::format("Bytes read / written:   {}B / {}B\n", si_units(t["bytes_read"].get<double>()),
                      si_units(t["bytes_written"].get<double>()));
   out += fmt::format("FLOPs/second:           {}\n", si_units(t["flops_per_s"].get<double>()));

@@ -1,8 +1,8 @@
 #include "profiler/trace_writer.h"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 #include "profiler/report.h"
 

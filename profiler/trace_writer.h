@@ -3,9 +3,8 @@
 // line, with the op's analytic cost from the report in its args.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "profiler/run_profile.h"
 

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   # toolchain
-  build-essential cmake pkg-config git clang libclang-rt-14-dev
+  build-essential cmake pkg-config git clang clang-format libclang-rt-14-dev
   # libraries the engine builds on
   libxsimd-dev libomp-dev libstb-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   libonnx-dev libprotobuf-dev protobuf-compiler

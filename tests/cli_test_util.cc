@@ -1,5 +1,4 @@
 #include "tests/cli_test_util.h"
-#include "tests/temp_files.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include "tests/temp_files.h"
 
 namespace minfer::test {
 

@@ -1,8 +1,8 @@
 #include "tests/op_test_util.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace minfer::test {
 
@@ -28,8 +28,10 @@ Graph single_op_graph(const std::string& op_type, const std::vector<TestTensor>&
     }
     const std::string name = fmt::format("in{}", i);
     node.inputs.push_back(name);
-    if (t.constant) g.initializers[name] = Tensor(t.shape, t.data);
-    else g.inputs.push_back({name, t.shape});
+    if (t.constant)
+      g.initializers[name] = Tensor(t.shape, t.data);
+    else
+      g.inputs.push_back({name, t.shape});
   }
   for (int i = 0; i < num_outputs; ++i) {
     node.outputs.push_back(fmt::format("out{}", i));

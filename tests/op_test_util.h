@@ -16,8 +16,12 @@ struct TestTensor {
   bool constant = false;  // becomes an initializer (a weight) instead of a graph input
 };
 
-inline TestTensor input(Shape shape, std::vector<float> data) { return {std::move(shape), std::move(data), false}; }
-inline TestTensor weight(Shape shape, std::vector<float> data) { return {std::move(shape), std::move(data), true}; }
+inline TestTensor input(Shape shape, std::vector<float> data) {
+  return {std::move(shape), std::move(data), false};
+}
+inline TestTensor weight(Shape shape, std::vector<float> data) {
+  return {std::move(shape), std::move(data), true};
+}
 
 std::vector<float> random_values(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 

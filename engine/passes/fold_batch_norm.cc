@@ -16,7 +16,9 @@ PassLog fold_batch_norm(CompileGraph& g) {
     if (!g.op(i).traits().channel_affine) continue;
     const Node bn = g.node(i);
     const Cost bn_cost = g.cost(i);
-    auto keep = [&](std::string reason) { log.actions.push_back({"kept", {bn.name}, bn.name, reason, bn_cost, bn_cost}); };
+    auto keep = [&](std::string reason) {
+      log.actions.push_back({"kept", {bn.name}, bn.name, reason, bn_cost, bn_cost});
+    };
     auto p = uses.producer.find(bn.inputs.empty() ? "" : bn.inputs[0]);
     if (p == uses.producer.end()) {
       keep("its input is not produced by a node");
@@ -37,9 +39,8 @@ PassLog fold_batch_norm(CompileGraph& g) {
       keep("its parameters are not constants");
       continue;
     }
-    Op::AffineFold fold = with_node_context(g.graph(), pn, [&] {
-      return g.op(producer).fold_channel_affine(g.signature(producer), *affine);
-    });
+    Op::AffineFold fold = with_node_context(
+        g.graph(), pn, [&] { return g.op(producer).fold_channel_affine(g.signature(producer), *affine); });
     if (!fold.folded) {
       keep(fmt::format("it follows '{}' ({}), {}", pn.name, pn.op_type, fold.blocker));
       continue;

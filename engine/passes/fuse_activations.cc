@@ -25,7 +25,11 @@ PassLog fuse_activations(CompileGraph& g) {
       log.actions.push_back({"kept", {act.name}, act.name, "its parameters are not constants", c, c});
       continue;
     }
-    const Cost before = [&] { Cost c = g.cost(producer); c += g.cost(i); return c; }();
+    const Cost before = [&] {
+      Cost c = g.cost(producer);
+      c += g.cost(i);
+      return c;
+    }();
     Attributes attrs = pn.attrs;
     const Attributes fused = fused_activation_attributes(*activation);
     for (const auto& [name, value] : fused.all()) attrs.set(name, value);

@@ -39,8 +39,7 @@ const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa) {
   return nullptr;
 }
 
-int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch,
-                                   int threads) {
+int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
   return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
 }
 

@@ -14,8 +14,8 @@
 #include <span>
 
 #include "ops/activation.h"
-#include "profiler/isa.h"
 #include "ops/reference/conv2d.h"
+#include "profiler/isa.h"
 
 namespace minfer::kernels {
 
@@ -45,8 +45,7 @@ const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa = ac
 
 // Floats of workspace depthwise_conv2d needs for `batch` images with up to `threads`
 // threads (a smaller workspace runs fewer threads).
-int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch,
-                                   int threads);
+int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, int threads);
 
 // y[n, c] = act(bias[c] + weights[c] (*) x[n, c]) for batch images; bias may be null.
 // Each plane is computed by one thread, so the result does not depend on `threads`.

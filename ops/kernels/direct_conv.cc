@@ -37,8 +37,7 @@ const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) 
   return direct_conv_kernel(isa);
 }
 
-int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch,
-                                     int threads) {
+int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
   return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
 }
 

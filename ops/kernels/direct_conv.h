@@ -15,8 +15,8 @@
 #include <span>
 
 #include "ops/activation.h"
-#include "profiler/isa.h"
 #include "ops/reference/conv2d.h"
+#include "profiler/isa.h"
 
 namespace minfer::kernels {
 
@@ -55,8 +55,7 @@ const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa =
 const DirectConvKernel* direct_conv_kernel(Isa isa);
 
 // Floats of workspace direct_conv2d needs for `batch` images with up to `threads` threads.
-int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch,
-                                     int threads);
+int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, int threads);
 
 // y[n] = act(bias + weights (*) x[n]) for batch images; bias may be null. Each output row
 // is computed by one thread, so the result does not depend on `threads`.

@@ -60,7 +60,8 @@ int64_t part_begin(int64_t tiles, int parts, int p) {
 Partition choose_partition(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool a_packed,
                            bool b_packed) {
   const int64_t m_tiles = ceil_div(m, kernel.mr), n_tiles = ceil_div(n, kernel.nr);
-  const int max_threads = threads_worth_starting(m * n * std::max<int64_t>(k, 1), m_tiles * n_tiles, threads, Work::kDense);
+  const int max_threads =
+      threads_worth_starting(m * n * std::max<int64_t>(k, 1), m_tiles * n_tiles, threads, Work::kDense);
   Partition best;
   int64_t best_cost = std::numeric_limits<int64_t>::max();
   for (int t = 1; t <= max_threads; ++t) {

@@ -11,9 +11,9 @@ namespace minfer::kernels {
 // What a thread's multiply-adds cost decides how many it must get. Starting a thread
 // costs a few microseconds; each kind of work needs that many microseconds per thread:
 enum class Work {
-  kDense,      // GEMM-like products, tens of multiply-adds per ns per core: 2^17 per thread
-  kStreaming,  // few multiply-adds per byte (depthwise, direct convolution of few input
-               // channels, pooling, col2im), bound by memory: 2^15 per thread
+  kDense,               // GEMM-like products, tens of multiply-adds per ns per core: 2^17 per thread
+  kStreaming,           // few multiply-adds per byte (depthwise, direct convolution of few input
+                        // channels, pooling, col2im), bound by memory: 2^15 per thread
   kBetweenSerialSteps,  // products between serial element-wise work (an LSTM's steps):
                         // their threads sleep in between and take tens of microseconds
                         // to wake on a shared machine: 2^19 per thread

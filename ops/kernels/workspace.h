@@ -18,9 +18,7 @@ class Workspace {
 
   int64_t bytes() const { return static_cast<int64_t>(bytes_.size()); }
   // All of it as floats (kernels that split it themselves check with require()).
-  std::span<float> floats() const {
-    return {reinterpret_cast<float*>(bytes_.data()), bytes_.size() / sizeof(float)};
-  }
+  std::span<float> floats() const { return {reinterpret_cast<float*>(bytes_.data()), bytes_.size() / sizeof(float)}; }
 
   // Throws std::logic_error naming `what` when fewer than `needed` bytes are left.
   void require(int64_t needed, const char* what) const {

@@ -13,7 +13,8 @@ namespace minfer::reference {
 // x [cin, h, w] -> y [cout, out_h, out_w].
 
 // Any window; col is scratch of s.col_floats() floats. bias may be null.
-void conv2d_im2col(const ConvGeometry& s, const float* x, const float* weights, const float* bias, float* y, float* col);
+void conv2d_im2col(const ConvGeometry& s, const float* x, const float* weights, const float* bias, float* y,
+                   float* col);
 
 // 1x1 window, unit stride, no padding: the input already is the column matrix, so each
 // group is one GEMM reading it in place.

@@ -2,8 +2,8 @@
 
 namespace minfer::reference {
 
-void im2col(const float* x, int64_t channels, int64_t h, int64_t w, const Window2d& win, int64_t out_h,
-            int64_t out_w, float* col) {
+void im2col(const float* x, int64_t channels, int64_t h, int64_t w, const Window2d& win, int64_t out_h, int64_t out_w,
+            float* col) {
   for (int64_t c = 0; c < channels; ++c) {
     const float* xc = x + c * h * w;
     for (int64_t ki = 0; ki < win.kh; ++ki) {

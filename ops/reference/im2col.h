@@ -9,7 +9,7 @@
 namespace minfer::reference {
 
 // x: [channels, h, w]; col: [channels * kh * kw, out_h * out_w]; padding reads as 0.
-void im2col(const float* x, int64_t channels, int64_t h, int64_t w, const Window2d& win, int64_t out_h,
-            int64_t out_w, float* col);
+void im2col(const float* x, int64_t channels, int64_t h, int64_t w, const Window2d& win, int64_t out_h, int64_t out_w,
+            float* col);
 
 }  // namespace minfer::reference

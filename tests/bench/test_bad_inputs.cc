@@ -15,7 +15,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "bench/cli_common.h"
@@ -63,7 +62,8 @@ std::string quote(const std::string& arg) {
 }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -101,9 +101,7 @@ std::string api_error(const nlohmann::json& e) {
 
 class BadInput : public ::testing::TestWithParam<Entry> {
  protected:
-  void SetUp() override {
-    out_ = test::temp_dir("out");
-  }
+  void SetUp() override { out_ = test::temp_dir("out"); }
 
   // Runs a tool; checks the exit status, the one line on stderr, the empty stdout and
   // that no output file was left. Returns the message after "<tool>: ".
@@ -154,9 +152,13 @@ TEST_P(BadInput, IsRefusedWithOneLineNamingFileAndCause) {
   EXPECT_NE(message.find(expected), std::string::npos) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
 
-  std::vector<std::string> args = {"--model", model, "--num_runs", "1", "--warmup_runs", "0",
-                                   "--output", (out_ / "report.txt").string(), "--trace", (out_ / "trace.json").string(),
-                                   "--html", (out_ / "report.html").string(), "--peak_gflops", "100",
+  std::vector<std::string> args = {"--model",         model,
+                                   "--num_runs",      "1",
+                                   "--warmup_runs",   "0",
+                                   "--output",        (out_ / "report.txt").string(),
+                                   "--trace",         (out_ / "trace.json").string(),
+                                   "--html",          (out_ / "report.html").string(),
+                                   "--peak_gflops",   "100",
                                    "--bandwidth_gbs", "10"};
   if (e.contains("image")) args.insert(args.end(), {"--image", path_in_catalogue(e, "image")});
   if (e.contains("max_memory")) args.insert(args.end(), {"--max_memory", e["max_memory"]});

@@ -24,9 +24,7 @@ CommandResult bench(const std::string& args) {
 // A net.json file in a fresh temporary directory, removed with the fixture.
 class CompareCli : public testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = test::temp_dir("compare");
-  }
+  void SetUp() override { dir_ = test::temp_dir("compare"); }
 
   std::string model(const std::string& name, const std::string& input, const std::string& initializers,
                     const std::string& nodes, const std::string& output) {
@@ -215,7 +213,8 @@ TEST_F(CompareCli, RefusesNonsenseInOneLine) {
   refused("--compare " + a + " " + b + " " + a, "--compare takes two sides, A and B; '" + a + "' would be a third");
   refused("--compare " + a + " " + b + " --compare " + a + " " + b,
           "--compare given twice: it takes two sides, A and B, once");
-  refused("--compare " + a + " /nonexistent/b.json", "--compare B: /nonexistent/b.json: cannot open the file (No such file or directory)");
+  refused("--compare " + a + " /nonexistent/b.json",
+          "--compare B: /nonexistent/b.json: cannot open the file (No such file or directory)");
   const std::string cycle = kSourceDir + "/tests/data/bad_models/cycle.json";
   refused("--compare " + cycle + " " + b,
           "--compare A: " + cycle + ": node 'loop_a' (Add): is part of a cycle (its inputs depend on its own outputs)");

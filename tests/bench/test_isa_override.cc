@@ -95,8 +95,7 @@ TEST(IsaOverride, UnknownValueIsRefused) {
 // checked on every CPU by Isa.OverrideTheCpuCannotRunIsRefusedInOneLine.
 TEST(IsaOverride, TargetTheCpuCannotRunIsRefused) {
   std::string runnable;
-  for (Isa isa : runnable_isas())
-    runnable = isa_name(isa) + (runnable.empty() ? "" : ", " + runnable);
+  for (Isa isa : runnable_isas()) runnable = isa_name(isa) + (runnable.empty() ? "" : ", " + runnable);
   int refused = 0;
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512})
     if (!isa_runnable(isa)) {

@@ -1,5 +1,5 @@
-// engine_bench reports exactly the worked numbers of the notes the project grew from (docs/cost-model.md's worked examples) on
-// the nets built from them (models/seed/), and the separable pair with its saving.
+// engine_bench reports exactly the worked numbers of the notes the project grew from (docs/cost-model.md's worked
+// examples) on the nets built from them (models/seed/), and the separable pair with its saving.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

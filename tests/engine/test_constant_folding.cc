@@ -17,11 +17,19 @@ struct Arg {
   std::optional<Tensor> value;
   TensorType type;
 };
-Arg known(Tensor t) { return {std::move(t), {}}; }
-Arg runtime(Shape shape) { return {std::nullopt, {DType::kFloat32, std::move(shape)}}; }
+Arg known(Tensor t) {
+  return {std::move(t), {}};
+}
+Arg runtime(Shape shape) {
+  return {std::nullopt, {DType::kFloat32, std::move(shape)}};
+}
 
-Tensor ints(Shape shape, std::vector<int64_t> v) { return Tensor(std::move(shape), std::move(v)); }
-Tensor floats(Shape shape, std::vector<float> v) { return Tensor(std::move(shape), std::move(v)); }
+Tensor ints(Shape shape, std::vector<int64_t> v) {
+  return Tensor(std::move(shape), std::move(v));
+}
+Tensor floats(Shape shape, std::vector<float> v) {
+  return Tensor(std::move(shape), std::move(v));
+}
 
 template <typename T>
 std::vector<T> values(const Tensor& t) {
@@ -43,8 +51,10 @@ Graph one_node(const std::string& op, const std::vector<Arg>& in, Attributes att
   for (size_t i = 0; i < in.size(); ++i) {
     const std::string name = "in" + std::to_string(i);
     n.inputs.push_back(name);
-    if (in[i].value) g.initializers[name] = *in[i].value;
-    else g.inputs.push_back({name, in[i].type.shape, in[i].type.dtype});
+    if (in[i].value)
+      g.initializers[name] = *in[i].value;
+    else
+      g.inputs.push_back({name, in[i].type.shape, in[i].type.dtype});
   }
   g.nodes.push_back(std::move(n));
   g.outputs = {"y"};
@@ -83,7 +93,8 @@ TEST(ConstantFolding, SliceClampsAndSteps) {
   // Opset 9 takes starts/ends/axes as attributes; here on axis 1 of a 2x3.
   const Tensor y = fold1(
       "Slice", {known(floats({2, 3}, {1, 2, 3, 4, 5, 6}))},
-      attrs({{"starts", std::vector<int64_t>{1}}, {"ends", std::vector<int64_t>{-1}}, {"axes", std::vector<int64_t>{1}}}),
+      attrs(
+          {{"starts", std::vector<int64_t>{1}}, {"ends", std::vector<int64_t>{-1}}, {"axes", std::vector<int64_t>{1}}}),
       9);
   EXPECT_EQ(y.shape(), (Shape{2, 1}));
   EXPECT_EQ(values<float>(y), (std::vector<float>{2, 5}));
@@ -137,9 +148,9 @@ TEST(ConstantFolding, ArithmeticCastAndRange) {
             (std::vector<int64_t>{10, 6, 2}));
   EXPECT_THROW(fold1("Range", {known(ints({}, {INT64_MIN})), known(ints({}, {INT64_MAX})), known(ints({}, {1}))}),
                ModelError);  // overflows
-  EXPECT_EQ(values<float>(fold1("Range", {known(floats({}, {0.5f})), known(floats({}, {2.0f})),
-                                          known(floats({}, {0.5f}))})),
-            (std::vector<float>{0.5f, 1.0f, 1.5f}));
+  EXPECT_EQ(
+      values<float>(fold1("Range", {known(floats({}, {0.5f})), known(floats({}, {2.0f})), known(floats({}, {0.5f}))})),
+      (std::vector<float>{0.5f, 1.0f, 1.5f}));
 }
 
 TEST(ConstantFolding, ConstantsAndShapeOps) {

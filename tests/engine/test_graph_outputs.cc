@@ -65,7 +65,9 @@ Producer conv(bool with_bn) {
   return p;
 }
 
-std::vector<float> init(const Graph& g, const std::string& name) { return test::float_values(g.initializers.at(name)); }
+std::vector<float> init(const Graph& g, const std::string& name) {
+  return test::float_values(g.initializers.at(name));
+}
 
 // `a` for the input `x`, by the ops' definitions.
 std::vector<float> reference_a(const Producer& p, const std::vector<float>& x) {

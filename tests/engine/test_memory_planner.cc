@@ -9,7 +9,9 @@
 namespace minfer {
 namespace {
 
-BufferSpan buffer(int64_t bytes, int first, int last) { return {"", {}, 0, bytes, first, last}; }
+BufferSpan buffer(int64_t bytes, int first, int last) {
+  return {"", {}, 0, bytes, first, last};
+}
 
 std::vector<int64_t> offsets(const std::vector<BufferSpan>& buffers) {
   std::vector<int64_t> out;

@@ -116,7 +116,8 @@ TEST(BundledModels, LstmMatchesTheSeed) {
   // The minimal plan's state and scratch: 4*B*H floats; then the GEMM's packing scratch.
   const nlohmann::json& details = model->steps()[0].facts().details;
   EXPECT_EQ(details["state_bytes"].get<int64_t>() + details["scratch_bytes"].get<int64_t>(), 4 * 4 * 256);
-  EXPECT_EQ(model->steps()[0].facts().workspace_bytes, 4 * 4 * 256 + details["gemm_scratch_bytes_per_thread"].get<int64_t>());
+  EXPECT_EQ(model->steps()[0].facts().workspace_bytes,
+            4 * 4 * 256 + details["gemm_scratch_bytes_per_thread"].get<int64_t>());
   EXPECT_EQ(model->steps()[0].outputs[0], -1);  // Y is omitted
 }
 

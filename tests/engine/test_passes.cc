@@ -166,7 +166,8 @@ TEST(FoldBatchNorm, KeepsWhatCannotBeFolded) {
   Graph live = conv_bn_relu(false);
   live.initializers.erase("w");
   live.inputs.push_back({"w", {4, 3, 3, 3}});
-  EXPECT_EQ(apply(live, fold_batch_norm).actions[0].reason, "it follows 'conv' (Conv), whose weights are not constants");
+  EXPECT_EQ(apply(live, fold_batch_norm).actions[0].reason,
+            "it follows 'conv' (Conv), whose weights are not constants");
 }
 
 TEST(EliminateIdentities, InsideAndAtTheOutput) {

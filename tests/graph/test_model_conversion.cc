@@ -139,7 +139,8 @@ TEST(ModelConversion, BackendTestModelsRoundTripBitForBit) {
         continue;  // unsupported (or float64) models are engine_check's business
       }
       // net.json's inputs are float32 (an Embedding's int64 indices have no net.json form).
-      if (std::any_of(g.inputs.begin(), g.inputs.end(), [](const GraphInput& in) { return in.dtype != DType::kFloat32; }))
+      if (std::any_of(g.inputs.begin(), g.inputs.end(),
+                      [](const GraphInput& in) { return in.dtype != DType::kFloat32; }))
         continue;
       SCOPED_TRACE(model.string());
       const std::string dir = temp_dir(entry.path().filename().string());

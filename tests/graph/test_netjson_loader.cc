@@ -6,7 +6,6 @@
 
 #include "engine/engine.h"
 #include "graph/netjson_loader.h"
-
 #include "tests/op_test_util.h"
 
 namespace minfer {

@@ -29,8 +29,7 @@ inline std::vector<Activation> every_activation() {
 }
 
 inline ConvGeometry conv_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t group, int64_t k,
-                                         int64_t stride, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
-                                         int64_t dilation = 1) {
+                               int64_t stride, int64_t pt, int64_t pl, int64_t pb, int64_t pr, int64_t dilation = 1) {
   ConvGeometry s;
   s.cin = cin, s.h = h, s.w = w, s.cout = cout, s.group = group;
   s.win = {k, k, stride, stride, dilation, dilation, pt, pl, pb, pr};

@@ -87,7 +87,7 @@ TEST(ConvGemm, MatchesNaiveOverPaddingsStridesAndDilations) {
         for (int64_t pad : {0, 1, 2}) {
           // Asymmetric pads, odd sizes, channels that are no multiple of any tile.
           const ConvGeometry s = conv_shape(5, 11, 9, 7, 1, k, stride, pad, pad + 1 < 3 ? pad + 1 : 0, pad,
-                                                      pad > 0 ? pad - 1 : 1, dilation);
+                                            pad > 0 ? pad - 1 : 1, dilation);
           if (!window_fits(s)) continue;
           if (!check(s, 1, seed % 2 == 0, {}, seed)) return;
           ++seed;

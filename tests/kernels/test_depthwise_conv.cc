@@ -35,8 +35,8 @@ std::vector<float> kernel_result(const DepthwiseKernel& k, const ConvGeometry& s
 
 // Runs kernel `k` on s and checks it against the reference, for 1 and 2 threads (whose
 // results must be identical). Returns whether it passed, so sweeps can stop early.
-bool check(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, bool with_bias,
-           const Activation& act, uint32_t seed) {
+bool check(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, bool with_bias, const Activation& act,
+           uint32_t seed) {
   const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
   const std::vector<float> wt = random_values(s.cout * s.win.kh * s.win.kw, seed + 1);
   const std::vector<float> b = random_values(s.cout, seed + 2);
@@ -121,8 +121,8 @@ TEST(DepthwiseKernels, MatchReferenceOnLargerPlanesAndBatches) {
       for (const Case& c : cases)
         for (bool bias : {false, true}) {
           const int64_t p = k.kernel_size / 2;
-          const ConvGeometry s = conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
-                                                      k.stride, p, p, p + (c.h % 2), p - 1);
+          const ConvGeometry s = conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size, k.stride, p, p,
+                                            p + (c.h % 2), p - 1);
           if (!check(k, s, c.batch, bias, {}, seed++)) return;
         }
 }

@@ -35,8 +35,8 @@ std::vector<float> kernel_result(const DirectConvKernel& k, const ConvGeometry& 
 
 // Runs kernel k on s against the reference, for 1 and 2 threads (whose results must be
 // identical). Returns whether it passed, so sweeps can stop at the first failure.
-bool check(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, bool with_bias,
-           const Activation& act, uint32_t seed) {
+bool check(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, bool with_bias, const Activation& act,
+           uint32_t seed) {
   const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
   const std::vector<float> wt = random_values(s.cout * s.cin * s.win.kh * s.win.kw, seed + 1);
   const std::vector<float> b = random_values(s.cout, seed + 2);
@@ -113,8 +113,7 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
     const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
     for (const Case& c : cases)
       for (bool bias : {false, true}) {
-        ConvGeometry s =
-            conv_shape(c.cin, c.h, c.w, c.cout, 1, c.kh, c.stride, c.pt, c.pl, c.pb, c.pr, c.dilation);
+        ConvGeometry s = conv_shape(c.cin, c.h, c.w, c.cout, 1, c.kh, c.stride, c.pt, c.pl, c.pb, c.pr, c.dilation);
         s.win.kw = c.kw;
         s.out_w = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dilation + 1)) / c.stride + 1;
         ASSERT_TRUE(window_fits(s));

@@ -348,7 +348,9 @@ TEST(GemmKernel, RejectsOperandsPackedForDifferentKernels) {
   std::vector<float> a(4, 1.0f), b(4, 1.0f), y(4);
   PackedMatrix pa = PackedMatrix::pack_a(*kernels::gemm_kernel_for(runnable[0]), a.data(), 2, false, 2, 2);
   PackedMatrix pb = PackedMatrix::pack_b(*kernels::gemm_kernel_for(runnable[1]), b.data(), 2, false, 2, 2);
-  EXPECT_THROW(kernels::gemm(2, 2, 2, 1.0f, pa, pb, 0.0f, y.data(), 2, {}, {}, 1, *kernels::gemm_kernel_for(runnable[0])), std::invalid_argument);
+  EXPECT_THROW(
+      kernels::gemm(2, 2, 2, 1.0f, pa, pb, 0.0f, y.data(), 2, {}, {}, 1, *kernels::gemm_kernel_for(runnable[0])),
+      std::invalid_argument);
 }
 
 }  // namespace

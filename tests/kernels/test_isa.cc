@@ -16,7 +16,6 @@
 namespace minfer::test {
 namespace {
 
-
 std::string refusal(const std::string& value, const std::vector<Isa>& runnable) {
   try {
     parse_isa_override(value, runnable);

@@ -1,9 +1,8 @@
 // Conv against a direct 7-loop convolution written here, and its cost by hand.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-
-#include <fmt/format.h>
 
 #include "tests/op_test_util.h"
 
@@ -42,8 +41,8 @@ std::vector<float> naive_conv(const ConvCase& c, const std::vector<float>& x, co
 }
 
 void PrintTo(const ConvCase& c, std::ostream* os) {
-  *os << c.n << "x" << c.cin << "x" << c.h << "x" << c.w << "_to" << c.cout << "_k" << c.kh << "x" << c.kw << "_s" << c.sh
-      << "x" << c.sw << "_d" << c.dh << "x" << c.dw << "_p" << c.pt << c.pl << c.pb << c.pr << "_g" << c.group
+  *os << c.n << "x" << c.cin << "x" << c.h << "x" << c.w << "_to" << c.cout << "_k" << c.kh << "x" << c.kw << "_s"
+      << c.sh << "x" << c.sw << "_d" << c.dh << "x" << c.dw << "_p" << c.pt << c.pl << c.pb << c.pr << "_g" << c.group
       << (c.bias ? "_bias" : "");
 }
 
@@ -170,8 +169,10 @@ TEST(ConvCost, SeedRegular3x3Example) {
   // Seed 003: 3x3, 128 filters, on 112x112x64 with same padding = 924,844,032 MACs.
   Attributes a;
   a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  OpResult r = cost_of("Conv", {input({1, 64, 112, 112}, {}), weight({128, 64, 3, 3}, std::vector<float>(73728)),
-                                weight({128}, std::vector<float>(128))}, a);
+  OpResult r = cost_of("Conv",
+                       {input({1, 64, 112, 112}, {}), weight({128, 64, 3, 3}, std::vector<float>(73728)),
+                        weight({128}, std::vector<float>(128))},
+                       a);
   EXPECT_EQ(r.cost.macs, 924'844'032);
   EXPECT_EQ(r.cost.flops, 2 * 924'844'032LL);
   EXPECT_EQ(r.cost.params, 73728 + 128);
@@ -239,9 +240,9 @@ TEST(Conv, RejectsBadAttributesAndShapes) {
   EXPECT_THROW(compile_conv({1, 3, 8, 8}, {4, 3, 3, 3}, stride0), ModelError);
   Attributes group3;
   group3.set("group", int64_t{3});
-  EXPECT_THROW(compile_conv({1, 4, 8, 8}, {6, 1, 3, 3}, group3), ModelError);   // 3 does not divide 4
-  EXPECT_THROW(compile_conv({1, 3, 8, 8}, {4, 2, 3, 3}, {}), ModelError);       // channel mismatch
-  EXPECT_THROW(compile_conv({1, 3, 2, 2}, {4, 3, 5, 5}, {}), ModelError);       // kernel larger than input
+  EXPECT_THROW(compile_conv({1, 4, 8, 8}, {6, 1, 3, 3}, group3), ModelError);  // 3 does not divide 4
+  EXPECT_THROW(compile_conv({1, 3, 8, 8}, {4, 2, 3, 3}, {}), ModelError);      // channel mismatch
+  EXPECT_THROW(compile_conv({1, 3, 2, 2}, {4, 3, 5, 5}, {}), ModelError);      // kernel larger than input
   Attributes unknown;
   unknown.set("bogus", int64_t{1});
   EXPECT_THROW(compile_conv({1, 3, 8, 8}, {4, 3, 3, 3}, unknown), ModelError);

@@ -3,9 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tests/op_test_util.h"
 
@@ -25,10 +24,14 @@ Attributes parse_attrs(const nlohmann::json& attrs) {
   Attributes a;
   for (const auto& item : attrs.items()) {
     const auto& v = item.value();
-    if (v.is_number_integer()) a.set(item.key(), v.get<int64_t>());
-    else if (v.is_number()) a.set(item.key(), v.get<double>());
-    else if (v.is_string()) a.set(item.key(), v.get<std::string>());
-    else a.set(item.key(), v.get<std::vector<int64_t>>());
+    if (v.is_number_integer())
+      a.set(item.key(), v.get<int64_t>());
+    else if (v.is_number())
+      a.set(item.key(), v.get<double>());
+    else if (v.is_string())
+      a.set(item.key(), v.get<std::string>());
+    else
+      a.set(item.key(), v.get<std::vector<int64_t>>());
   }
   return a;
 }
@@ -38,9 +41,12 @@ std::vector<nlohmann::json> doc_examples() {
   std::vector<nlohmann::json> examples;
   bool inside = false;
   for (std::string line; std::getline(f, line);) {
-    if (line == "```cost-examples") inside = true;
-    else if (line == "```") inside = false;
-    else if (inside && !line.empty()) examples.push_back(nlohmann::json::parse(line));
+    if (line == "```cost-examples")
+      inside = true;
+    else if (line == "```")
+      inside = false;
+    else if (inside && !line.empty())
+      examples.push_back(nlohmann::json::parse(line));
   }
   return examples;
 }
@@ -60,10 +66,10 @@ TEST(CostModelDoc, ExamplesMatchTheCode) {
     }
     const OpResult r = cost_of(e["op"], inputs, parse_attrs(e.value("attrs", nlohmann::json::object())));
     const std::pair<const char*, int64_t> fields[] = {{"macs", r.cost.macs},
-                                                       {"flops", r.cost.flops},
-                                                       {"params", r.cost.params},
-                                                       {"bytes_read", r.cost.bytes_read},
-                                                       {"bytes_written", r.cost.bytes_written}};
+                                                      {"flops", r.cost.flops},
+                                                      {"params", r.cost.params},
+                                                      {"bytes_read", r.cost.bytes_read},
+                                                      {"bytes_written", r.cost.bytes_written}};
     int checked = 0;
     for (const auto& [field, value] : fields) {
       if (!e.contains(field)) continue;

@@ -17,7 +17,9 @@ struct UnaryCase {
   std::vector<std::pair<const char*, double>> attrs;
 };
 
-void PrintTo(const UnaryCase& u, std::ostream* os) { *os << u.op; }
+void PrintTo(const UnaryCase& u, std::ostream* os) {
+  *os << u.op;
+}
 
 class UnaryTest : public ::testing::TestWithParam<UnaryCase> {};
 
@@ -46,7 +48,8 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryCase{"Elu", [](double x) { return x < 0 ? 0.7 * (std::exp(x) - 1) : x; }, 4, {{"alpha", 0.7}}},
         UnaryCase{"Selu",
                   [](double x) { return 1.0507009873554805 * (x > 0 ? x : 1.6732632423543772 * (std::exp(x) - 1)); },
-                  5, {}},
+                  5,
+                  {}},
         UnaryCase{"Sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, 4, {}},
         UnaryCase{"HardSigmoid", [](double x) { return std::max(0.0, std::min(1.0, 0.2 * x + 0.5)); }, 4, {}},
         UnaryCase{"HardSwish", [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }, 5, {}},
@@ -68,8 +71,9 @@ TEST(BatchNormalization, PerChannelAffine) {
                      var = {1.0f, 0.25f, 4.0f};
   Attributes a;
   a.set("epsilon", 1e-3);
-  OpResult r = run_op("BatchNormalization", {input({2, 3, 4}, x), weight({3}, scale), weight({3}, bias),
-                                             weight({3}, mean), weight({3}, var)}, a);
+  OpResult r =
+      run_op("BatchNormalization",
+             {input({2, 3, 4}, x), weight({3}, scale), weight({3}, bias), weight({3}, mean), weight({3}, var)}, a);
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t c = 0; c < 3; ++c)
       for (int64_t i = 0; i < 4; ++i) {
@@ -119,14 +123,14 @@ TEST_P(BinaryTest, BroadcastsLikeNumpy) {
 
 INSTANTIATE_TEST_SUITE_P(
     Ops, BinaryTest,
-    ::testing::Values(BinaryCase{"Add", std::plus<double>(), {2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
-                      BinaryCase{"Add", std::plus<double>(), {2, 3, 4}, {4}, {2, 3, 4}},
-                      BinaryCase{"Sub", std::minus<double>(), {2, 1, 4}, {3, 1}, {2, 3, 4}},
-                      BinaryCase{"Mul", std::multiplies<double>(), {1, 3, 1, 1}, {2, 3, 5, 5}, {2, 3, 5, 5}},
-                      BinaryCase{"Div", std::divides<double>(), {5, 1}, {1, 5}, {5, 5}},
-                      BinaryCase{"Div", std::divides<double>(), {}, {2, 2}, {2, 2}},
-                      BinaryCase{"PRelu", [](double x, double s) { return x < 0 ? s * x : x; }, {2, 3, 4}, {3, 1},
-                                 {2, 3, 4}}));
+    ::testing::Values(
+        BinaryCase{"Add", std::plus<double>(), {2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
+        BinaryCase{"Add", std::plus<double>(), {2, 3, 4}, {4}, {2, 3, 4}},
+        BinaryCase{"Sub", std::minus<double>(), {2, 1, 4}, {3, 1}, {2, 3, 4}},
+        BinaryCase{"Mul", std::multiplies<double>(), {1, 3, 1, 1}, {2, 3, 5, 5}, {2, 3, 5, 5}},
+        BinaryCase{"Div", std::divides<double>(), {5, 1}, {1, 5}, {5, 5}},
+        BinaryCase{"Div", std::divides<double>(), {}, {2, 2}, {2, 2}},
+        BinaryCase{"PRelu", [](double x, double s) { return x < 0 ? s * x : x; }, {2, 3, 4}, {3, 1}, {2, 3, 4}}));
 
 TEST(Sum, ThreeInputsWithBroadcast) {
   auto a = random_values(6, 26), b = random_values(3, 27), c = random_values(1, 28);

@@ -15,7 +15,8 @@ std::vector<float> naive_product(const std::vector<float>& a, const std::vector<
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double acc = 0;
-      for (int64_t p = 0; p < k; ++p) acc += double(ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
+      for (int64_t p = 0; p < k; ++p)
+        acc += double(ta ? a[p * m + i] : a[i * k + p]) * (tb ? b[j * k + p] : b[p * n + j]);
       y[i * n + j] = static_cast<float>(acc);
     }
   return y;
@@ -65,8 +66,10 @@ TEST_P(GemmTest, MatchesDefinition) {
         // C broadcasts: [n], [m,1], [1,n], [m,n] or [1].
         const Shape& s = g.c_shape;
         int64_t ci = 0;
-        if (s.size() == 1) ci = s[0] == 1 ? 0 : j;
-        else ci = (s[0] == 1 ? 0 : i) * s[1] + (s[1] == 1 ? 0 : j);
+        if (s.size() == 1)
+          ci = s[0] == 1 ? 0 : j;
+        else
+          ci = (s[0] == 1 ? 0 : i) * s[1] + (s[1] == 1 ? 0 : j);
         y += g.beta * c[ci];
       }
     }

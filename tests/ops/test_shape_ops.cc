@@ -16,8 +16,8 @@ std::vector<float> iota_values(int64_t n) {
 
 TEST(Flatten, AxesIncludingZeroAndNegative) {
   auto x = iota_values(2 * 3 * 4 * 5);
-  for (auto [axis, want] : std::vector<std::pair<int64_t, Shape>>{{0, {1, 120}}, {1, {2, 60}}, {3, {24, 5}},
-                                                                   {4, {120, 1}}, {-1, {24, 5}}}) {
+  for (auto [axis, want] : std::vector<std::pair<int64_t, Shape>>{
+           {0, {1, 120}}, {1, {2, 60}}, {3, {24, 5}}, {4, {120, 1}}, {-1, {24, 5}}}) {
     Attributes a;
     a.set("axis", axis);
     OpResult r = run_op("Flatten", {input({2, 3, 4, 5}, x)}, a);

@@ -39,7 +39,8 @@ TEST(Report, JoinsCostAndTime) {
   EXPECT_DOUBLE_EQ(conv["gflops_per_s"].get<double>(), 200 / (2.0 * 1e6));
   EXPECT_DOUBLE_EQ(r["ops"][1]["start_ms"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(r["ops"][1]["cdf_percent"].get<double>(), 100.0);
-  for (const char* key : {"model", "threads", "runs", "totals", "latency_ms", "ops"}) EXPECT_TRUE(r.contains(key)) << key;
+  for (const char* key : {"model", "threads", "runs", "totals", "latency_ms", "ops"})
+    EXPECT_TRUE(r.contains(key)) << key;
   for (const char* key : {"macs", "flops", "params", "weight_bytes", "peak_activation_bytes"})
     EXPECT_TRUE(r["totals"].contains(key)) << key;
   for (const char* key : {"name", "type", "kind", "output_shape", "macs", "flops", "params", "bytes_read",

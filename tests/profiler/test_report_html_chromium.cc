@@ -2,13 +2,12 @@
 // model's report, and the DOM it built and the pixels it drew hold the charts.
 // Skipped when Chromium is not installed.
 #include <gtest/gtest.h>
+#include <stb/stb_image.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-
-#include <stb/stb_image.h>
 
 #include "engine/engine.h"
 #include "profiler/compare_report.h"
