@@ -163,21 +163,11 @@ class ConvOp final : public Op {
 
   // Weights [C_out, C_in/group, kh, kw]: output channel c is the c-th block of weights.
   AffineFold fold_channel_affine(const OpSignature& sig, const ChannelAffine& a) const override {
-    const Tensor* w = sig.inputs[1].constant;
-    const bool has_bias = sig.inputs.size() > 2 && sig.inputs[2].present;
-    if (!w) return {std::nullopt, "whose weights are not constants"};
-    if (has_bias && !sig.inputs[2].constant) return {std::nullopt, "whose bias is not a constant"};
-    if (activation_.kind != ActivationKind::kNone) return {std::nullopt, "which already runs an activation"};
-    const int64_t cout = w->shape()[0], block = w->size() / cout;
-    FoldedAffine f{Tensor(DType::kFloat32, w->shape()), Tensor(DType::kFloat32, {cout}), std::nullopt};
-    const std::span<const float> wv = w->values<float>();
-    std::span<float> w2 = f.weights.mutable_values<float>(), b2 = f.bias.mutable_values<float>();
-    for (int64_t i = 0; i < w->size(); ++i) w2[i] = static_cast<float>(wv[i] * a.scale[i / block]);
-    for (int64_t c = 0; c < cout; ++c) {
-      const double b = has_bias ? sig.inputs[2].constant->values<float>()[c] : 0.0;
-      b2[c] = static_cast<float>(b * a.scale[c] + a.shift[c]);
-    }
-    return {std::move(f), ""};
+    const Shape& ws = sig.inputs[1].shape();
+    const int64_t cout = ws[0], block = num_elements(ws) / cout;
+    return fold_affine_into_weights(
+        sig, activation_.kind != ActivationKind::kNone, cout, a, [&](int64_t i) { return i / block; },
+        [](const Tensor& bias, int64_t c) { return double(bias.values<float>()[c]); });
   }
 
  private:

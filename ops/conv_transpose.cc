@@ -273,25 +273,12 @@ class ConvTransposeOp final : public Op {
 
   // Weights [C_in, C_out/group, kh, kw]: output channel (ic / (C_in/group)) * C_out/group + j.
   AffineFold fold_channel_affine(const OpSignature& sig, const ChannelAffine& a) const override {
-    const Tensor* w = sig.inputs[1].constant;
-    const bool has_bias = sig.inputs.size() > 2 && sig.inputs[2].present;
-    if (!w) return {std::nullopt, "whose weights are not constants"};
-    if (has_bias && !sig.inputs[2].constant) return {std::nullopt, "whose bias is not a constant"};
-    if (activation_.kind != ActivationKind::kNone) return {std::nullopt, "which already runs an activation"};
-    const Shape& ws = w->shape();
-    const int64_t inner = w->size() / (ws[0] * ws[1]), cig = ws[0] / group_, cout = ws[1] * group_;
-    FoldedAffine f{Tensor(DType::kFloat32, ws), Tensor(DType::kFloat32, {cout}), std::nullopt};
-    const std::span<const float> wv = w->values<float>();
-    std::span<float> w2 = f.weights.mutable_values<float>(), b2 = f.bias.mutable_values<float>();
-    for (int64_t i = 0; i < w->size(); ++i) {
-      const int64_t ic = i / (ws[1] * inner), j = (i / inner) % ws[1];
-      w2[i] = static_cast<float>(wv[i] * a.scale[(ic / cig) * ws[1] + j]);
-    }
-    for (int64_t c = 0; c < cout; ++c) {
-      const double b = has_bias ? sig.inputs[2].constant->values<float>()[c] : 0.0;
-      b2[c] = static_cast<float>(b * a.scale[c] + a.shift[c]);
-    }
-    return {std::move(f), ""};
+    const Shape& ws = sig.inputs[1].shape();
+    const int64_t inner = num_elements(ws) / (ws[0] * ws[1]), cig = ws[0] / group_;
+    return fold_affine_into_weights(
+        sig, activation_.kind != ActivationKind::kNone, ws[1] * group_, a,
+        [&](int64_t i) { return (i / (ws[1] * inner) / cig) * ws[1] + (i / inner) % ws[1]; },
+        [](const Tensor& bias, int64_t c) { return double(bias.values<float>()[c]); });
   }
 
  private:

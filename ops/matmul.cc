@@ -150,32 +150,21 @@ class GemmOp final : public Op {
   // B [K, N] (or [N, K] with transB): output channel n is column n of B. The old bias
   // per channel is beta * C; the folded one is the bias, with beta 1.
   AffineFold fold_channel_affine(const OpSignature& sig, const ChannelAffine& a) const override {
-    const Tensor* w = sig.inputs[1].constant;
     const bool has_c = sig.inputs.size() > 2 && sig.inputs[2].present;
-    if (!w) return {std::nullopt, "whose weights are not constants"};
-    if (has_c && !sig.inputs[2].constant) return {std::nullopt, "whose bias is not a constant"};
-    if (p_.activation.kind != ActivationKind::kNone) return {std::nullopt, "which already runs an activation"};
     if (has_c) {
       const Shape& c = sig.inputs[2].shape();
       if (c.size() == 2 && c[0] != 1) return {std::nullopt, "whose bias C varies along rows"};
     }
-    const Shape& ws = w->shape();
-    const int64_t n = p_.trans_b ? ws[0] : ws[1];
-    FoldedAffine f{Tensor(DType::kFloat32, ws), Tensor(DType::kFloat32, {n}), attrs_};
-    const std::span<const float> wv = w->values<float>();
-    std::span<float> w2 = f.weights.mutable_values<float>(), b2 = f.bias.mutable_values<float>();
-    for (int64_t i = 0; i < w->size(); ++i)
-      w2[i] = static_cast<float>(wv[i] * a.scale[p_.trans_b ? i / ws[1] : i % ws[1]]);
-    for (int64_t c = 0; c < n; ++c) {
-      double b = 0.0;
-      if (has_c) {
-        const Tensor& ct = *sig.inputs[2].constant;
-        b = double(p_.beta) * ct.values<float>()[ct.size() == 1 ? 0 : c];
-      }
-      b2[c] = static_cast<float>(b * a.scale[c] + a.shift[c]);
+    const Shape& ws = sig.inputs[1].shape();
+    AffineFold fold = fold_affine_into_weights(
+        sig, p_.activation.kind != ActivationKind::kNone, p_.trans_b ? ws[0] : ws[1], a,
+        [&](int64_t i) { return p_.trans_b ? i / ws[1] : i % ws[1]; },
+        [&](const Tensor& c, int64_t n) { return double(p_.beta) * c.values<float>()[c.size() == 1 ? 0 : n]; });
+    if (fold.folded) {
+      fold.folded->attributes = attrs_;
+      fold.folded->attributes->set("beta", 1.0);
     }
-    f.attributes->set("beta", 1.0);
-    return {std::move(f), ""};
+    return fold;
   }
 
  private:

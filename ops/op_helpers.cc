@@ -69,6 +69,25 @@ OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flo
   return c;
 }
 
+Op::AffineFold fold_affine_into_weights(const OpSignature& sig, bool runs_activation, int64_t channels,
+                                        const ChannelAffine& a, const std::function<int64_t(int64_t)>& channel_of,
+                                        const std::function<double(const Tensor& bias, int64_t c)>& old_bias) {
+  const Tensor* w = sig.inputs[1].constant;
+  const bool has_bias = sig.inputs.size() > 2 && sig.inputs[2].present;
+  if (!w) return {std::nullopt, "whose weights are not constants"};
+  if (has_bias && !sig.inputs[2].constant) return {std::nullopt, "whose bias is not a constant"};
+  if (runs_activation) return {std::nullopt, "which already runs an activation"};
+  FoldedAffine f{Tensor(DType::kFloat32, w->shape()), Tensor(DType::kFloat32, {channels}), std::nullopt};
+  const std::span<const float> wv = w->values<float>();
+  std::span<float> w2 = f.weights.mutable_values<float>(), b2 = f.bias.mutable_values<float>();
+  for (int64_t i = 0; i < w->size(); ++i) w2[i] = static_cast<float>(wv[i] * a.scale[channel_of(i)]);
+  for (int64_t c = 0; c < channels; ++c) {
+    const double b = has_bias ? old_bias(*sig.inputs[2].constant, c) : 0.0;
+    b2[c] = static_cast<float>(b * a.scale[c] + a.shift[c]);
+  }
+  return {std::move(f), ""};
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what) {
   const int64_t a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank) throw OpError(fmt::format("{} {} is out of range for rank {}", what, axis, rank));

@@ -2,6 +2,7 @@
 // data-movement part of the cost, and a kernel made from a function.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -29,6 +30,16 @@ Cost data_movement(const OpTraits& traits, const OpSignature& sig);
 OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flops);
 
 // `axis` in [-rank, rank) as an index in [0, rank); throws OpError naming `what`.
+// How a following per-channel y * scale + shift folds into a weighted op (Conv,
+// ConvTranspose, Gemm): the blocker when the weights (input 1) or the bias (input 2,
+// when present) are not constants or the op already runs an activation; else the
+// weights with value i scaled by the scale of its output channel channel_of(i), and for
+// each of the `channels` output channels the bias old_bias(c) * scale[c] + shift[c]
+// (old_bias reads the bias input; 0 without one).
+Op::AffineFold fold_affine_into_weights(const OpSignature& sig, bool runs_activation, int64_t channels,
+                                        const ChannelAffine& a, const std::function<int64_t(int64_t)>& channel_of,
+                                        const std::function<double(const Tensor& bias, int64_t c)>& old_bias);
+
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
 
 // A kernel whose run is a function object: for ops whose kernel holds nothing but what
