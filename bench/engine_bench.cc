@@ -25,6 +25,9 @@ int main(int argc, char** argv) {
   minfer::cli::add_compile_flags(app, options);
   app.add_option("--input_shape", input_shape, "Override input shapes: name:1,3,224,224[;name2:...]");
   app.add_flag("--memory_plan", memory_plan, "Also print the memory plan: buffers, offsets, lifetimes");
+  minfer::TextOptions text_options;
+  app.add_flag("--explain", text_options.explain, "Text report: each op's MACs and FLOPs formulas with its numbers");
+  app.add_flag("--verbose", text_options.verbose, "Text report: every action of every graph pass");
   app.add_option("--format", format, "Report format")->check(CLI::IsMember({"text", "json", "csv"}));
   app.add_option("--output", output_path, "Write the report to FILE instead of stdout");
 
@@ -107,7 +110,7 @@ int main(int argc, char** argv) {
     else if (format == "csv")
       text = minfer::format_csv(report);
     else
-      text = minfer::format_text(report);
+      text = minfer::format_text(report, text_options);
     if (memory_plan) text += "\n" + minfer::format_memory_plan(report);
     if (!trace_path.empty()) files.emplace_back(trace_path, minfer::format_trace(report, session.profile()));
     if (!html_path.empty()) files.emplace_back(html_path, minfer::format_html(report));

@@ -8,6 +8,7 @@
 #include "engine/memory_planner.h"
 #include "graph/model_loader.h"
 #include "profiler/isa.h"
+#include "profiler/run_profile.h"
 
 namespace minfer {
 namespace {
@@ -20,7 +21,9 @@ MemoryBudget constants_budget(const Graph& graph, int64_t max_memory) {
 
 }  // namespace
 
-CompiledModel::CompiledModel(Graph graph, CompileOptions options) : options_(std::move(options)) {
+CompiledModel::CompiledModel(Graph graph, CompileOptions options, double load_ms)
+    : options_(std::move(options)), load_ms_(load_ms) {
+  const Clock::time_point start = Clock::now();
   if (options_.num_threads < 1)
     throw UsageError(fmt::format("num_threads must be at least 1, got {}", options_.num_threads));
   if (options_.max_memory <= 0)
@@ -41,6 +44,7 @@ CompiledModel::CompiledModel(Graph graph, CompileOptions options) : options_(std
     if (auto c = graph_.initializers.find(v.name); c != graph_.initializers.end()) v.constant = &c->second;
   plan_memory_layout();
   check_memory_limit();
+  compile_ms_ = elapsed_ms(start, Clock::now());
 }
 
 int CompiledModel::value_index(const std::string& name) const {
@@ -177,7 +181,9 @@ std::shared_ptr<const CompiledModel> compile_file(const std::string& path, const
   LoadOptions load;
   load.input_shapes = input_shapes;
   load.max_memory = options.max_memory;
-  return compile(load_model(path, load), options);
+  const Clock::time_point start = Clock::now();
+  Graph graph = load_model(path, load);
+  return std::make_shared<const CompiledModel>(std::move(graph), options, elapsed_ms(start, Clock::now()));
 }
 
 FoldedGraph fold_graph(Graph graph, int64_t max_memory) {

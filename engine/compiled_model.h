@@ -71,7 +71,8 @@ struct PassResult {
 
 class CompiledModel {
  public:
-  CompiledModel(Graph graph, CompileOptions options);
+  // load_ms: how long reading the graph from its file took (0 for a graph built in memory).
+  CompiledModel(Graph graph, CompileOptions options, double load_ms = 0);
 
   // The graph as compiled: folded, rewritten by the passes, nodes in execution order.
   const Graph& graph() const { return graph_; }
@@ -83,6 +84,10 @@ class CompiledModel {
   // Throws UsageError for an unknown name.
   int value_index(const std::string& name) const;
   int64_t arena_bytes() const { return arena_bytes_; }
+  // How long loading took (compile_file) and the constructor: inference, folding,
+  // passes, binding and planning.
+  double load_ms() const { return load_ms_; }
+  double compile_ms() const { return compile_ms_; }
   // Every arena buffer with its place and lifetime, in planning order.
   const std::vector<BufferSpan>& buffers() const { return buffers_; }
   // Activation bytes if every tensor and workspace had its own buffer.
@@ -119,6 +124,7 @@ class CompiledModel {
   int64_t naive_bytes_ = 0;
   int64_t lower_bound_bytes_ = 0;
   int64_t ops_built_ = 0;
+  double load_ms_ = 0, compile_ms_ = 0;
 };
 
 // Validates, infers types, folds, rewrites, binds and plans; throws ModelError.

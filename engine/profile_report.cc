@@ -8,7 +8,8 @@
 
 namespace minfer {
 
-nlohmann::json profile_report(const Session& session, int warmup_runs, const std::optional<MachineModel>& machine) {
+nlohmann::json profile_report(const Session& session, int warmup_runs, const std::optional<MachineModel>& machine,
+                              const std::vector<double>& unprofiled_ms) {
   const CompiledModel& m = session.model();
   const std::vector<ValueSlot>& values = m.values();
   ReportInput in;
@@ -23,6 +24,9 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   in.naive_activation_bytes = m.naive_activation_bytes();
   in.lower_bound_bytes = m.lower_bound_bytes();
   in.latency_ms = session.profile().total_ms();
+  in.latency_unprofiled_ms = unprofiled_ms;
+  in.load_ms = m.load_ms();
+  in.compile_ms = m.compile_ms();
   in.machine = machine;
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step& s = m.steps()[i];
@@ -37,7 +41,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
     in.passes_run.push_back(log.pass);
     for (const PassAction& a : log.actions)
       in.passes.push_back({log.pass, a.action, a.nodes, a.result, a.reason, a.before, a.after,
-                           a.result.empty() ? -1 : m.step_index(a.result)});
+                           a.result.empty() ? -1 : m.step_index(a.result), a.op_type});
   }
   in.separable_pairs = find_separable_pairs(m);
   return build_report(in);

@@ -53,38 +53,30 @@ json metrics(const json& a, const json& b) {
 }
 
 // Per op label: how many ops, what they cost, how long they took and the rate they
-// attained in each side.
+// attained in each side, from each report's op_types (zeros where a side has none).
 json op_types(const json& a, const json& b) {
-  struct Sums {
-    int64_t count = 0, macs = 0, flops = 0, bytes = 0;
-    double ms = 0;
-  };
-  std::map<std::string, std::pair<Sums, Sums>> by_label;
+  std::map<std::string, std::pair<json, json>> by_label;
   for (const auto& [report, side] : {std::pair{&a, 0}, std::pair{&b, 1}})
-    for (const json& o : (*report)["ops"]) {
-      auto& pair = by_label[op_label(o)];
-      Sums& s = side == 0 ? pair.first : pair.second;
-      ++s.count;
-      s.macs += o["macs"].get<int64_t>();
-      s.flops += o["flops"].get<int64_t>();
-      s.bytes += bytes_moved(o);
-      s.ms += o["time_ms"]["mean"].get<double>();
+    for (const json& t : (*report)["op_types"]) {
+      auto& pair = by_label.try_emplace(t["type"].get<std::string>(), json::object(), json::object()).first->second;
+      (side == 0 ? pair.first : pair.second) = t;
     }
-  auto to_json = [](const Sums& s) {
-    return json{{"count", s.count}, {"macs", s.macs},
-                {"flops", s.flops}, {"bytes", s.bytes},
-                {"ms", s.ms},       {"gflops_per_s", s.ms > 0 ? static_cast<double>(s.flops) / (s.ms * 1e6) : 0.0}};
+  auto side_json = [](const json& t) {
+    return json{{"count", t.value("count", int64_t{0})}, {"macs", t.value("macs", int64_t{0})},
+                {"flops", t.value("flops", int64_t{0})}, {"bytes", t.value("bytes", int64_t{0})},
+                {"ms", t.value("time_ms", 0.0)},         {"gflops_per_s", t.value("gflops_per_s", 0.0)}};
   };
-  std::vector<std::pair<std::string, std::pair<Sums, Sums>>> rows(by_label.begin(), by_label.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
-    return x.second.first.ms + x.second.second.ms > y.second.first.ms + y.second.second.ms;
-  });
+  std::vector<std::pair<std::string, std::pair<json, json>>> rows(by_label.begin(), by_label.end());
+  auto ms = [](const std::pair<json, json>& p) {
+    return p.first.value("time_ms", 0.0) + p.second.value("time_ms", 0.0);
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& x, const auto& y) { return ms(x.second) > ms(y.second); });
   json out = json::array();
-  for (const auto& [label, sums] : rows)
+  for (const auto& [label, sides] : rows)
     out.push_back({{"type", label},
-                   {"a", to_json(sums.first)},
-                   {"b", to_json(sums.second)},
-                   {"ms_ratio", ratio(sums.first.ms, sums.second.ms)}});
+                   {"a", side_json(sides.first)},
+                   {"b", side_json(sides.second)},
+                   {"ms_ratio", ratio(sides.first.value("time_ms", 0.0), sides.second.value("time_ms", 0.0))}});
   return out;
 }
 

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
 #include "profiler/roofline.h"
 #include "profiler/stats.h"
 
@@ -38,6 +42,95 @@ void add_roofline(json& j, const Cost& cost, double ms, const MachineModel& mach
   j["bound"] = r.compute_bound ? "compute" : "memory";
 }
 
+// A count's formula: symbolic, with this op's numbers, and its value (profiler/cost.h).
+json formula_json(const CostExpr& e) {
+  return {{"symbolic", e.symbolic()}, {"substituted", e.substituted()}, {"value", e.value()}};
+}
+
+json cost_formula_json(const OpRecord& op) {
+  if (op.cost.macs != op.cost.macs_formula.value() || op.cost.flops != op.cost.flops_formula.value())
+    throw std::logic_error(fmt::format("op '{}': its MACs or FLOPs differ from their formulas", op.name));
+  return {{"macs", formula_json(op.cost.macs_formula)}, {"flops", formula_json(op.cost.flops_formula)}};
+}
+
+double percent_of(double part, double whole) {
+  return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+// Ops summed by type and kind, most time first, each with its share of the model's time
+// (mean op times), MACs and bytes moved.
+json op_types_json(const json& ops, const Cost& total, double sum_mean_ms) {
+  struct Row {
+    int count = 0;
+    double ms = 0;
+    Cost cost;
+  };
+  std::map<std::string, Row> by_type;
+  for (const json& o : ops) {
+    Row& r = by_type[op_label(o)];
+    r.count++;
+    r.ms += o["time_ms"]["mean"].get<double>();
+    r.cost += Cost{o["macs"].get<int64_t>(), o["flops"].get<int64_t>(), o["params"].get<int64_t>(),
+                   o["bytes_read"].get<int64_t>(), o["bytes_written"].get<int64_t>()};
+  }
+  std::vector<std::pair<std::string, Row>> rows(by_type.begin(), by_type.end());
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
+  json list = json::array();
+  for (const auto& [label, r] : rows)
+    list.push_back(
+        {{"type", label},
+         {"count", r.count},
+         {"time_ms", r.ms},
+         {"time_percent", percent_of(r.ms, sum_mean_ms)},
+         {"macs", r.cost.macs},
+         {"macs_percent", percent_of(static_cast<double>(r.cost.macs), static_cast<double>(total.macs))},
+         {"flops", r.cost.flops},
+         {"params", r.cost.params},
+         {"bytes_written", r.cost.bytes_written},
+         {"bytes", r.cost.bytes()},
+         {"bytes_percent", percent_of(static_cast<double>(r.cost.bytes()), static_cast<double>(total.bytes()))},
+         {"gflops_per_s", r.ms > 0 ? static_cast<double>(r.cost.flops) / (r.ms * 1e6) : 0.0}});
+  return list;
+}
+
+// Each pass as a whole: how many nodes of which type each action took, and the change
+// of the model's cost, the sum of its actions' changes (after - before). Their sum over
+// the passes is the model's cost after the passes minus before.
+json by_pass_json(const ReportInput& in) {
+  json list = json::array();
+  for (const std::string& name : in.passes_run) {
+    Cost before, after;
+    int actions = 0;
+    std::vector<std::pair<std::string, std::string>> order;  // (action, op type) as first met
+    std::map<std::pair<std::string, std::string>, int64_t> nodes;
+    for (const PassRecord& p : in.passes) {
+      if (p.pass != name) continue;
+      before += p.before;
+      after += p.after;
+      ++actions;
+      const std::pair<std::string, std::string> key{p.action, p.op_type};
+      if (!nodes.count(key)) order.push_back(key);
+      // A fold or fusion names its producer first: the nodes acted on are the rest.
+      const bool merges = !p.result.empty() && p.action != "kept";
+      nodes[key] += static_cast<int64_t>(p.nodes.size()) - (merges ? 1 : 0);
+    }
+    json counts = json::array();
+    for (const auto& key : order)
+      counts.push_back({{"action", key.first}, {"op_type", key.second}, {"nodes", nodes[key]}});
+    json change = {{"macs", after.macs - before.macs},
+                   {"flops", after.flops - before.flops},
+                   {"params", after.params - before.params},
+                   {"bytes", after.bytes() - before.bytes()}};
+    list.push_back({{"pass", name},
+                    {"actions", actions},
+                    {"counts", counts},
+                    {"change", change},
+                    {"cost_before", cost_json(before)},
+                    {"cost_after", cost_json(after)}});
+  }
+  return list;
+}
+
 json shapes_json(const std::vector<NamedShape>& shapes) {
   json list = json::array();
   for (const NamedShape& s : shapes) list.push_back({{"name", s.name}, {"shape", s.shape}});
@@ -59,10 +152,12 @@ json build_report(const ReportInput& in) {
 
   json ops = json::array();
   double cdf = 0, start = 0;
+  // Attained throughput and roofline fractions use each op's median time, which one
+  // disturbed run moves less than the mean; shares and the time line use the mean.
   for (size_t i = 0; i < in.ops.size(); ++i) {
     const OpRecord& op = in.ops[i];
     const TimingStats& t = op_stats[i];
-    const double percent = sum_mean_ms > 0 ? 100.0 * t.mean / sum_mean_ms : 0.0;
+    const double percent = percent_of(t.mean, sum_mean_ms);
     cdf += percent;
     ops.push_back({{"name", op.name},
                    {"type", op.type},
@@ -77,9 +172,10 @@ json build_report(const ReportInput& in) {
                    {"start_ms", start},
                    {"percent", percent},
                    {"cdf_percent", cdf},
-                   {"details", op.details.is_null() ? json::object() : op.details}});
-    add_attained(ops.back(), op.cost, t.mean);
-    if (in.machine) add_roofline(ops.back(), op.cost, t.mean, *in.machine);
+                   {"details", op.details.is_null() ? json::object() : op.details},
+                   {"cost_formula", cost_formula_json(op)}});
+    add_attained(ops.back(), op.cost, t.median);
+    if (in.machine) add_roofline(ops.back(), op.cost, t.median, *in.machine);
     start += t.mean;
   }
 
@@ -104,22 +200,6 @@ json build_report(const ReportInput& in) {
     if (p.step >= 0) a["time_ms_after"] = op_stats[p.step].mean;
     passes.push_back(a);
   }
-  // Each pass as a whole: what its actions touched, before and after it. The changes add
-  // up: their sum over the passes is the model's cost after the passes minus before.
-  json by_pass = json::array();
-  for (const std::string& name : in.passes_run) {
-    Cost before, after;
-    int actions = 0;
-    for (const PassRecord& p : in.passes)
-      if (p.pass == name) {
-        before += p.before;
-        after += p.after;
-        ++actions;
-      }
-    by_pass.push_back(
-        {{"pass", name}, {"actions", actions}, {"cost_before", cost_json(before)}, {"cost_after", cost_json(after)}});
-  }
-
   json pairs = json::array();
   for (const SeparablePairRecord& p : in.separable_pairs) {
     const int64_t separable = p.depthwise_macs + p.pointwise_macs;
@@ -144,7 +224,7 @@ json build_report(const ReportInput& in) {
                  {"naive_activation_bytes", in.naive_activation_bytes},
                  {"bytes_read", total.bytes_read},
                  {"bytes_written", total.bytes_written}};
-  add_attained(totals, total, latency.mean);
+  add_attained(totals, total, latency.median);
   totals["flops_per_s"] = totals["gflops_per_s"].get<double>() * 1e9;
   if (in.machine) {
     // The model's least time is the sum of its ops' (each bound by its own limit), not
@@ -152,7 +232,7 @@ json build_report(const ReportInput& in) {
     double roofline_ms = 0;
     for (const json& o : ops) roofline_ms += o["roofline_ms"].get<double>();
     totals["roofline_ms"] = roofline_ms;
-    totals["roofline_fraction"] = latency.mean > 0 ? roofline_ms / latency.mean : 0.0;
+    totals["roofline_fraction"] = latency.median > 0 ? roofline_ms / latency.median : 0.0;
   }
 
   json report = {{"model",
@@ -167,10 +247,14 @@ json build_report(const ReportInput& in) {
                  {"warmup_runs", in.warmup_runs},
                  {"totals", totals},
                  {"latency_ms", stats_json(latency)},
+                 {"latency_ms_unprofiled", stats_json(summarize(in.latency_unprofiled_ms))},
+                 {"unprofiled_runs", in.latency_unprofiled_ms.size()},
+                 {"init_ms", {{"load", in.load_ms}, {"compile", in.compile_ms}}},
+                 {"op_types", op_types_json(ops, total, sum_mean_ms)},
                  {"ops", ops},
                  {"passes",
                   {{"actions", passes},
-                   {"by_pass", by_pass},
+                   {"by_pass", by_pass_json(in)},
                    {"cost_before", cost_json(in.cost_before_passes)},
                    {"cost_after", cost_json(total)}}},
                  {"memory_plan",

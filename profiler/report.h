@@ -18,8 +18,8 @@ namespace minfer {
 struct OpRecord {
   std::string name, type, kind;
   Shape output_shape;
-  Cost cost;
-  std::vector<double> times_ms;                       // one per profiled run
+  OpCost cost;                   // its MACs and FLOPs equal to their formulas' values (build_report checks)
+  std::vector<double> times_ms;  // one per profiled run
   nlohmann::json details = nlohmann::json::object();  // the kernel's own facts
 };
 
@@ -35,7 +35,8 @@ struct PassRecord {
   std::vector<std::string> nodes;
   std::string result, reason;
   Cost before, after;
-  int step = -1;  // the op (index into ReportInput::ops) that is the result, or -1
+  int step = -1;        // the op (index into ReportInput::ops) that is the result, or -1
+  std::string op_type;  // of the node acted on: the one folded, fused, removed or kept
 };
 
 // A depthwise Conv feeding a pointwise Conv (possibly through BatchNormalization and
@@ -58,7 +59,10 @@ struct ReportInput {
   int64_t peak_activation_bytes = 0;
   int64_t naive_activation_bytes = 0;
   int64_t lower_bound_bytes = 0;
-  std::vector<double> latency_ms;       // one per profiled run
+  std::vector<double> latency_ms;  // one per profiled run
+  // One per run without per-op timing, interleaved with the profiled runs (may be empty).
+  std::vector<double> latency_unprofiled_ms;
+  double load_ms = 0, compile_ms = 0;   // reading the model file, compiling the graph
   std::vector<OpRecord> ops;            // in execution order
   std::vector<BufferSpan> buffers;      // the activation arena's plan
   std::vector<std::string> passes_run;  // every pass that ran, in order
@@ -70,9 +74,14 @@ struct ReportInput {
   std::optional<MachineModel> machine;
 };
 
+// Throws std::logic_error when an op's MACs or FLOPs differ from their formula's value.
 nlohmann::json build_report(const ReportInput& input);
 
-std::string format_text(const nlohmann::json& report);
+struct TextOptions {
+  bool explain = false;  // each op's cost formulas (MACs and FLOPs, symbolic and substituted)
+  bool verbose = false;  // every action of every graph pass, not only one line per pass
+};
+std::string format_text(const nlohmann::json& report, const TextOptions& options = {});
 std::string format_csv(const nlohmann::json& report);
 std::string format_memory_plan(const nlohmann::json& report);
 

@@ -213,10 +213,10 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
   }
   for (const json* p : points) {
     const json& o = *p;
-    std::string tip =
-        fmt::format("{} ({}): {:.2f} FLOPs/byte, {:.2f} GFLOP/s, {:.2f} GB/s, {:.3f} ms", o["name"].get<std::string>(),
-                    op_label(o), o["arithmetic_intensity"].get<double>(), o["gflops_per_s"].get<double>(),
-                    o["gbytes_per_s"].get<double>(), o["time_ms"]["mean"].get<double>());
+    std::string tip = fmt::format("{} ({}): {:.2f} FLOPs/byte, {:.2f} GFLOP/s, {:.2f} GB/s, median {:.3f} ms",
+                                  o["name"].get<std::string>(), op_label(o), o["arithmetic_intensity"].get<double>(),
+                                  o["gflops_per_s"].get<double>(), o["gbytes_per_s"].get<double>(),
+                                  o["time_ms"]["median"].get<double>());
     if (o.contains("bound"))
       tip += fmt::format("; {}-bound, {:.1f}% of its roofline bound {:.2f} GFLOP/s", o["bound"].get<std::string>(),
                          100.0 * o["roofline_fraction"].get<double>(), o["roofline_gflops_per_s"].get<double>());

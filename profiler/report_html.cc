@@ -78,6 +78,16 @@ std::string summary(const json& r) {
     out += row("classification",
                fmt::format("{} -> {}: {}", c["image"].get<std::string>(), c["output"].get<std::string>(), top));
   }
+  const json& init = r["init_ms"];
+  out += row("init (ms)",
+             fmt::format("load {:.3f}, compile {:.3f}", init["load"].get<double>(), init["compile"].get<double>()));
+  if (r["unprofiled_runs"].get<int64_t>() > 0) {
+    const json& plain = r["latency_ms_unprofiled"];
+    out += row("latency without per-op timing (ms)",
+               fmt::format("mean {:.3f}, median {:.3f}, min {:.3f}, max {:.3f} ({} runs between the profiled ones)",
+                           plain["mean"].get<double>(), plain["median"].get<double>(), plain["min"].get<double>(),
+                           plain["max"].get<double>(), r["unprofiled_runs"].get<int64_t>()));
+  }
   out += row("MACs", count_and_si(t["macs"]));
   out += row("FLOPs", count_and_si(t["flops"]));
   out += row("parameters", count_and_si(t["params"]));
@@ -91,7 +101,7 @@ std::string summary(const json& r) {
   out += row("attained", fmt::format("{:.2f} GFLOP/s, {:.2f} GB/s, {:.2f} FLOPs/byte", t["gflops_per_s"].get<double>(),
                                      t["gbytes_per_s"].get<double>(), t["arithmetic_intensity"].get<double>()));
   if (t.contains("roofline_ms"))
-    out += row("roofline", fmt::format("{:.3f} ms at best (sum over ops); the mean run reached {:.1f}% of it",
+    out += row("roofline", fmt::format("{:.3f} ms at best (sum over ops); the median run reached {:.1f}% of it",
                                        t["roofline_ms"].get<double>(), 100.0 * t["roofline_fraction"].get<double>()));
   out += "</table>\n";
   if (!r.contains("machine")) return out + "<p class=\"note\">No machine model: no roofline figures.</p>\n";
@@ -117,18 +127,26 @@ std::string summary(const json& r) {
   return out + "</table>\n";
 }
 
+// A count in a cell whose hover shows its formula: symbolic, substituted, value.
+std::string formula_cell(const json& formula) {
+  return fmt::format("<td title=\"{} = {}\">{}</td>", escape_html(formula["symbolic"]),
+                     escape_html(formula["substituted"]), with_commas(formula["value"]));
+}
+
 std::string op_table(const json& r) {
   std::string out =
-      "<table class=\"ops\">\n<tr><th>#</th><th>name</th><th>type</th><th>output</th><th>mean ms</th><th>%</th>"
+      "<table class=\"ops\">\n<tr><th>#</th><th>name</th><th>type</th><th>output</th><th>mean ms</th><th>median ms</th>"
+      "<th>%</th>"
       "<th>MACs</th><th>FLOPs</th><th>bytes</th><th>FLOPs/byte</th><th>GFLOP/s</th><th>GB/s</th><th>% of roof</th>"
       "<th>bound</th></tr>\n";
   int i = 0;
   for (const json& o : r["ops"]) {
     out += fmt::format(
-        "<tr><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{:.2f}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
+        "<tr><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td>"
+        "<td>{:.2f}</td>{}{}<td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
         i++, escape_html(o["name"]), escape_html(op_label(o)), shape_text(o["output_shape"]),
-        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), with_commas(o["macs"]), with_commas(o["flops"]),
+        o["time_ms"]["mean"].get<double>(), o["time_ms"]["median"].get<double>(), o["percent"].get<double>(),
+        formula_cell(o["cost_formula"]["macs"]), formula_cell(o["cost_formula"]["flops"]),
         with_commas(o["bytes_read"].get<int64_t>() + o["bytes_written"].get<int64_t>()),
         o["arithmetic_intensity"].get<double>(), o["gflops_per_s"].get<double>(), o["gbytes_per_s"].get<double>(),
         o.contains("roofline_fraction") ? fmt::format("{:.1f}%", 100.0 * o["roofline_fraction"].get<double>()) : "-",
@@ -157,7 +175,10 @@ std::vector<HtmlSection> html_report_sections(const json& r) {
                    plan["buffers"].size(), with_commas(plan["arena_bytes"]),
                    si_units(plan["arena_bytes"].get<double>()), si_units(plan["naive_bytes"].get<double>())) +
            memory_chart(r)},
-      {"ops", "Ops in run order", op_table(r)},
+      {"ops", "Ops in run order",
+       "<p class=\"note\">Hover a count of MACs or FLOPs for its formula. Throughput and the share of the roof come "
+       "from each op's median time.</p>\n" +
+           op_table(r)},
   };
 }
 

@@ -27,23 +27,24 @@ std::string roofline_percent(const json& o) {
 // share of the time the rows so far take.
 void op_table(std::string& out, const std::vector<const json*>& rows) {
   out += fmt::format(
-      "{:>24} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9} {:>8} {:>8} "
+      "{:>24} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9} {:>8} {:>8} "
       "{:>8} {:>7}  {:<16} {}\n",
-      "[node type]", "[start]", "[first]", "[avg ms]", "[%]", "[cdf%]", "[mem KB]", "[MACs]", "[FLOPs]", "[params]",
-      "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]", "[output shape]", "[Name]");
+      "[node type]", "[start]", "[first]", "[avg ms]", "[median]", "[%]", "[cdf%]", "[mem KB]", "[MACs]", "[FLOPs]",
+      "[params]", "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]", "[output shape]", "[Name]");
   double cdf = 0;
   for (const json* op : rows) {
     const json& o = *op;
     cdf += o["percent"].get<double>();
     const double bytes_kb = (o["bytes_read"].get<double>() + o["bytes_written"].get<double>()) / 1024.0;
     out += fmt::format(
-        "{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
+        "{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
         "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7}  {:<16} {}\n",
         op_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
-        o["time_ms"]["mean"].get<double>(), o["percent"].get<double>(), cdf, o["bytes_written"].get<double>() / 1024.0,
-        with_commas(o["macs"]), with_commas(o["flops"]), with_commas(o["params"]), bytes_kb,
-        o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(), o["gbytes_per_s"].get<double>(),
-        roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]), o["name"].get<std::string>());
+        o["time_ms"]["mean"].get<double>(), o["time_ms"]["median"].get<double>(), o["percent"].get<double>(), cdf,
+        o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
+        with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(),
+        o["gbytes_per_s"].get<double>(), roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]),
+        o["name"].get<std::string>());
   }
 }
 
@@ -55,33 +56,21 @@ std::vector<const json*> top_by(const json& ops, const std::function<double(cons
   return rows;
 }
 
-void type_summary(std::string& out, const json& ops) {
-  struct Row {
-    int count = 0;
-    double ms = 0, percent = 0, mem_kb = 0;
-    int64_t macs = 0, flops = 0, params = 0;
-  };
-  std::map<std::string, Row> by_type;
-  for (const json& o : ops) {
-    Row& r = by_type[op_label(o)];
-    r.count++;
-    r.ms += o["time_ms"]["mean"].get<double>();
-    r.percent += o["percent"].get<double>();
-    r.mem_kb += o["bytes_written"].get<double>() / 1024.0;
-    r.macs += o["macs"].get<int64_t>();
-    r.flops += o["flops"].get<int64_t>();
-    r.params += o["params"].get<int64_t>();
-  }
-  std::vector<std::pair<std::string, Row>> rows(by_type.begin(), by_type.end());
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ms > b.second.ms; });
-  out += fmt::format("{:>24} {:>7} {:>9} {:>8} {:>8} {:>10} {:>14} {:>14} {:>11} {:>9}\n", "[Node type]", "[count]",
-                     "[avg ms]", "[avg %]", "[cdf %]", "[mem KB]", "[MACs]", "[FLOPs]", "[params]", "[GFLOP/s]");
+// The report's op_types: each type's time, MACs and bytes moved, and its share of each.
+void type_summary(std::string& out, const json& types) {
+  out += fmt::format("{:>24} {:>7} {:>9} {:>8} {:>8} {:>8} {:>8} {:>10} {:>14} {:>14} {:>11} {:>9}\n", "[Node type]",
+                     "[count]", "[avg ms]", "[avg %]", "[cdf %]", "[%MACs]", "[%bytes]", "[mem KB]", "[MACs]",
+                     "[FLOPs]", "[params]", "[GFLOP/s]");
   double cdf = 0;
-  for (const auto& [type, r] : rows) {
-    cdf += r.percent;
-    out += fmt::format("{:>24} {:>7} {:>9.3f} {:>7.2f}% {:>7.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>9.2f}\n", type,
-                       r.count, r.ms, r.percent, cdf, r.mem_kb, with_commas(r.macs), with_commas(r.flops),
-                       with_commas(r.params), r.ms > 0 ? static_cast<double>(r.flops) / (r.ms * 1e6) : 0.0);
+  for (const json& r : types) {
+    cdf += r["time_percent"].get<double>();
+    out += fmt::format(
+        "{:>24} {:>7} {:>9.3f} {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>7.2f}% {:>10.1f} {:>14} {:>14} {:>11} "
+        "{:>9.2f}\n",
+        r["type"].get<std::string>(), r["count"].get<int>(), r["time_ms"].get<double>(),
+        r["time_percent"].get<double>(), cdf, r["macs_percent"].get<double>(), r["bytes_percent"].get<double>(),
+        r["bytes_written"].get<double>() / 1024.0, with_commas(r["macs"]), with_commas(r["flops"]),
+        with_commas(r["params"]), r["gflops_per_s"].get<double>());
   }
 }
 
@@ -91,8 +80,35 @@ std::string cost_line(const json& c) {
                      with_commas(c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>()));
 }
 
-// What each graph pass did, each action with its nodes' cost before and the result's after.
-void pass_section(std::string& out, const json& passes) {
+// A signed change: "-10,085,376 FLOPs", bytes as "-40.50 MB".
+std::string change_text(int64_t change, const char* unit, bool si) {
+  const std::string sign = change < 0 ? "-" : "+";
+  const int64_t magnitude = change < 0 ? -change : change;
+  return si ? fmt::format("{}{}B {}", sign, si_units(static_cast<double>(magnitude)), unit)
+            : fmt::format("{}{} {}", sign, with_commas(magnitude), unit);
+}
+
+// One line per pass: the nodes its actions took and its net change of the model's cost.
+void pass_summary(std::string& out, const json& by_pass) {
+  for (const json& p : by_pass) {
+    std::string what;
+    for (const json& c : p["counts"]) {
+      const int64_t n = c["nodes"];
+      what += fmt::format("{}{} {}{} {}", what.empty() ? "" : ", ", n, c["op_type"].get<std::string>(),
+                          n == 1 ? "" : "s", c["action"].get<std::string>());
+    }
+    std::string change;
+    const json& d = p["change"];
+    for (const auto& [key, unit] : {std::pair{"macs", "MACs"}, {"flops", "FLOPs"}, {"params", "parameters"}})
+      if (d[key].get<int64_t>() != 0) change += (change.empty() ? "" : ", ") + change_text(d[key], unit, false);
+    if (d["bytes"].get<int64_t>() != 0) change += (change.empty() ? "" : ", ") + change_text(d["bytes"], "moved", true);
+    out += fmt::format("{}: {}: {}\n", p["pass"].get<std::string>(), what.empty() ? "nothing to do" : what,
+                       change.empty() ? "no change of cost" : change);
+  }
+}
+
+// Every action of every pass, each with its nodes' cost before and the result's after.
+void pass_actions(std::string& out, const json& passes) {
   for (const json& a : passes["actions"]) {
     std::string nodes;
     for (const json& n : a["nodes"]) nodes += (nodes.empty() ? "" : " + ") + n.get<std::string>();
@@ -107,8 +123,18 @@ void pass_section(std::string& out, const json& passes) {
       out += "\n";
     }
   }
-  out += fmt::format("Model before passes: {}\nModel after passes:  {}\n", cost_line(passes["cost_before"]),
-                     cost_line(passes["cost_after"]));
+}
+
+// Each op's MACs and FLOPs: the formula, with this op's numbers, and the value.
+void cost_formulas(std::string& out, const json& ops) {
+  for (const json& o : ops) {
+    out += fmt::format("{} ({})\n", o["name"].get<std::string>(), op_label(o));
+    for (const auto& [key, unit] : {std::pair{"macs", "MACs"}, {"flops", "FLOPs"}}) {
+      const json& f = o["cost_formula"][key];
+      out += fmt::format("  {:<6} {} = {} = {}\n", unit, f["symbolic"].get<std::string>(),
+                         f["substituted"].get<std::string>(), with_commas(f["value"]));
+    }
+  }
 }
 
 // One value of an op's details, rendered without knowing the op: integers with
@@ -203,6 +229,12 @@ void bound_summary(std::string& out, const json& ops) {
   }
 }
 
+std::string timings_line(const char* title, int64_t count, const json& t) {
+  return fmt::format("{}: count={} first={:.3f} min={:.3f} median={:.3f} mean={:.3f} max={:.3f} std={:.3f}\n", title,
+                     count, t["first"].get<double>(), t["min"].get<double>(), t["median"].get<double>(),
+                     t["mean"].get<double>(), t["max"].get<double>(), t["std"].get<double>());
+}
+
 std::string named_shapes(const json& list) {
   std::string s;
   for (const json& x : list) s += (s.empty() ? "" : ", ") + x["name"].get<std::string>() + " " + shape_text(x["shape"]);
@@ -211,7 +243,7 @@ std::string named_shapes(const json& list) {
 
 }  // namespace
 
-std::string format_text(const json& r) {
+std::string format_text(const json& r, const TextOptions& options) {
   std::string out;
   const json& m = r["model"];
   const json& lat = r["latency_ms"];
@@ -242,10 +274,14 @@ std::string format_text(const json& r) {
     machine_section(out, r["machine"]);
     out += "\n";
   }
-  out += fmt::format(
-      "Timings (ms): count={} first={:.3f} min={:.3f} median={:.3f} mean={:.3f} max={:.3f} std={:.3f}\n\n",
-      r["runs"].get<int64_t>(), lat["first"].get<double>(), lat["min"].get<double>(), lat["median"].get<double>(),
-      lat["mean"].get<double>(), lat["max"].get<double>(), lat["std"].get<double>());
+  const json& init = r["init_ms"];
+  out +=
+      fmt::format("Init (ms): load={:.3f} compile={:.3f}\n", init["load"].get<double>(), init["compile"].get<double>());
+  out += timings_line("Timings (ms)", r["runs"].get<int64_t>(), lat);
+  const json& plain = r["latency_ms_unprofiled"];
+  if (r["unprofiled_runs"].get<int64_t>() > 0)
+    out += timings_line("Without per-op timing (ms)", r["unprofiled_runs"].get<int64_t>(), plain);
+  out += "\n";
   const json& ops = r["ops"];
   std::vector<const json*> order;
   for (const json& op : ops) order.push_back(&op);
@@ -258,9 +294,16 @@ std::string format_text(const json& r) {
   op_table(out, top_by(
                     ops, [](const json& o) { return o["bytes_written"].get<double>(); }, 10));
   out += "\n" + banner("Summary by node type");
-  type_summary(out, ops);
+  type_summary(out, r["op_types"]);
+  if (options.explain) {
+    out += "\n" + banner("Cost formulas");
+    cost_formulas(out, ops);
+  }
   out += "\n" + banner("Graph passes");
-  pass_section(out, r["passes"]);
+  pass_summary(out, r["passes"]["by_pass"]);
+  if (options.verbose) pass_actions(out, r["passes"]);
+  out += fmt::format("Model before passes: {}\nModel after passes:  {}\n", cost_line(r["passes"]["cost_before"]),
+                     cost_line(r["passes"]["cost_after"]));
   std::string details;
   details_section(details, ops);
   if (!details.empty()) out += "\n" + banner("Op details") + details;
@@ -290,8 +333,9 @@ std::string format_text(const json& r) {
   out += fmt::format("Arithmetic intensity:   {:.2f} FLOPs/byte; {:.2f} GB/s moved\n",
                      t["arithmetic_intensity"].get<double>(), t["gbytes_per_s"].get<double>());
   if (t.contains("roofline_ms"))
-    out += fmt::format("Roofline:               {:.3f} ms at best (sum over ops); the mean run reached {:.1f}% of it\n",
-                       t["roofline_ms"].get<double>(), 100.0 * t["roofline_fraction"].get<double>());
+    out +=
+        fmt::format("Roofline:               {:.3f} ms at best (sum over ops); the median run reached {:.1f}% of it\n",
+                    t["roofline_ms"].get<double>(), 100.0 * t["roofline_fraction"].get<double>());
   return out;
 }
 

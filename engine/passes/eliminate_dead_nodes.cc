@@ -18,7 +18,8 @@ PassLog eliminate_dead_nodes(CompileGraph& g) {
       continue;
     }
     removed[i] = true;
-    log.actions.push_back({"removed", {n.name}, "", "no node or graph output reads its outputs", g.cost(i), {}});
+    log.actions.push_back(
+        {"removed", {n.name}, "", "no node or graph output reads its outputs", g.cost(i), {}, n.op_type});
   }
   g.remove_nodes(removed);
   return log;

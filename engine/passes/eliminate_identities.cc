@@ -35,7 +35,7 @@ PassLog eliminate_identities(CompileGraph& g) {
     } else {
       continue;
     }
-    log.actions.push_back({"removed", {n.name}, "", "", g.cost(i), {}});
+    log.actions.push_back({"removed", {n.name}, "", "", g.cost(i), {}, n.op_type});
     removed[i] = true;
   }
   if (alias.empty()) return log;

@@ -17,7 +17,7 @@ PassLog fold_batch_norm(CompileGraph& g) {
     const Node bn = g.node(i);
     const Cost bn_cost = g.cost(i);
     auto keep = [&](std::string reason) {
-      log.actions.push_back({"kept", {bn.name}, bn.name, reason, bn_cost, bn_cost});
+      log.actions.push_back({"kept", {bn.name}, bn.name, reason, bn_cost, bn_cost, bn.op_type});
     };
     auto p = uses.producer.find(bn.inputs.empty() ? "" : bn.inputs[0]);
     if (p == uses.producer.end()) {
@@ -73,7 +73,7 @@ PassLog fold_batch_norm(CompileGraph& g) {
     action_of[producer] = static_cast<int>(log.actions.size());
     Cost before = producer_cost;
     before += bn_cost;
-    log.actions.push_back({"folded", nodes, merged, "", before, g.cost(producer)});
+    log.actions.push_back({"folded", nodes, merged, "", before, g.cost(producer), bn.op_type});
   }
   g.remove_nodes(removed);
   return log;

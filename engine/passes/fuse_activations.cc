@@ -22,7 +22,7 @@ PassLog fuse_activations(CompileGraph& g) {
     const std::optional<Activation> activation = g.op(i).as_activation(g.signature(i));
     if (!activation) {
       const Cost c = g.cost(i);
-      log.actions.push_back({"kept", {act.name}, act.name, "its parameters are not constants", c, c});
+      log.actions.push_back({"kept", {act.name}, act.name, "its parameters are not constants", c, c, act.op_type});
       continue;
     }
     const Cost before = [&] {
@@ -42,7 +42,7 @@ PassLog fuse_activations(CompileGraph& g) {
     g.set_attributes(producer, std::move(attrs));
     uses.producer[act.outputs[0]] = producer;
     removed[i] = true;
-    log.actions.push_back({"fused", nodes, merged, "", before, g.cost(producer)});
+    log.actions.push_back({"fused", nodes, merged, "", before, g.cost(producer), act.op_type});
   }
   g.remove_nodes(removed);
   return log;

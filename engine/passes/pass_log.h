@@ -15,6 +15,7 @@ struct PassAction {
   std::string result;              // the node they became (merged name), empty if removed
   std::string reason;              // why (for "kept": why the pass could not apply)
   Cost before, after;              // of `nodes` before the pass, of `result` after it
+  std::string op_type;             // of the node acted on: the one folded, fused, removed or kept
 };
 
 struct PassLog {

@@ -34,6 +34,23 @@ TEST(EngineBenchCli, JsonReportHasTheDocumentedKeys) {
   EXPECT_EQ(j["ops"].size(), 7u);  // 9 nodes, both Relus fused into their Convs
   EXPECT_EQ(j["ops"][0]["kind"], "regular");
   EXPECT_EQ(j["ops"][0]["time_ms"].size(), 6u);
+  EXPECT_EQ(j["unprofiled_runs"], 3);  // one after each profiled run
+  EXPECT_GT(j["latency_ms_unprofiled"]["min"].get<double>(), 0.0);
+  EXPECT_GT(j["init_ms"]["load"].get<double>(), 0.0);
+  EXPECT_GT(j["init_ms"]["compile"].get<double>(), 0.0);
+}
+
+TEST(EngineBenchCli, ExplainAndVerboseAddToTheText) {
+  const std::string model = "--model " + kSource + "/models/small_cnn.json --num_runs 1";
+  CommandResult plain = run(model);
+  CommandResult more = run(model + " --explain --verbose");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(more.exit_code, 0) << more.err;
+  for (const char* s : {"Cost formulas", "\n    before: MACs "}) {
+    EXPECT_EQ(plain.out.find(s), std::string::npos) << s;
+    EXPECT_NE(more.out.find(s), std::string::npos) << s;
+  }
+  EXPECT_NE(plain.out.find("\nfuse: 2 Relus fused: "), std::string::npos) << plain.out;
 }
 
 TEST(EngineBenchCli, FuseFlagKeepsActivationsAsTheirOwnNodes) {

@@ -7,6 +7,7 @@
 
 #include "profiler/compare_report.h"
 #include "profiler/report.h"
+#include "tests/profiler/literal_cost.h"
 #include "tests/profiler/test_machine.h"
 
 namespace minfer {
@@ -19,11 +20,7 @@ OpRecord op(const std::string& name, const std::string& type, const std::string&
   o.type = type;
   o.kind = kind;
   o.output_shape = {1, 8};
-  o.cost.macs = macs;
-  o.cost.flops = flops;
-  o.cost.params = params;
-  o.cost.bytes_read = read;
-  o.cost.bytes_written = written;
+  o.cost = test::literal_cost({macs, flops, params, read, written});
   o.times_ms = std::move(ms);
   return o;
 }

@@ -5,6 +5,7 @@
 #include "engine/engine.h"
 #include "profiler/report.h"
 #include "tests/op_test_util.h"
+#include "tests/profiler/literal_cost.h"
 #include "tests/profiler/test_machine.h"
 
 namespace minfer {
@@ -19,8 +20,8 @@ ReportInput two_ops() {
   in.kernel_isa = "avx2";
   in.peak_activation_bytes = 128;
   in.latency_ms = {4.0, 2.0};
-  in.ops.push_back({"conv", "Conv", "regular", {1, 4}, {100, 200, 10, 40, 16}, {3.0, 1.0}});
-  in.ops.push_back({"relu", "Relu", "", {1, 4}, {0, 4, 0, 16, 16}, {1.0, 1.0}});
+  in.ops.push_back({"conv", "Conv", "regular", {1, 4}, test::literal_cost({100, 200, 10, 40, 16}), {3.0, 1.0}});
+  in.ops.push_back({"relu", "Relu", "", {1, 4}, test::literal_cost({0, 4, 0, 16, 16}), {1.0, 1.0}});
   return in;
 }
 
@@ -123,8 +124,8 @@ ReportInput gemm_and_relu() {
   const int64_t n = 512, elements = int64_t{16} << 20;
   Cost gemm{n * n * n, 2 * n * n * n, n * n, 4 * 2 * n * n, 4 * n * n};  // 2 MiB read, 1 MiB written
   Cost relu{0, elements, 0, 4 * elements, 4 * elements};
-  in.ops.push_back({"gemm", "Gemm", "", {n, n}, gemm, {5.3687091}});  // half the 100 GFLOP/s peak
-  in.ops.push_back({"relu", "Relu", "", {elements}, relu, {20.0}});
+  in.ops.push_back({"gemm", "Gemm", "", {n, n}, test::literal_cost(gemm), {5.3687091}});  // half the 100 GFLOP/s peak
+  in.ops.push_back({"relu", "Relu", "", {elements}, test::literal_cost(relu), {20.0}});
   in.machine = test::test_machine();
   return in;
 }
@@ -230,9 +231,9 @@ TEST(Report, CdfAccumulatesDownEachTable) {
   in.model_name = "m";
   in.model_file = "m.json";
   in.latency_ms = {6.0};
-  in.ops.push_back({"a", "Relu", "", {4}, {0, 4, 0, 16, 3000}, {1.0}});
-  in.ops.push_back({"b", "Relu", "", {4}, {0, 4, 0, 16, 1000}, {3.0}});
-  in.ops.push_back({"c", "Relu", "", {4}, {0, 4, 0, 16, 2000}, {2.0}});
+  in.ops.push_back({"a", "Relu", "", {4}, test::literal_cost({0, 4, 0, 16, 3000}), {1.0}});
+  in.ops.push_back({"b", "Relu", "", {4}, test::literal_cost({0, 4, 0, 16, 1000}), {3.0}});
+  in.ops.push_back({"c", "Relu", "", {4}, test::literal_cost({0, 4, 0, 16, 2000}), {2.0}});
   const std::string text = format_text(build_report(in));
   auto section = [&](const std::string& title) {
     const size_t begin = text.find(title);
