@@ -17,25 +17,29 @@ MACHINE = {"peak_gflops": 100, "bandwidth_gbs": 10}
 
 # Report and comparison keys whose values are measured times or derive from them.
 TIMED_KEYS = {"latency_ms", "time_ms", "start_ms", "percent", "cdf_percent", "gflops_per_s", "gbytes_per_s",
-              "flops_per_s", "roofline_fraction", "time_ms_after", "ms", "ms_ratio"}
+              "flops_per_s", "roofline_fraction", "time_ms_after", "ms", "ms_ratio", "latency_ms_unprofiled",
+              "init_ms", "time_percent"}
 # The comparison's rows of measured figures.
 TIMED_METRICS = {"latency_median_ms", "latency_mean_ms", "latency_min_ms", "gflops_per_s", "roofline_fraction"}
 
 
 def without_times(document):
-    """The document with every TIMED_KEYS entry removed, at any depth."""
+    """The document with every TIMED_KEYS entry removed, at any depth, and every op_types list in a fixed
+    order (by type; in the document it is by time)."""
     if isinstance(document, dict):
-        return {k: without_times(v) for k, v in document.items() if k not in TIMED_KEYS}
+        kept = {k: without_times(v) for k, v in document.items() if k not in TIMED_KEYS}
+        if isinstance(kept.get("op_types"), list):
+            kept["op_types"].sort(key=lambda row: row["type"])
+        return kept
     if isinstance(document, list):
         return [without_times(v) for v in document]
     return document
 
 
 def comparison_without_times(document):
-    """A comparison without its measured figures, its op types in a fixed order (by time in the document)."""
+    """A comparison without its measured figures (without_times and the timed metrics)."""
     document = without_times(document)
     document["metrics"] = [m for m in document["metrics"] if m["key"] not in TIMED_METRICS]
-    document["op_types"].sort(key=lambda row: row["type"])
     return document
 
 
