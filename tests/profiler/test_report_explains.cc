@@ -21,7 +21,7 @@ class Arithmetic {
  public:
   static int64_t evaluate(const std::string& text) {
     Arithmetic a(text);
-    const int64_t v = a.sum();
+    const int64_t v = a.level(0);
     a.skip_spaces();
     if (a.at_ != text.size()) a.fail("unexpected character");
     return v;
@@ -44,35 +44,30 @@ class Arithmetic {
     }
     return false;
   }
-  int64_t sum() {
-    int64_t v = product();
+  // Operators of one precedence level (0: + and -, 1: * and /), left to right.
+  int64_t level(int precedence) {
+    if (precedence == 2) return factor();
+    int64_t v = level(precedence + 1);
+    const std::string operators = precedence == 0 ? "+-" : "*/";
     for (;;) {
-      if (take('+')) {
-        if (__builtin_add_overflow(v, product(), &v)) fail("overflow");
-      } else if (take('-')) {
-        if (__builtin_sub_overflow(v, product(), &v)) fail("overflow");
-      } else {
-        return v;
+      skip_spaces();
+      if (at_ >= text_.size() || operators.find(text_[at_]) == std::string::npos) return v;
+      const char op = text_[at_++];
+      const int64_t r = level(precedence + 1);
+      bool ok = true;
+      if (op == '+') ok = !__builtin_add_overflow(v, r, &v);
+      if (op == '-') ok = !__builtin_sub_overflow(v, r, &v);
+      if (op == '*') ok = !__builtin_mul_overflow(v, r, &v);
+      if (op == '/') {
+        ok = r != 0 && v % r == 0;
+        if (ok) v /= r;
       }
-    }
-  }
-  int64_t product() {
-    int64_t v = factor();
-    for (;;) {
-      if (take('*')) {
-        if (__builtin_mul_overflow(v, factor(), &v)) fail("overflow");
-      } else if (take('/')) {
-        const int64_t d = factor();
-        if (d == 0 || v % d != 0) fail("inexact division");
-        v /= d;
-      } else {
-        return v;
-      }
+      if (!ok) fail("overflow or inexact division");
     }
   }
   int64_t factor() {
     if (take('(')) {
-      const int64_t v = sum();
+      const int64_t v = level(0);
       if (!take(')')) fail("missing ')'");
       return v;
     }
@@ -165,35 +160,17 @@ TEST(ReportExplains, PassesSummedInOneLineEach) {
   in.model_file = "m.json";
   in.latency_ms = {1.0};
   in.passes_run = {"clean", "fold_bn", "fuse"};
+  auto record = [](std::string pass, std::string action, std::vector<std::string> nodes, std::string result,
+                   Cost before, Cost after, std::string op_type) {
+    return PassRecord{pass, action, nodes, result, "", before, after, -1, op_type};
+  };
   in.passes = {
-      {"fold_bn",
-       "folded",
-       {"c1", "bn1"},
-       "c1+bn1",
-       "",
-       {100, 260, 40, 4000, 2000},
-       {100, 200, 36, 2000, 1000},
-       -1,
-       "BatchNormalization"},
-      {"fold_bn",
-       "folded",
-       {"c2", "bn2", "bn3"},
-       "c2+bn2+bn3",
-       "",
-       {10, 40, 20, 1500, 600},
-       {10, 20, 12, 500, 200},
-       -1,
-       "BatchNormalization"},
-      {"fold_bn",
-       "kept",
-       {"bn4"},
-       "bn4",
-       "its input is not produced by a node",
-       {0, 8, 8, 64, 32},
-       {0, 8, 8, 64, 32},
-       -1,
-       "BatchNormalization"},
-      {"clean", "removed", {"id"}, "", "", {0, 0, 0, 16, 16}, {}, -1, "Identity"},
+      record("fold_bn", "folded", {"c1", "bn1"}, "c1+bn1", {100, 260, 40, 4000, 2000}, {100, 200, 36, 2000, 1000},
+             "BatchNormalization"),
+      record("fold_bn", "folded", {"c2", "bn2", "bn3"}, "c2+bn2+bn3", {10, 40, 20, 1500, 600}, {10, 20, 12, 500, 200},
+             "BatchNormalization"),
+      record("fold_bn", "kept", {"bn4"}, "bn4", {0, 8, 8, 64, 32}, {0, 8, 8, 64, 32}, "BatchNormalization"),
+      record("clean", "removed", {"id"}, "", {0, 0, 0, 16, 16}, {}, "Identity"),
   };
   const nlohmann::json r = build_report(in);
   const nlohmann::json& by_pass = r["passes"]["by_pass"];
