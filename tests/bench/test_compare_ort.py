@@ -43,11 +43,11 @@ def test_summarize_takes_medians_over_rounds_and_the_largest_rss():
 
 def test_format_table_gives_one_row_per_model_and_thread_count():
     row = compare_ort.summarize("resnet18", 1, {"minfer": [(10.0, 2048)], "ort": [(8.0, 4096)]})
-    row["max_abs_diff"] = 1.5e-6
+    row["max_abs_diff"], row["max_abs_output"] = 1.5e-6, 12.0
     table = compare_ort.format_table([row, {"model": "gru", "threads": 1, "note": "refused: op type 'GRU'"}])
     lines = table.splitlines()
     assert lines[0].startswith("| model | threads | minfer, ms | ONNX Runtime, ms | minfer / ORT |")
-    assert lines[2] == "| resnet18 | 1 | 10.000 | 8.000 | **1.250** | 1.5e-06 | 2 | 4 |"
+    assert lines[2] == "| resnet18 | 1 | 10.000 | 8.000 | **1.250** | 1.5e-06 (12) | 2 | 4 |"
     assert lines[3] == "| gru | 1 | refused: op type 'GRU' | | | | | |"
     assert all(line.count("|") == lines[0].count("|") for line in lines)
 
@@ -57,6 +57,9 @@ def test_max_abs_diff_and_disagreement():
     theirs = {"y": np.array([[1.5, -2.25]], np.float32), "z": np.array([0, 0, -4], np.float32)}
     assert compare_ort.max_abs_diff(ours, theirs) == (4.0, 4.0)
     assert compare_ort.disagreement(1e-6, 10.0) is None
+    assert compare_ort.disagreement(0.0, 0.0) is None
+    assert compare_ort.disagreement(1e-13, 1e-9) is None
+    assert compare_ort.disagreement(1e-10, 1e-9) == "outputs differ: max abs diff 1e-10, largest |ORT output| 1e-09"
     assert compare_ort.disagreement(0.5, 10.0) == "outputs differ: max abs diff 0.5, largest |ORT output| 10"
     with pytest.raises(ValueError, match=r"output 'y': minfer shape \[1, 2\], ONNX Runtime \[2\]"):
         compare_ort.max_abs_diff({"y": ours["y"]}, {"y": np.zeros(2, np.float32)})
