@@ -12,7 +12,8 @@ same inputs, uniform in [0, 1) from numpy's generator seeded with 0, and run
   - minfer: engine_bench --model <onnx> --num_threads N (every timed run profiled:
     engine_bench has no unprofiled mode; docs/performance.md puts the cost at <= 2%);
   - ONNX Runtime: bench/ort/run_ort.js in onnxruntime-node, CPU, N intra-op threads, one
-    inter-op thread, sequential execution, graph optimisation "all".
+    inter-op thread, sequential execution, graph optimisation "all", idle threads not
+    spinning (as minfer's OpenMP ones wait passively; --ort_spinning for ORT's default).
 Each side runs `runs` timed runs after `warmup` untimed ones per round, the sides
 alternating round by round so that a noisy, shared machine slows both alike; each figure
 is the median over rounds of each round's median, the peak RSS the largest of the rounds
@@ -151,7 +152,8 @@ class Sides:
 
     def ort(self, outputs=None):
         cmd = ["node", RUN_ORT, "--model", self.path, "--inputs", self.manifest, "--threads", str(self.threads),
-               "--runs", str(self.args.runs), "--warmup", str(self.args.warmup)]
+               "--runs", str(self.args.runs), "--warmup", str(self.args.warmup),
+               "--spinning", str(int(self.args.ort_spinning))]
         try:
             out, rss = compare_common.run_child(cmd + (["--outputs", outputs] if outputs else []))
         except compare_common.ChildError as e:
@@ -192,6 +194,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=10, help="timed runs per side and round")
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--ort_spinning", action="store_true",
+                        help="let ONNX Runtime's idle intra-op threads spin (its default; off here, as minfer's wait)")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     if not os.access(args.engine_bench, os.X_OK):
@@ -240,8 +244,8 @@ def main():
                 print(f"{name:18s} {threads} thread(s): minfer {row['minfer_ms']:9.3f} ms  ORT {row['ort_ms']:9.3f} ms"
                       f"  minfer/ORT {row['ratio']:.3f}  max abs diff {diff:.2g} of {scale:.2g}", file=sys.stderr)
 
-    print(f"onnxruntime-node {ort_version}, minfer kernel ISA {isa}; {args.rounds} rounds x {args.runs} runs per "
-          "side, medians (ms)\n")
+    print(f"onnxruntime-node {ort_version} (spinning {'on' if args.ort_spinning else 'off'}), minfer kernel ISA "
+          f"{isa}; {args.rounds} rounds x {args.runs} runs per side, medians (ms)\n")
     print(format_table(rows))
     if args.json:
         with open(args.json, "w") as f:

@@ -5,8 +5,8 @@
         [--engine_bench build/bench/engine_bench] [--threads 1,2] [--rounds 5] [--runs 20] \
         [--models mobilenet_v1,mobilenet_v2,resnet18,lstm,decoder] [--json out.json]
 
-Each model is built in PyTorch (random weights, fixed seed, eval mode), exported to ONNX
-(opset 13) into a temporary directory, and run by
+Each model is built in PyTorch by bench_models.py (random weights, fixed seed, eval mode),
+exported to ONNX (opset 13) into a temporary directory, and run by
   - PyTorch "frozen": torch.jit.freeze(torch.jit.trace(model)) then
     torch.jit.optimize_for_inference, on `threads` threads (intra-op and OpenBLAS);
   - minfer: engine_bench --model model.onnx --num_threads threads (BN folded, its default).
@@ -16,7 +16,8 @@ median over rounds of each round's median. The ratio engine/torch at or below 1.
 fast as PyTorch or faster (issue 6's target). With several thread counts the table also
 gives each side's speed-up over one thread.
 
-The models mirror the bundled net.json ones: MobileNetV1 1.0 (224), torchvision's
+The default models mirror the bundled net.json ones (--models takes any of
+bench_models.py's): MobileNetV1 1.0 (224), torchvision's
 MobileNetV2 1.0 and ResNet-18 (224, batch 1), the LSTM of models/lstm.json (D=64, H=256,
 32 steps, linear head on the last hidden state) and the decoder of
 models/deconv_decoder.json (a linear projection, then three stride-2 4x4

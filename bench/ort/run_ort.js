@@ -2,12 +2,15 @@
 // Times one ONNX model in ONNX Runtime (onnxruntime-node, CPU) for bench/compare_ort.py.
 //
 //   node bench/ort/run_ort.js --model m.onnx --inputs inputs.json [--threads 1] [--runs 20]
-//        [--warmup 3] [--outputs DIR]
+//        [--warmup 3] [--spinning 0] [--outputs DIR]
 //
 // inputs.json: [{"name": "input", "dims": [1, 3, 224, 224], "file": "input_0.f32"}, ...],
 // each file raw little-endian float32, relative to inputs.json's folder. The session runs
 // with `threads` intra-op threads, one inter-op thread, sequential execution and every
-// graph optimisation. Prints one JSON object: the versions, the settings, run_ms (each
+// graph optimisation; its intra-op threads spin while they wait only with --spinning 1
+// (ONNX Runtime's default), as minfer's OpenMP threads wait passively in the comparison
+// (OMP_WAIT_POLICY=PASSIVE): spinning threads on a shared machine take the cores the
+// working ones need. Prints one JSON object: the versions, the settings, run_ms (each
 // timed run's wall time around session.run, after `warmup` untimed runs) and, with
 // --outputs, the first run's outputs written to DIR/output_K.f32 with their names and dims.
 // On bad input: one line on stderr, exit status 1, nothing on stdout.
@@ -16,8 +19,8 @@ const fs = require('fs');
 const path = require('path');
 
 function parseArgs(argv) {
-  const args = {threads: 1, runs: 20, warmup: 3};
-  const numeric = new Set(['threads', 'runs', 'warmup']);
+  const args = {threads: 1, runs: 20, warmup: 3, spinning: 0};
+  const numeric = new Set(['threads', 'runs', 'warmup', 'spinning']);
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
     if (!argv[i].startsWith('--') || !['model', 'inputs', 'outputs', ...numeric].includes(key))
@@ -26,8 +29,9 @@ function parseArgs(argv) {
     const value = argv[i + 1];
     if (numeric.has(key)) {
       const n = Number(value);
-      if (!Number.isInteger(n) || n < (key === 'warmup' ? 0 : 1))
-        throw new Error(`${argv[i]} '${value}': expected a whole number >= ${key === 'warmup' ? 0 : 1}`);
+      const least = key === 'warmup' || key === 'spinning' ? 0 : 1;
+      if (!Number.isInteger(n) || n < least || (key === 'spinning' && n > 1))
+        throw new Error(`${argv[i]} '${value}': expected ${key === 'spinning' ? '0 or 1' : `a whole number >= ${least}`}`);
       args[key] = n;
     } else {
       args[key] = value;
@@ -65,6 +69,7 @@ async function main() {
     interOpNumThreads: 1,
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
+    extra: {session: {intra_op: {allow_spinning: String(args.spinning)}}},
   });
   let first = null;
   for (let i = 0; i < args.warmup; ++i) first = first || await session.run(feeds);
@@ -90,6 +95,7 @@ async function main() {
     onnxruntime: ort.env.versions,
     threads: args.threads,
     warmup: args.warmup,
+    spinning: args.spinning,
     run_ms: runMs,
     outputs,
   };

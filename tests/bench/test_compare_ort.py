@@ -122,7 +122,7 @@ def test_run_ort_runs_the_model_and_writes_its_outputs(tmp_path):
                          capture_output=True, text=True, timeout=120, check=True).stdout
     ms, report = compare_ort.parse_ort_report(out)
     assert len(report["run_ms"]) == 4 and ms > 0
-    assert report["threads"] == 2 and report["warmup"] == 1
+    assert report["threads"] == 2 and report["warmup"] == 1 and report["spinning"] == 0
     outputs = compare_ort.read_ort_outputs(report)
     assert list(outputs) == ["y"]
     np.testing.assert_allclose(outputs["y"], reference(feeds["x"]), rtol=1e-6)
@@ -131,6 +131,7 @@ def test_run_ort_runs_the_model_and_writes_its_outputs(tmp_path):
 @needs_ort
 @pytest.mark.parametrize("args, message", [
     (["--threads", "0"], "--threads '0': expected a whole number >= 1"),
+    (["--spinning", "2"], "--spinning '2': expected 0 or 1"),
     (["--bogus", "1"], "unknown argument '--bogus'"),
     (["--inputs", "missing.json"], "no such file"),
 ])
