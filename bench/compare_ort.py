@@ -7,20 +7,22 @@
 
 Each model (bench_models.py's names; issue 14's set by default) is taken from
 --model_dir/<name>.onnx when that file exists, else exported there (or into a temporary
-folder) by bench_models.py: opset 13, random weights, a fixed seed. Both sides get the
-same inputs, uniform in [0, 1) from numpy's generator seeded with 0, and run
+folder) by bench_models.py: opset 13, random weights, a fixed seed. The sides run
   - minfer: engine_bench --model <onnx> --num_threads N (every timed run profiled:
-    engine_bench has no unprofiled mode; docs/performance.md puts the cost at <= 2%);
-  - ONNX Runtime: bench/ort/run_ort.js in onnxruntime-node, CPU, N intra-op threads, one
+    engine_bench has no unprofiled mode; docs/performance.md puts the cost at <= 2%), on
+    its own deterministic inputs of the same shapes;
+  - ONNX Runtime: bench/ort/run_ort.js in onnxruntime-node on inputs uniform in [0, 1)
+    from numpy's generator seeded with 0, CPU, N intra-op threads, one
     inter-op thread, sequential execution, graph optimisation "all", idle threads not
     spinning (as minfer's OpenMP ones wait passively; --ort_spinning for ORT's default).
 Each side runs `runs` timed runs after `warmup` untimed ones per round, the sides
 alternating round by round so that a noisy, shared machine slows both alike; each figure
 is the median over rounds of each round's median, the peak RSS the largest of the rounds
-(each child's own, from wait4; ONNX Runtime's includes node's own ~40 MiB). Before timing, each
-model runs once on each side (minfer through its Python module, from --python_dir) and
-the table gives the largest absolute difference between their outputs, so that no speed
-is quoted for a wrong result. A model minfer refuses is a row "refused: <its error>".
+(each child's own, from GNU time; ONNX Runtime's includes node's, ~51 MiB with
+onnxruntime-node loaded). Before timing, each model runs once on each side on numpy's
+inputs (minfer through its Python module, from --python_dir) and the table gives the
+largest absolute difference between their outputs; where they differ by more than 1e-3
+of the largest output the row says so instead of quoting a speed. A model minfer refuses is a row "refused: <its error>".
 """
 import argparse
 import json
@@ -172,8 +174,7 @@ class OutputsDiffer(Exception):
 
 def check_outputs(minfer, path, feeds, threads, sides, folder):
     """(max |minfer - ORT| over the outputs of one run on these inputs, max |ORT output|, ORT's
-    version); raises
-    OutputsDiffer when they do not agree."""
+    version); raises OutputsDiffer when they do not agree."""
     ours = minfer.load(path, num_threads=threads).run(feeds)
     report = sides.ort(outputs=folder)
     diff, scale = max_abs_diff(ours, read_ort_outputs(report))
