@@ -256,10 +256,16 @@ TEST(FuseSelfGates, SwishAndHardSwish) {
   ASSERT_EQ(log.actions.size(), 2u);
   EXPECT_EQ(log.actions[0].result, "sig+mul1");
   EXPECT_EQ(log.actions[1].result, "hsig+mul2");
+  // Sigmoid's 4 FLOPs and the Mul's 1 per element become Swish's 4; HardSigmoid's 4
+  // and the Mul's 1 HardSwish's 5. The gate's write and two reads go.
+  EXPECT_EQ(log.actions[0].before.flops, 5 * 24);
+  EXPECT_EQ(log.actions[0].after.flops, 4 * 24);
+  EXPECT_EQ(log.actions[1].before.flops, 5 * 24);
+  EXPECT_EQ(log.actions[1].after.flops, 5 * 24);
   for (const PassAction& a : log.actions) {
     EXPECT_EQ(a.action, "fused");
-    EXPECT_LT(a.after.flops, a.before.flops);  // the Mul's FLOP per element goes
-    EXPECT_LT(a.after.bytes_read, a.before.bytes_read);
+    EXPECT_EQ(a.before.bytes_read - a.after.bytes_read, 2 * 4 * 24);
+    EXPECT_EQ(a.before.bytes_written - a.after.bytes_written, 4 * 24);
   }
   ASSERT_EQ(rewritten.nodes.size(), g.nodes.size() - 2);
   EXPECT_EQ(rewritten.nodes[0].op_type, "Swish");
