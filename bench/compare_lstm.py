@@ -3,8 +3,8 @@
 
 Runs engine_bench (one or more builds, e.g. before and after a change) with both LSTM
 memory plans and the given thread counts, and the same network in PyTorch
-(compare_torch.py's LstmClassifier: torch.nn.LSTM(64, 256) over 32 steps at batch 1, a
-Linear(256, 10) head on the last hidden state; frozen as there), on one thread.
+(bench_models.py's LstmClassifier: torch.nn.LSTM(64, 256) over 32 steps at batch 1, a
+Linear(256, 10) head on the last hidden state; frozen as compare_torch.py does), on one thread.
 Every round runs each configuration once, so machine load drifts evenly over all of
 them; the table gives the median over rounds of each run's median latency, and the
 ratios engine / PyTorch. engine_bench runs with OMP_WAIT_POLICY=passive (the machine is
@@ -24,6 +24,7 @@ import sys
 
 import torch
 
+import bench_models
 import compare_torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,9 +32,9 @@ MODEL = os.path.join(HERE, "..", "models", "lstm.json")
 
 
 def torch_model():
-    """compare_torch.py's LSTM classifier, frozen, on one thread."""
+    """bench_models.py's LSTM classifier, frozen as compare_torch.py does, on one thread."""
     torch.manual_seed(0)
-    net = compare_torch.LstmClassifier().eval()
+    net = bench_models.LstmClassifier().eval()
     x = torch.rand(32, 1, 64)
     compare_torch.set_torch_threads(1)
     frozen = compare_torch.frozen(net, x)

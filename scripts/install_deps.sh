@@ -11,6 +11,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libonnx-testdata
+  time  # GNU time: the peak RSS of benchmarked processes (bench/compare_common.py)
   # reference models and outputs (PyTorch, ONNX, scikit-learn's digits), headless browser
   python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-sklearn chromium
   # the Python module (python/) and its tests; pandas and matplotlib only for

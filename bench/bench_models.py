@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The models the comparisons run, built in PyTorch with random weights, and their export to ONNX.
+
+    /usr/bin/python3 bench/bench_models.py OUT_DIR [--models NAME,NAME,...]
+
+writes OUT_DIR/<name>.onnx (opset 13, eval mode, batch 1, random weights with a fixed
+seed: nothing is downloaded) for issue 14's model set (ISSUE_14 below) or the models
+named. compare_torch.py and compare_ort.py build their models here.
+
+  mobilenet_v1        MobileNetV1 1.0 (Howard et al. 2017; not in torchvision), 224x224
+  mobilenet_v2        torchvision MobileNetV2, 224x224
+  mobilenet_v3_large  torchvision MobileNetV3-Large, 224x224
+  efficientnet_b0     torchvision EfficientNet-B0, 224x224
+  resnet18, resnet50  torchvision ResNet-18 / ResNet-50, 224x224
+  squeezenet1_1       torchvision SqueezeNet 1.1, 224x224
+  googlenet           torchvision GoogLeNet (no auxiliary heads), 224x224
+  regnet_x_400mf      torchvision RegNetX-400MF, 224x224
+  decoder             a linear projection, then three stride-2 4x4 ConvTranspose 8x8x256 -> 64x64x3
+  lstm                models/lstm.json's LSTM: D 64, H 256, 32 steps, a linear head on the last state
+  bilstm              a bidirectional LSTM, D 40, H 96, 20 steps, a linear head on every step
+  gru                 a GRU, D 40, H 96, 20 steps, a linear head on every step
+"""
+import argparse
+import os
+import sys
+import warnings
+
+import torch
+import torchvision
+
+OPSET = 13
+ISSUE_14 = ["mobilenet_v1", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "resnet18", "resnet50",
+            "squeezenet1_1", "googlenet", "regnet_x_400mf", "decoder", "bilstm", "gru"]
+
+
+def mobilenet_v1(width=1.0, classes=1000):
+    """MobileNetV1 (Howard et al. 2017, Table 1): 3x3 conv then 13 depthwise-separable blocks."""
+    def c(n):
+        return int(n * width)
+
+    def conv_bn(cin, cout, stride):
+        return [torch.nn.Conv2d(cin, cout, 3, stride, 1, bias=False), torch.nn.BatchNorm2d(cout), torch.nn.ReLU6()]
+
+    def separable(cin, cout, stride):
+        return [torch.nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False), torch.nn.BatchNorm2d(cin),
+                torch.nn.ReLU6(), torch.nn.Conv2d(cin, cout, 1, bias=False), torch.nn.BatchNorm2d(cout),
+                torch.nn.ReLU6()]
+
+    plan = [(32, 64, 1), (64, 128, 2), (128, 128, 1), (128, 256, 2), (256, 256, 1), (256, 512, 2)]
+    plan += [(512, 512, 1)] * 5 + [(512, 1024, 2), (1024, 1024, 1)]
+    layers = conv_bn(3, c(32), 2)
+    for cin, cout, stride in plan:
+        layers += separable(c(cin), c(cout), stride)
+    layers += [torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(c(1024), classes),
+               torch.nn.Softmax(dim=1)]
+    return torch.nn.Sequential(*layers)
+
+
+class LstmClassifier(torch.nn.Module):
+    """models/lstm.json: one LSTM layer over [T, N, D], a linear head on the last hidden state."""
+
+    def __init__(self, input_size=64, hidden_size=256, classes=10):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(input_size, hidden_size)
+        self.fc = torch.nn.Linear(hidden_size, classes)
+
+    def forward(self, x):
+        _, (h, _) = self.lstm(x)
+        return self.fc(h.reshape(h.shape[1], -1))
+
+
+class RecurrentTagger(torch.nn.Module):
+    """A recurrent layer (torch.nn.LSTM or GRU) over [T, N, D] and a linear head on every step."""
+
+    def __init__(self, cell, input_size=40, hidden_size=96, classes=10, bidirectional=False):
+        super().__init__()
+        self.rnn = cell(input_size, hidden_size, bidirectional=bidirectional)
+        self.head = torch.nn.Linear(hidden_size * (2 if bidirectional else 1), classes)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.head(y)
+
+
+class Decoder(torch.nn.Module):
+    """models/deconv_decoder.json: latent -> 8x8x256 -> three stride-2 upsamplings -> 64x64x3."""
+
+    def __init__(self, latent=100):
+        super().__init__()
+        self.project = torch.nn.Linear(latent, 256 * 8 * 8)
+        self.up = torch.nn.ModuleList(torch.nn.ConvTranspose2d(cin, cout, 4, stride=2, padding=1)
+                                      for cin, cout in ((256, 128), (128, 64), (64, 3)))
+
+    def forward(self, z):
+        x = torch.relu(self.project(z).reshape(-1, 256, 8, 8))
+        x = torch.relu(self.up[0](x))
+        x = torch.relu(self.up[1](x))
+        return torch.tanh(self.up[2](x))
+
+
+def _vision(name, **kw):
+    return lambda: (getattr(torchvision.models, name)(weights=None, **kw), torch.rand(1, 3, 224, 224))
+
+
+# name -> a function building (model, example input); built on demand, as ResNet-50 and
+# EfficientNet take seconds each.
+BUILDERS = {
+    "mobilenet_v1": lambda: (mobilenet_v1(), torch.rand(1, 3, 224, 224)),
+    "mobilenet_v2": _vision("mobilenet_v2"),
+    "mobilenet_v3_large": _vision("mobilenet_v3_large"),
+    "efficientnet_b0": _vision("efficientnet_b0"),
+    "resnet18": _vision("resnet18"),
+    "resnet50": _vision("resnet50"),
+    "squeezenet1_1": _vision("squeezenet1_1"),
+    "googlenet": _vision("googlenet", aux_logits=False, init_weights=False),
+    "regnet_x_400mf": _vision("regnet_x_400mf"),
+    "decoder": lambda: (Decoder(), torch.rand(1, 100)),
+    "lstm": lambda: (LstmClassifier(), torch.rand(32, 1, 64)),
+    "bilstm": lambda: (RecurrentTagger(torch.nn.LSTM, bidirectional=True), torch.rand(20, 1, 40)),
+    "gru": lambda: (RecurrentTagger(torch.nn.GRU), torch.rand(20, 1, 40)),
+}
+
+
+def parse_names(text, default):
+    """The comma-separated model names of a --models flag; exits naming the first unknown one."""
+    names = text.split(",") if text else list(default)
+    unknown = [n for n in names if n not in BUILDERS]
+    if unknown:
+        sys.exit(f"--models: unknown model {unknown[0]!r}; choose from {', '.join(BUILDERS)}")
+    return names
+
+
+def build(name):
+    """(model in eval mode, example input) with the seed fixed per model, so a model's weights
+    do not depend on which others were built before it."""
+    torch.manual_seed(0)
+    model, x = BUILDERS[name]()
+    return model.eval(), x
+
+
+def export(model, x, path):
+    """The model as ONNX at OPSET, its input named "input" and its output "output"."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's tracing notes are not about the comparison
+        torch.onnx.export(model, (x,), path, opset_version=OPSET, input_names=["input"], output_names=["output"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("out_dir", help="folder to write <name>.onnx into (created if missing)")
+    parser.add_argument("--models", help=f"comma-separated (default: {','.join(ISSUE_14)})")
+    args = parser.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    for name in parse_names(args.models, ISSUE_14):
+        path = os.path.join(args.out_dir, name + ".onnx")
+        export(*build(name), path)
+        print(path)
+
+
+if __name__ == "__main__":
+    main()
