@@ -4,6 +4,8 @@
 //   - each Conv kind (regular, depthwise, pointwise, grouped) on MobileNet/ResNet shapes;
 //   - ConvTranspose by both methods (col2im, conv) on a decoder's stride-2 upsampling;
 //   - the LSTM of models/lstm.json (D=64, H=256, 32 steps) with both cell plans;
+//   - the element-wise activations (Sigmoid, Swish, HardSwish) and the squeeze-excitation
+//     gate (x[1,C,H,W] * s[1,C,1,1]) on EfficientNet/MobileNetV3 shapes, one thread;
 //   - the cost of the profiler: MobileNetV2 run with per-step timing on and off.
 // GFLOP/s by the op's own cost (Cost::flops). One-thread rates use CPU time, two-thread
 // rates wall time. Run: build/bench/op_bench [--benchmark_filter=...]
@@ -78,6 +80,11 @@ void add(const std::string& name, const Graph& graph, int threads) {
 }
 
 void register_ops() {
+  // EfficientNet-B0's first SiLU (32x112x112) and a MobileNetV3 HardSwish and its gate.
+  add("sigmoid_112x112x32", one_op("Sigmoid", {1, 32, 112, 112}, {}, {}), 1);
+  add("swish_112x112x32", one_op("Swish", {1, 32, 112, 112}, {}, {}), 1);
+  add("hardswish_56x56x72", one_op("HardSwish", {1, 72, 56, 56}, {}, {}), 1);
+  add("mul_gate_56x56x72", one_op("Mul", {1, 72, 56, 56}, {{"s", {1, 72, 1, 1}}}, {}), 1);
   const Shape bias64{64};
   for (int threads : {1, 2}) {
     // ResNet-18 layer1 3x3; the seed's depthwise and pointwise examples; a grouped 3x3.

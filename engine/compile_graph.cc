@@ -182,6 +182,11 @@ void CompileGraph::set_attributes(size_t i, Attributes attrs) {
   ops_[i] = with_node_context(graph_, node, [&] { return build_op(node); });
 }
 
+void CompileGraph::set_op_type(size_t i, std::string op_type, Attributes attrs) {
+  graph_.nodes[i].op_type = std::move(op_type);
+  set_attributes(i, std::move(attrs));
+}
+
 void CompileGraph::add_constant(const std::string& name, Tensor value) {
   if (types_.count(name)) throw OpError(fmt::format("tensor '{}' is defined twice", name));
   types_[name] = value.type();

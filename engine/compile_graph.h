@@ -48,6 +48,8 @@ class CompileGraph {
   void set_outputs(size_t i, std::vector<std::string> outputs);
   void set_name(size_t i, std::string name);
   void set_attributes(size_t i, Attributes attrs);
+  // The node becomes another op (a pass replaced a pattern with it); its op is built again.
+  void set_op_type(size_t i, std::string op_type, Attributes attrs);
   // A new constant (a folded weight); `name` must be new.
   void add_constant(const std::string& name, Tensor value);
   // `base`, or `base` with a numeric suffix, so it names no tensor yet.

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "graph/errors.h"
+#include "ops/kernels/vector_activations.h"
 
 namespace minfer {
 
@@ -35,6 +36,7 @@ float Activation::apply(float x) const {
     case ActivationKind::kTanh: return std::tanh(x);
     // log(1 + e^x) overflows e^x for large x, where it equals x to float precision.
     case ActivationKind::kSoftplus: return x > 20.0f ? x : std::log1p(std::exp(x));
+    case ActivationKind::kSwish: return x / (1.0f + std::exp(-alpha * x));
   }
   return x;
 }
@@ -49,6 +51,11 @@ void Activation::apply(float* y, int64_t n) const {
     case ActivationKind::kClip:  // std::max(NaN, a) and std::min(NaN, b) return the NaN
       for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(y[i], alpha), beta);
       return;
+    case ActivationKind::kSigmoid: return kernels::active_vector_activations().sigmoid(y, n);
+    case ActivationKind::kTanh: return kernels::active_vector_activations().tanh(y, n);
+    case ActivationKind::kHardSigmoid: return kernels::active_vector_activations().hard_sigmoid(y, n, alpha, beta);
+    case ActivationKind::kHardSwish: return kernels::active_vector_activations().hard_swish(y, n);
+    case ActivationKind::kSwish: return kernels::active_vector_activations().swish(y, n, alpha);
     default:
       for (int64_t i = 0; i < n; ++i) y[i] = apply(y[i]);
   }
@@ -67,6 +74,7 @@ int64_t Activation::flops_per_element() const {
     case ActivationKind::kHardSwish: return 5;    // hard sigmoid's 4, then multiply
     case ActivationKind::kTanh: return 5;         // (e^2x - 1) / (e^2x + 1): multiply, exp, subtract, add, divide
     case ActivationKind::kSoftplus: return 3;     // exp, add, log
+    case ActivationKind::kSwish: return 4;        // multiply, exp, add, divide
   }
   return 0;
 }
@@ -84,21 +92,22 @@ std::string activation_name(const Activation& a) {
     case ActivationKind::kHardSwish: return "HardSwish";
     case ActivationKind::kTanh: return "Tanh";
     case ActivationKind::kSoftplus: return "Softplus";
+    case ActivationKind::kSwish: return "Swish";
   }
   return "";
 }
 
-Attributes fused_activation_attributes(const Activation& a) {
+Attributes activation_attributes(const Activation& a) {
   Attributes attrs;
-  attrs.set("activation", activation_name(a));
-  auto set = [&](const char* name, float v) { attrs.set(std::string("activation.") + name, static_cast<double>(v)); };
+  auto set = [&](const char* name, float v) { attrs.set(name, static_cast<double>(v)); };
   switch (a.kind) {
     case ActivationKind::kClip:  // an unbounded side is left out, as in the model
       if (std::isfinite(a.alpha)) set("min", a.alpha);
       if (std::isfinite(a.beta)) set("max", a.beta);
       break;
     case ActivationKind::kLeakyRelu:
-    case ActivationKind::kElu: set("alpha", a.alpha); break;
+    case ActivationKind::kElu:
+    case ActivationKind::kSwish: set("alpha", a.alpha); break;
     case ActivationKind::kSelu:
       set("alpha", a.alpha);
       set("gamma", a.gamma);
@@ -109,6 +118,14 @@ Attributes fused_activation_attributes(const Activation& a) {
       break;
     default: break;
   }
+  return attrs;
+}
+
+Attributes fused_activation_attributes(const Activation& a) {
+  Attributes attrs;
+  attrs.set("activation", activation_name(a));
+  const Attributes own = activation_attributes(a);
+  for (const auto& [name, value] : own.all()) attrs.set("activation." + name, value);
   return attrs;
 }
 
@@ -172,6 +189,10 @@ Activation activation_for(const Node& node) {
   } else if (t == "Tanh") {
     at.check_known({});
     a.kind = ActivationKind::kTanh;
+  } else if (t == "Swish") {  // ONNX opset 24's; here also what fuse_swish makes of x * Sigmoid(x)
+    at.check_known({"alpha"});
+    a.kind = ActivationKind::kSwish;
+    a.alpha = static_cast<float>(at.get_float("alpha", 1.0));
   } else if (t == "Softplus") {
     at.check_known({});
     a.kind = ActivationKind::kSoftplus;

@@ -20,16 +20,18 @@ enum class ActivationKind {
   kHardSigmoid,
   kHardSwish,
   kTanh,
-  kSoftplus
+  kSoftplus,
+  kSwish  // x * sigmoid(alpha x): the fused x * Sigmoid(x) (SiLU at alpha 1)
 };
 
 struct Activation {
   ActivationKind kind = ActivationKind::kNone;
-  float alpha = 0.0f;  // LeakyRelu/Elu/Selu alpha, HardSigmoid alpha, Clip min
+  float alpha = 0.0f;  // LeakyRelu/Elu/Selu/Swish alpha, HardSigmoid alpha, Clip min
   float beta = 0.0f;   // HardSigmoid beta, Clip max
   float gamma = 0.0f;  // Selu gamma
 
-  // y[i] = f(y[i]) for n elements; kNone does nothing.
+  // y[i] = f(y[i]) for n elements; kNone does nothing. Those with exponentials or more
+  // than one step run the vector activations of the active ISA (ops/kernels/vector_activations.h).
   void apply(float* y, int64_t n) const;
   float apply(float x) const;
   // FLOPs per element, as in docs/cost-model.md.
@@ -40,6 +42,8 @@ struct Activation {
 // the op type, "activation.<attribute>" its attributes (the fuse_activations pass sets
 // them; net.json and ONNX files written after fusing keep them).
 Attributes fused_activation_attributes(const Activation& a);
+// The attributes of the activation's own node (activation_for reads them back).
+Attributes activation_attributes(const Activation& a);
 bool has_fused_activation(const Attributes& attrs);
 // Removes a fused activation from `attrs` and returns it; kNone when there is none.
 // Ops whose traits say fuses_activation call it before checking the rest.

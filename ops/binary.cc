@@ -40,13 +40,13 @@ T apply(Arith op, T a, T b) {
   }
 }
 
-// y = fn(a, b) over the broadcast shape; each output row reads its inputs with an
-// inner stride of 0 or 1, so the common cases run as plain loops.
+// y = fn(a, b) over the broadcast shape, row by row (broadcast_row): each input is read
+// with a stride of 0 or 1 along a row, so the common cases run as plain loops.
 template <typename T, typename Fn>
 void broadcast_apply(const T* a, const BroadcastIndex& ia, const T* b, const BroadcastIndex& ib, T* y, int64_t total,
-                     Fn fn) {
-  const int64_t inner = ia.inner_size();
-  const int64_t sa = ia.inner_stride(), sb = ib.inner_stride();
+                     const BroadcastRow& rows, Fn fn) {
+  const int64_t inner = rows.length;
+  const int64_t sa = rows.strides[0], sb = rows.strides[1];
   for (int64_t row = 0; row < total; row += inner) {
     const T* pa = a + ia.source(row);
     const T* pb = b + ib.source(row);
@@ -67,19 +67,24 @@ void broadcast_apply(const T* a, const BroadcastIndex& ia, const T* b, const Bro
 }
 
 template <typename T>
-void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, std::span<const TensorView> in,
-               std::span<const TensorView> out) {
+void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, const BroadcastRow& rows,
+               std::span<const TensorView> in, std::span<const TensorView> out) {
   const T* a = in[0].as<T>();
   const T* b = in[1].as<T>();
   T* y = out[0].as<T>();
   const int64_t n = out[0].size();
   // One switch per call, not per element: each case is a loop the compiler vectorises.
   switch (op) {
-    case Arith::kAdd: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kAdd, p, q); });
-    case Arith::kSub: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kSub, p, q); });
-    case Arith::kMul: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kMul, p, q); });
-    case Arith::kDiv: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kDiv, p, q); });
-    case Arith::kPRelu: return broadcast_apply(a, ia, b, ib, y, n, [](T p, T q) { return apply(Arith::kPRelu, p, q); });
+    case Arith::kAdd:
+      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kAdd, p, q); });
+    case Arith::kSub:
+      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kSub, p, q); });
+    case Arith::kMul:
+      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kMul, p, q); });
+    case Arith::kDiv:
+      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kDiv, p, q); });
+    case Arith::kPRelu:
+      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPRelu, p, q); });
   }
 }
 
@@ -115,12 +120,13 @@ class BinaryOp final : public Op {
     const Shape& y = sig.outputs[0].shape();
     return make_kernel(
         {}, [op = op_, dtype = sig.inputs[0].dtype(), ia = BroadcastIndex(sig.inputs[0].shape(), y),
-             ib = BroadcastIndex(sig.inputs[1].shape(), y)](const RunContext&, std::span<const TensorView> in,
-                                                            std::span<const TensorView> out, Workspace) {
+             ib = BroadcastIndex(sig.inputs[1].shape(), y),
+             rows = broadcast_row(y, {sig.inputs[0].shape(), sig.inputs[1].shape()})](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           if (dtype == DType::kInt64)
-            run_arith<int64_t>(op, ia, ib, in, out);
+            run_arith<int64_t>(op, ia, ib, rows, in, out);
           else
-            run_arith<float>(op, ia, ib, in, out);
+            run_arith<float>(op, ia, ib, rows, in, out);
         });
   }
 
@@ -150,18 +156,22 @@ class SumOp final : public Op {
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& y = sig.outputs[0].shape();
     std::vector<BroadcastIndex> index;
-    for (const OpInput& a : sig.inputs) index.emplace_back(a.shape(), y);
+    std::vector<BroadcastRow> rows;  // of (0, in0), then of (y, in_i)
+    for (size_t i = 0; i < sig.inputs.size(); ++i) {
+      index.emplace_back(sig.inputs[i].shape(), y);
+      rows.push_back(broadcast_row(y, {i == 0 ? Shape{} : y, sig.inputs[i].shape()}));
+    }
     return make_kernel(
-        {}, [index, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
+        {}, [index, rows, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
                 const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           float* dst = out[0].f32();
           const int64_t total = out[0].size();
           const float zero = 0.0f;
           auto add = [](float a, float b) { return a + b; };
           // y = 0 + in0, then y += in_i: each step is a broadcast add with y itself.
-          broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, add);
+          broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, rows[0], add);
           for (size_t i = 1; i < in.size(); ++i)
-            broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, add);
+            broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, rows[i], add);
         });
   }
 };

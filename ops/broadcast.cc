@@ -28,4 +28,27 @@ BroadcastIndex::BroadcastIndex(const Shape& from, const Shape& to) : dims_(to), 
   }
 }
 
+BroadcastRow broadcast_row(const Shape& out, const std::vector<Shape>& inputs) {
+  enum Status { kUnknown, kContiguous, kRepeated };
+  std::vector<Status> status(inputs.size(), kUnknown);
+  BroadcastRow row;
+  for (size_t d = out.size(); d-- > 0;) {
+    if (out[d] == 1) continue;  // either reading
+    std::vector<Status> next = status;
+    bool same = true;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const Shape& in = inputs[k];
+      const size_t offset = out.size() - in.size();
+      const Status s = d >= offset && in[d - offset] == out[d] ? kContiguous : kRepeated;
+      if (next[k] != kUnknown && next[k] != s) same = false;
+      next[k] = s;
+    }
+    if (!same) break;
+    status = next;
+    row.length *= out[d];
+  }
+  for (Status s : status) row.strides.push_back(s == kContiguous ? 1 : 0);
+  return row;
+}
+
 }  // namespace minfer

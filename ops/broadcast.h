@@ -28,13 +28,20 @@ class BroadcastIndex {
     }
     return src;
   }
-  // Stride of the source along the output's innermost dim: 0 (broadcast) or 1.
-  int64_t inner_stride() const { return strides_.empty() ? 0 : strides_.back(); }
-  int64_t inner_size() const { return dims_.empty() ? 1 : dims_.back(); }
 
  private:
   std::vector<int64_t> dims_;     // output dims
   std::vector<int64_t> strides_;  // source strides per output dim, 0 where broadcast
 };
+
+// A run of consecutive output elements along which every input is either contiguous
+// (stride 1) or one repeated element (stride 0): the output's longest suffix of dims
+// where that holds. Same shapes make one row of everything; x[N,C,H,W] * s[1,C,1,1]
+// rows of H*W; the index arithmetic is per row, the rows plain loops.
+struct BroadcastRow {
+  int64_t length = 1;
+  std::vector<int64_t> strides;  // per input, 0 or 1
+};
+BroadcastRow broadcast_row(const Shape& out, const std::vector<Shape>& inputs);
 
 }  // namespace minfer

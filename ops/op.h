@@ -170,6 +170,10 @@ class Op {
   // The activation this op is, in the form an epilogue runs (fuse_activations), when
   // it is one whose parameters are known (Clip's bounds constant); nullopt otherwise.
   virtual std::optional<Activation> as_activation(const OpSignature& /*sig*/) const { return std::nullopt; }
+
+  // Whether output 0 is input 0 for this signature: always when traits().identity, and
+  // for ops that copy only with some constant inputs (Pad with all pads zero).
+  virtual bool is_identity(const OpSignature& /*sig*/) const { return traits().identity; }
 };
 
 // Creates the op for a node (parsing and checking its attributes); throws

@@ -2,6 +2,7 @@
 // `pads` input (opset 11+) or attribute (older); negative pads crop. 0 FLOPs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "ops/op_helpers.h"
@@ -58,6 +59,12 @@ class PadOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+
+  // All pads zero copies the input, whatever the mode.
+  bool is_identity(const OpSignature& sig) const override {
+    const std::vector<int64_t> p = pads(sig.inputs);
+    return std::all_of(p.begin(), p.end(), [](int64_t v) { return v == 0; });
+  }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     std::vector<int64_t> begin = pads(sig.inputs);

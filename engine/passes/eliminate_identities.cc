@@ -26,7 +26,8 @@ PassLog eliminate_identities(CompileGraph& g) {
   std::vector<bool> removed(g.size(), false);
   for (size_t i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
-    if (!g.op(i).traits().identity || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0].empty()) continue;
+    if (!g.op(i).is_identity(g.signature(i)) || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0].empty())
+      continue;
     const std::string in = resolve(alias, n.inputs[0]), out = n.outputs[0];
     if (!g.is_graph_output(out)) {
       alias[out] = in;  // readers of the identity's output read its input

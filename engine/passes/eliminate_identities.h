@@ -1,5 +1,5 @@
-// Removes ops that compute their input unchanged (OpTraits::identity: Identity, and
-// Dropout at inference): their readers read the input instead.
+// Removes ops that compute their input unchanged (Op::is_identity: Identity, Dropout at
+// inference, Pad with all pads zero): their readers read the input instead.
 #pragma once
 
 #include "engine/compile_graph.h"

@@ -14,10 +14,28 @@ void tanh_scalar(float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(y[i]);
 }
 
+// Comparisons written so that a NaN falls through to the value itself.
+float clamp01(float v) {
+  return v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+}
+
+void hard_sigmoid_scalar(float* y, int64_t n, float alpha, float beta) {
+  for (int64_t i = 0; i < n; ++i) y[i] = clamp01(alpha * y[i] + beta);
+}
+
+void hard_swish_scalar(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] * clamp01(y[i] / 6.0f + 0.5f);
+}
+
+void swish_scalar(float* y, int64_t n, float alpha) {
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + std::exp(-alpha * y[i]));
+}
+
 }  // namespace
 
-constinit const VectorActivations vector_activations_scalar = {"vector_activations_scalar", Isa::kScalar,
-                                                               &sigmoid_scalar, &tanh_scalar};
+constinit const VectorActivations vector_activations_scalar = {
+    "vector_activations_scalar", Isa::kScalar,       &sigmoid_scalar, &tanh_scalar,
+    &hard_sigmoid_scalar,        &hard_swish_scalar, &swish_scalar};
 
 const VectorActivations* vector_activations_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;

@@ -1,4 +1,5 @@
-// Sigmoid and tanh over arrays with xsimd (the LSTM cell's gate activations), one
+// Activations over arrays with xsimd (the activation ops, the fused epilogues and the
+// LSTM cell's gates), one
 // implementation per ISA, chosen through the kernels' one dispatch point (isa.h).
 #pragma once
 
@@ -11,8 +12,11 @@ namespace minfer::kernels {
 struct VectorActivations {
   const char* name;  // vector_activations_<isa>
   Isa isa;
-  void (*sigmoid)(float* y, int64_t n);  // y = 1 / (1 + e^-y)
-  void (*tanh)(float* y, int64_t n);     // y = tanh(y)
+  void (*sigmoid)(float* y, int64_t n);                                // y = 1 / (1 + e^-y)
+  void (*tanh)(float* y, int64_t n);                                   // y = tanh(y)
+  void (*hard_sigmoid)(float* y, int64_t n, float alpha, float beta);  // y = min(max(alpha y + beta, 0), 1)
+  void (*hard_swish)(float* y, int64_t n);                             // y = y * min(max(y / 6 + 1/2, 0), 1)
+  void (*swish)(float* y, int64_t n, float alpha);                     // y = y / (1 + e^(-alpha y))
 };
 
 // The set of target isa, or nullptr when this CPU cannot run it.

@@ -4,7 +4,9 @@
 
 namespace minfer::kernels {
 
+using Avx2 = xsimd::fma3<xsimd::avx2>;
 constinit const VectorActivations vector_activations_avx2 = {
-    "vector_activations_avx2", Isa::kAvx2, &sigmoid<xsimd::fma3<xsimd::avx2>>, &tanh<xsimd::fma3<xsimd::avx2>>};
+    "vector_activations_avx2", Isa::kAvx2,        &sigmoid<Avx2>, &tanh<Avx2>,
+    &hard_sigmoid<Avx2>,       &hard_swish<Avx2>, &swish<Avx2>};
 
 }  // namespace minfer::kernels

@@ -1,11 +1,13 @@
-// The AVX-512 target of the vector activations (compiled with -mavx512f -mfma). Built
-// and dispatched; this development machine has no AVX-512, so its tests skip it.
+// The AVX-512 target of the vector activations (compiled with -mavx512f -mfma); its
+// tests run where the CPU has AVX-512.
 #include "ops/kernels/vector_activations.h"
 #include "ops/kernels/vector_activations_impl.h"
 
 namespace minfer::kernels {
 
-constinit const VectorActivations vector_activations_avx512 = {"vector_activations_avx512", Isa::kAvx512,
-                                                               &sigmoid<xsimd::avx512f>, &tanh<xsimd::avx512f>};
+using Avx512 = xsimd::avx512f;
+constinit const VectorActivations vector_activations_avx512 = {
+    "vector_activations_avx512", Isa::kAvx512,        &sigmoid<Avx512>, &tanh<Avx512>,
+    &hard_sigmoid<Avx512>,       &hard_swish<Avx512>, &swish<Avx512>};
 
 }  // namespace minfer::kernels

@@ -1,4 +1,4 @@
-// The SIMD sigmoid and tanh, written once over xsimd batches and instantiated per target
+// The SIMD activations, written once over xsimd batches and instantiated per target
 // by vector_activations_<isa>.cc; internal linkage, so no target's code is shared with
 // another's.
 #pragma once
@@ -35,6 +35,33 @@ void sigmoid(float* y, int64_t n) {
 template <class Arch>
 void tanh(float* y, int64_t n) {
   map_vectors<Arch>(y, n, [](xsimd::batch<float, Arch> x) { return xsimd::tanh(x); });
+}
+
+// min(max(v, 0), 1) written with comparisons so that a NaN stays NaN (the vector max and
+// min instructions would return the bound).
+template <class Arch>
+xsimd::batch<float, Arch> clamp01(xsimd::batch<float, Arch> v) {
+  using V = xsimd::batch<float, Arch>;
+  return xsimd::select(v < V(0.0f), V(0.0f), xsimd::select(v > V(1.0f), V(1.0f), v));
+}
+
+template <class Arch>
+void hard_sigmoid(float* y, int64_t n, float alpha, float beta) {
+  using V = xsimd::batch<float, Arch>;
+  map_vectors<Arch>(y, n, [=](V x) { return clamp01<Arch>(xsimd::fma(V(alpha), x, V(beta))); });
+}
+
+template <class Arch>
+void hard_swish(float* y, int64_t n) {
+  using V = xsimd::batch<float, Arch>;
+  map_vectors<Arch>(y, n, [](V x) { return x * clamp01<Arch>(xsimd::fma(V(1.0f / 6.0f), x, V(0.5f))); });
+}
+
+// x / (1 + e^(-alpha x)): 0 (signed) once e^(-alpha x) overflows, NaN at -inf as x * sigmoid(x).
+template <class Arch>
+void swish(float* y, int64_t n, float alpha) {
+  using V = xsimd::batch<float, Arch>;
+  map_vectors<Arch>(y, n, [=](V x) { return x / (V(1.0f) + xsimd::exp(V(-alpha) * x)); });
 }
 
 }  // namespace

@@ -140,6 +140,7 @@ const std::vector<Consumer>& in_place_consumers() {
       {"HardSwish", [](Graph& g, const Shape&) { g.nodes.push_back(unary("HardSwish")); }},
       {"Tanh", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Tanh")); }},
       {"Softplus", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Softplus")); }},
+      {"Swish", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Swish")); }},
       {"Add", [](Graph& g, const Shape& s) { add_binary(g, "Add", s); }},
       {"Sub", [](Graph& g, const Shape& s) { add_binary(g, "Sub", s); }},
       {"Mul", [](Graph& g, const Shape& s) { add_binary(g, "Mul", s); }},

@@ -11,6 +11,7 @@
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
 #include "engine/passes/fuse_activations.h"
+#include "engine/passes/fuse_self_gates.h"
 #include "tests/op_test_util.h"
 
 namespace minfer {
@@ -192,6 +193,102 @@ TEST(EliminateIdentities, InsideAndAtTheOutput) {
   EXPECT_EQ(passthrough.nodes.size(), 1u);
 }
 
+// Pads of all zeros copy: they go, in the attribute form (opset 2) and the input form
+// (11+); a Pad with one nonzero pad stays.
+TEST(EliminateIdentities, PadsOfZero) {
+  for (bool as_input : {false, true}) {
+    Graph g;
+    g.source = "<zero_pads>";
+    g.inputs.push_back({"x", {1, 2, 3, 3}});
+    auto pad = [&](const std::string& name, const std::string& in, const std::string& out, std::vector<int64_t> p) {
+      Node n{name, "Pad", {in}, {out}, {}};
+      if (as_input) {
+        g.initializers[name + ".pads"] = Tensor(Shape{8}, p);
+        n.inputs.push_back(name + ".pads");
+      } else {
+        n.attrs.set("pads", p);
+      }
+      g.nodes.push_back(n);
+    };
+    pad("zero", "x", "a", {0, 0, 0, 0, 0, 0, 0, 0});
+    g.nodes.push_back({"relu", "Relu", {"a"}, {"b"}, {}});
+    pad("one", "b", "y", {0, 0, 1, 0, 0, 0, 0, 0});
+    g.outputs = {"y"};
+    const std::vector<float> before = run_graph(g, true);
+    PassLog log = apply(g, eliminate_identities);
+    ASSERT_EQ(log.actions.size(), 1u) << as_input;
+    EXPECT_EQ(log.actions[0].nodes[0], "zero");
+    ASSERT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes[0].inputs[0], "x");
+    EXPECT_EQ(g.nodes[1].name, "one");
+    EXPECT_EQ(run_graph(g, true), before);
+  }
+}
+
+// x * Sigmoid(x) -> Swish and x * HardSigmoid(x) (alpha 1/6, beta 1/2) -> HardSwish,
+// either operand order; a gate read elsewhere, a gate of another tensor, or another
+// HardSigmoid stays. The outputs do not change beyond rounding.
+TEST(FuseSelfGates, SwishAndHardSwish) {
+  Graph g;
+  g.source = "<self_gates>";
+  g.inputs.push_back({"x", {2, 3, 4}});
+  g.inputs.push_back({"z", {2, 3, 4}});
+  g.nodes.push_back({"sig", "Sigmoid", {"x"}, {"s"}, {}});
+  g.nodes.push_back({"mul1", "Mul", {"x", "s"}, {"a"}, {}});
+  Node hs{"hsig", "HardSigmoid", {"a"}, {"h"}, {}};
+  hs.attrs.set("alpha", double(1.0f / 6.0f));
+  hs.attrs.set("beta", 0.5);
+  g.nodes.push_back(hs);
+  g.nodes.push_back({"mul2", "Mul", {"h", "a"}, {"b"}, {}});
+  Node other = hs;  // the default alpha 0.2: not HardSwish
+  other.name = "hsig02", other.inputs = {"b"}, other.outputs = {"h2"};
+  other.attrs = {};
+  g.nodes.push_back(other);
+  g.nodes.push_back({"mul3", "Mul", {"b", "h2"}, {"c"}, {}});
+  g.nodes.push_back({"sig2", "Sigmoid", {"c"}, {"s2"}, {}});
+  g.nodes.push_back({"mul4", "Mul", {"c", "s2"}, {"d"}, {}});
+  g.nodes.push_back({"sig3", "Sigmoid", {"z"}, {"s3"}, {}});
+  g.nodes.push_back({"mul5", "Mul", {"d", "s3"}, {"y"}, {}});  // gates another tensor
+  g.outputs = {"y", "s2"};                                     // s2 is read elsewhere
+  const std::vector<float> before = run_graph(g, true, false);
+  Graph rewritten = g;
+  PassLog log = apply(rewritten, fuse_self_gates);
+  ASSERT_EQ(log.actions.size(), 2u);
+  EXPECT_EQ(log.actions[0].result, "sig+mul1");
+  EXPECT_EQ(log.actions[1].result, "hsig+mul2");
+  // Sigmoid's 4 FLOPs and the Mul's 1 per element become Swish's 4; HardSigmoid's 4
+  // and the Mul's 1 HardSwish's 5. The gate's write and two reads go.
+  EXPECT_EQ(log.actions[0].before.flops, 5 * 24);
+  EXPECT_EQ(log.actions[0].after.flops, 4 * 24);
+  EXPECT_EQ(log.actions[1].before.flops, 5 * 24);
+  EXPECT_EQ(log.actions[1].after.flops, 5 * 24);
+  for (const PassAction& a : log.actions) {
+    EXPECT_EQ(a.action, "fused");
+    EXPECT_EQ(a.before.bytes_read - a.after.bytes_read, 2 * 4 * 24);
+    EXPECT_EQ(a.before.bytes_written - a.after.bytes_written, 4 * 24);
+  }
+  ASSERT_EQ(rewritten.nodes.size(), g.nodes.size() - 2);
+  EXPECT_EQ(rewritten.nodes[0].op_type, "Swish");
+  EXPECT_EQ(rewritten.nodes[0].inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(rewritten.nodes[0].outputs, std::vector<std::string>{"a"});
+  EXPECT_EQ(rewritten.nodes[1].op_type, "HardSwish");
+  EXPECT_LT(test::max_rel_error(run_graph(rewritten, true, false), before), 1e-6);
+  // With all passes, the graph's result is the same too.
+  EXPECT_LT(test::max_rel_error(run_graph(g, true, true), before), 1e-6);
+}
+
+// A Conv's x * Sigmoid(x) ends as one Conv with Swish in its epilogue.
+TEST(FuseSelfGates, SwishFusesIntoTheConv) {
+  Graph g = conv_bn_relu(true);
+  g.nodes.back() = {"sig", "Sigmoid", {"n"}, {"s"}, {}};
+  g.nodes.push_back({"mul", "Mul", {"s", "n"}, {"y"}, {}});
+  auto model = compile(g);
+  ASSERT_EQ(model->steps().size(), 1u);
+  EXPECT_EQ(model->steps()[0].name, "conv+bn+sig+mul");
+  EXPECT_EQ(model->steps()[0].facts().details["fused_activation"], "Swish");
+  EXPECT_LT(test::max_rel_error(run_graph(g, true, true), run_graph(g, true, false)), 1e-5);
+}
+
 TEST(EliminateDeadNodes, UnusedBranchAndItsWeights) {
   Graph g;
   g.source = "<dead>";
@@ -351,13 +448,15 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   Session s(model);
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
-  ASSERT_EQ(by_pass.size(), 4u);
+  ASSERT_EQ(by_pass.size(), 5u);  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_self_gates, fuse
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
             -10'085'376);
-  EXPECT_EQ(by_pass[3]["pass"], "fuse");
-  EXPECT_EQ(by_pass[3]["cost_after"]["flops"], by_pass[3]["cost_before"]["flops"]);
+  EXPECT_EQ(by_pass[3]["pass"], "fuse_self_gates");
+  EXPECT_EQ(by_pass[3]["actions"], 0);
+  EXPECT_EQ(by_pass[4]["pass"], "fuse");
+  EXPECT_EQ(by_pass[4]["cost_after"]["flops"], by_pass[4]["cost_before"]["flops"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.

@@ -1,10 +1,12 @@
-// The vector sigmoid and tanh of every target under test (isas_under_test()) against their definitions
+// The vector activations of every target under test (isas_under_test()) against their definitions
 // in double precision, over ordinary and extreme arguments and lengths around the
 // vector width (the tail goes through a padded vector).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -54,6 +56,40 @@ TEST(VectorActivations, MatchDefinitions) {
   }
 }
 
+double clamp01(double v) {
+  return std::min(1.0, std::max(0.0, v));
+}
+
+// Within 2^-21 (a few ulps of 1) times (1 + |x|): alpha x + beta loses absolute, not
+// relative, precision where it nears 0.
+void expect_close_abs(float got, double want, float x, const char* what) {
+  EXPECT_LE(std::fabs(got - want), std::ldexp(1.0, -21) * (1 + std::fabs(double(x)))) << what << "(" << x << ")";
+}
+
+TEST(VectorActivations, HardSigmoidHardSwishSwishMatchDefinitions) {
+  const std::vector<float> x = arguments();
+  const auto n = static_cast<int64_t>(x.size());
+  for (const VectorActivations* v : sets_under_test()) {
+    SCOPED_TRACE(v->name);
+    std::vector<float> hs = x, hw = x, s1 = x, s2 = x;
+    v->hard_sigmoid(hs.data(), n, 0.2f, 0.5f);
+    v->hard_swish(hw.data(), n);
+    v->swish(s1.data(), n, 1.0f);
+    v->swish(s2.data(), n, 0.5f);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double xi = x[i];
+      expect_close_abs(hs[i], clamp01(double(0.2f) * xi + 0.5), x[i], "hard_sigmoid");
+      expect_close_abs(hw[i], xi * clamp01(xi / 6 + 0.5), x[i], "hard_swish");
+      // Relative 2e-6, or 1e-35 absolute where e^-x overflows float and the result is
+      // 0 instead of a few 1e-37.
+      for (auto [got, alpha] : {std::pair{s1[i], 1.0}, std::pair{s2[i], 0.5}})
+        EXPECT_LE(std::fabs(got - xi * sigmoid(alpha * xi)),
+                  std::max(2e-6 * std::fabs(xi * sigmoid(alpha * xi)), 1e-35))
+            << "swish(" << x[i] << ", " << alpha << ")";
+    }
+  }
+}
+
 TEST(VectorActivations, InfinitiesAndNaN) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
   for (const VectorActivations* v : sets_under_test()) {
@@ -67,6 +103,21 @@ TEST(VectorActivations, InfinitiesAndNaN) {
     EXPECT_EQ(t[0], 1.0f);
     EXPECT_EQ(t[1], -1.0f);
     EXPECT_TRUE(std::isnan(t[2]));
+    // The hard ones keep a NaN (a vector max or min would return the bound); swish of
+    // -inf is NaN like -inf * sigmoid(-inf) = -inf * 0, the graph it replaces.
+    std::vector<float> hs = {inf, -inf, nan}, hw = hs, sw = hs;
+    v->hard_sigmoid(hs.data(), 3, 0.2f, 0.5f);
+    v->hard_swish(hw.data(), 3);
+    v->swish(sw.data(), 3, 1.0f);
+    EXPECT_EQ(hs[0], 1.0f);
+    EXPECT_EQ(hs[1], 0.0f);
+    EXPECT_TRUE(std::isnan(hs[2]));
+    EXPECT_EQ(hw[0], inf);
+    EXPECT_TRUE(std::isnan(hw[1]));  // -inf * 0
+    EXPECT_TRUE(std::isnan(hw[2]));
+    EXPECT_EQ(sw[0], inf);
+    EXPECT_TRUE(std::isnan(sw[1]));
+    EXPECT_TRUE(std::isnan(sw[2]));
   }
 }
 
@@ -75,7 +126,11 @@ TEST(VectorActivations, InfinitiesAndNaN) {
 TEST(VectorActivations, TailsAreComputedLikeFullVectors) {
   const std::vector<float> x = random_values(40, 3, -6.0f, 6.0f);
   for (const VectorActivations* v : sets_under_test())
-    for (auto f : {v->sigmoid, v->tanh}) {
+    for (std::function<void(float*, int64_t)> f :
+         {std::function<void(float*, int64_t)>(v->sigmoid), std::function<void(float*, int64_t)>(v->tanh),
+          std::function<void(float*, int64_t)>(v->hard_swish),
+          std::function<void(float*, int64_t)>([v](float*y, int64_t n) { v->hard_sigmoid(y, n, 0.2f, 0.5f); }),
+          std::function<void(float*, int64_t)>([v](float*y, int64_t n) { v->swish(y, n, 1.0f); })}) {
       std::vector<float> whole = x;
       f(whole.data(), 40);
       for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 39}) {

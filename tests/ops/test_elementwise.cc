@@ -54,7 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryCase{"HardSigmoid", [](double x) { return std::max(0.0, std::min(1.0, 0.2 * x + 0.5)); }, 4, {}},
         UnaryCase{"HardSwish", [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }, 5, {}},
         UnaryCase{"Tanh", [](double x) { return std::tanh(x); }, 5, {}},
-        UnaryCase{"Softplus", [](double x) { return std::log(1 + std::exp(x)); }, 3, {}}),
+        UnaryCase{"Softplus", [](double x) { return std::log(1 + std::exp(x)); }, 3, {}},
+        UnaryCase{"Swish", [](double x) { return x / (1 + std::exp(-0.5 * x)); }, 4, {{"alpha", 0.5}}}),
     [](const auto& info) { return std::string(info.param.op); });
 
 TEST(Clip, BoundsAsInputs) {
@@ -128,6 +129,13 @@ INSTANTIATE_TEST_SUITE_P(
         BinaryCase{"Add", std::plus<double>(), {2, 3, 4}, {4}, {2, 3, 4}},
         BinaryCase{"Sub", std::minus<double>(), {2, 1, 4}, {3, 1}, {2, 3, 4}},
         BinaryCase{"Mul", std::multiplies<double>(), {1, 3, 1, 1}, {2, 3, 5, 5}, {2, 3, 5, 5}},
+        // The squeeze-excitation gate: per channel of each image, rows of H*W.
+        BinaryCase{"Mul", std::multiplies<double>(), {2, 3, 5, 7}, {2, 3, 1, 1}, {2, 3, 5, 7}},
+        BinaryCase{"Add", std::plus<double>(), {2, 3, 1, 7}, {2, 3, 1, 1}, {2, 3, 1, 7}},
+        BinaryCase{"Sub", std::minus<double>(), {2, 1, 3, 4}, {2, 5, 3, 4}, {2, 5, 3, 4}},
+        BinaryCase{"Mul", std::multiplies<double>(), {3, 1, 5}, {1, 4, 1}, {3, 4, 5}},
+        BinaryCase{"Add", std::plus<double>(), {1}, {2, 3, 4}, {2, 3, 4}},
+        BinaryCase{"Add", std::plus<double>(), {2, 1, 1}, {1, 1, 1}, {2, 1, 1}},
         BinaryCase{"Div", std::divides<double>(), {5, 1}, {1, 5}, {5, 5}},
         BinaryCase{"Div", std::divides<double>(), {}, {2, 2}, {2, 2}},
         BinaryCase{"PRelu", [](double x, double s) { return x < 0 ? s * x : x; }, {2, 3, 4}, {3, 1}, {2, 3, 4}}));
