@@ -49,7 +49,7 @@ PassLog fuse_self_gates(CompileGraph& g) {
       g.set_outputs(gate, mul.outputs);
       g.set_name(gate, merged);
       removed[i] = true;
-      log.actions.push_back({"fused", {gn.name, mul.name}, merged, "", before, g.cost(gate)});
+      log.actions.push_back({"fused", {gn.name, mul.name}, merged, "", before, g.cost(gate), mul.op_type});
       break;
     }
   }
