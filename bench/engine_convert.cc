@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
     const std::string ext = fs::path(out_path).extension().string();
     if (ext != ".json" && ext != ".onnx")
       throw minfer::UsageError(fmt::format("{}: unknown output format '{}' (expected .json or .onnx)", out_path, ext));
+    const fs::path weights = fs::path(out_path).replace_extension(".bin");
+    std::vector<minfer::OutputPath> outputs = {{"output", out_path}};
+    if (ext == ".json") outputs.push_back({"weights file", weights.string()});
+    minfer::check_distinct_outputs(outputs, {{"input", in_path}});  // before reading it
     minfer::LoadOptions load;
     if (!max_memory.empty()) load.max_memory = minfer::parse_byte_size("--max_memory", max_memory);
     if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
@@ -38,7 +42,6 @@ int main(int argc, char** argv) {
       minfer::write_files({{out_path, minfer::to_onnx(graph, folded.output_types)}});
       return 0;
     }
-    const fs::path weights = fs::path(out_path).replace_extension(".bin");
     const minfer::NetJsonFiles files = minfer::to_netjson(graph, weights.filename().string());
     std::vector<std::pair<std::string, std::string>> outputs = {{out_path, files.json}};
     if (!files.weights.empty()) outputs.emplace_back(weights.string(), files.weights);
