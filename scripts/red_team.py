@@ -84,7 +84,7 @@ def probes():
     onnx_probe("pb_length_beyond_file", b"\x3a\xff\xff\xff\xff\x0f" + good)
     onnx_probe("pb_trailing_garbage", good + b"\x00\x00\x00")
     onnx_probe("pb_one_byte", b"\x3a")
-    onnx_probe("pb_negative_ir", b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01" + good[2:])
+    onnx_probe("pb_negative_ir", b"\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01" + good[2:], valid=True)  # not newer
     m = onnx.load_from_string(good)
     m.graph.node[0].input[0] = "y"  # consumes its own output
     onnx_probe("self_loop", m.SerializeToString())
@@ -93,7 +93,7 @@ def probes():
     onnx_probe("input_also_output", m.SerializeToString(), valid=True)
     m = onnx.load_from_string(good)
     m.graph.output.append(value("y", None))
-    onnx_probe("output_listed_twice", m.SerializeToString())
+    onnx_probe("output_listed_twice", m.SerializeToString(), valid=True)  # reported twice
     m = onnx.load_from_string(good)
     m.graph.initializer.append(f32("c", [2]))
     m.graph.output.append(value("c", [2]))
@@ -143,7 +143,7 @@ def probes():
     onnx_probe("nan_weights_no_check", one("Add", ["x", "b"], x_shape=[2], inits=[f32("b", [2], [1.0, float("nan")])]),
                valid=True)
     onnx_probe("nan_alpha_check_numerics", one("LeakyRelu", ["x"], {"alpha": float("nan")}), "--check_numerics")
-    onnx_probe("inf_alpha", one("LeakyRelu", ["x"], {"alpha": float("inf")}))
+    onnx_probe("inf_alpha", one("LeakyRelu", ["x"], {"alpha": float("inf")}), valid=True)  # -inf where x < 0
     onnx_probe("nan_epsilon_bn",
                one("BatchNormalization", ["x", "s", "bb", "mu", "var"], {"epsilon": float("nan")}, x_shape=[1, 2, 2, 2],
                    inits=[f32("s", [2]), f32("bb", [2]), f32("mu", [2]), f32("var", [2])]), "--check_numerics")
@@ -169,7 +169,7 @@ def probes():
     conv("conv_kernel_shape_mismatch", {"kernel_shape": [5, 5]})
     conv("conv_kernel_bigger_padded_ok", {"pads": [1, 1, 1, 1]}, x_shape=(1, 3, 1, 1), valid=True)
     conv("conv_auto_pad_bogus", {"auto_pad": "SAME_MIDDLE"})
-    conv("conv_auto_pad_same_and_pads", {"auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]})
+    conv("conv_auto_pad_same_and_pads", {"auto_pad": "SAME_UPPER", "pads": [1, 1, 1, 1]}, valid=True)  # as onnxruntime
     conv("conv_1d_weights", {}, w=f32("W", [2, 3]))
     conv("conv_rank3_input", {}, x_shape=(3, 8, 8))
     conv("conv_bias_wrong_len", {}, extra=["B"])
@@ -195,7 +195,7 @@ def probes():
                                                x_shape=(1, 1, 4, 4)))
         onnx_probe(op + "_rank2", one(op, ["x"], {"kernel_shape": [2]}, x_shape=(4, 4)))
     onnx_probe("maxpool_ceil_mode_2", one("MaxPool", ["x"], {"kernel_shape": [2, 2], "ceil_mode": 2},
-                                          x_shape=(1, 1, 4, 4)))
+                                          x_shape=(1, 1, 4, 4)), valid=True)  # a bool, as onnxruntime reads it
     onnx_probe("maxpool_storage_order_9", one("MaxPool", ["x"], {"kernel_shape": [2, 2], "storage_order": 9},
                                               x_shape=(1, 1, 4, 4)))
     onnx_probe("gap_rank1", one("GlobalAveragePool", ["x"], x_shape=[4]))
@@ -210,7 +210,8 @@ def probes():
                                                           x_shape=[1, 4]), valid=True)
     onnx_probe("reshape_huge", one("Reshape", ["x", "s"], inits=[i64("s", [2**62, 2**62, -1])]))
     onnx_probe("reshape_shape_2d", one("Reshape", ["x", "s"], inits=[i64("s", [1, 4], dims=[1, 2])]), valid=True)
-    onnx_probe("reshape_shape_float", one("Reshape", ["x", "s"], inits=[f32("s", [2], [1.0, 4.0])]))
+    onnx_probe("reshape_shape_float", one("Reshape", ["x", "s"], inits=[f32("s", [2], [1.0, 4.0])]), valid=True)
+    onnx_probe("reshape_shape_fraction", one("Reshape", ["x", "s"], inits=[f32("s", [2], [1.5, 4.0])]))
     onnx_probe("gather_index_too_big", one("Gather", ["x", "i"], {"axis": 1}, inits=[i64("i", [4])]))
     onnx_probe("gather_index_below_minus_n", one("Gather", ["x", "i"], {"axis": 1}, inits=[i64("i", [-5])]))
     onnx_probe("gather_index_int64_min", one("Gather", ["x", "i"], {"axis": 1}, inits=[i64("i", [-2**63])]))
@@ -256,7 +257,7 @@ def probes():
     onnx_probe("range_delta_0", range_model(0, 10, 0))
     onnx_probe("range_huge_count", range_model(0, 2**62, 1))
     onnx_probe("range_overflow_count", range_model(-2**63, 2**63 - 1, 1))
-    onnx_probe("range_empty", range_model(5, 0, 1))
+    onnx_probe("range_empty", range_model(5, 0, 1), valid=True)
     onnx_probe("range_delta_int64_min", range_model(0, -10, -2**63))
     cos = lambda dims: model([helper.make_node("ConstantOfShape", ["s"], ["c"], name="fill"),
                               helper.make_node("Add", ["x", "c"], ["y"], name="add")], [value("x", [1])],
@@ -295,7 +296,7 @@ def probes():
     onnx_probe("where_float_condition", one("Where", ["x", "x", "x"]))
     onnx_probe("sum_no_inputs", one("Sum", []))
     onnx_probe("hardsigmoid_nan_alpha", one("HardSigmoid", ["x"], {"alpha": float("nan")}), "--check_numerics")
-    onnx_probe("selu_inf_gamma", one("Selu", ["x"], {"gamma": float("inf")}))
+    onnx_probe("selu_inf_gamma", one("Selu", ["x"], {"gamma": float("inf")}), valid=True)
     onnx_probe("dropout_ratio_2", one("Dropout", ["x"], {"ratio": 2.0}, opset=11), valid=True)
     # --- LSTM
     lstm = lambda name, W_, R_, B_=None, seq=None, attrs=None, valid=False: onnx_probe(
@@ -315,7 +316,7 @@ def probes():
     lstm("lstm_direction_bogus", f32("W", [1, 8, 3]), f32("R", [1, 8, 2]), attrs={"direction": "sideways"})
     lstm("lstm_clip_negative", f32("W", [1, 8, 3]), f32("R", [1, 8, 2]), attrs={"clip": -1.0})
     lstm("lstm_clip_nan", f32("W", [1, 8, 3]), f32("R", [1, 8, 2]), attrs={"clip": float("nan")})
-    lstm("lstm_input_forget", f32("W", [1, 8, 3]), f32("R", [1, 8, 2]), attrs={"input_forget": 1})
+    lstm("lstm_input_forget", f32("W", [1, 8, 3]), f32("R", [1, 8, 2]), attrs={"input_forget": 1}, valid=True)
     # --- net.json types
     base = '"inputs": [{"name": "x", "shape": [1, 4]}], "outputs": ["y"], '
     node = lambda attrs: base + '"nodes": [{"name": "n", "op": "LeakyRelu", "inputs": ["x"], "outputs": ["y"], ' \
@@ -324,7 +325,7 @@ def probes():
     json_probe("json_bom", b"\xef\xbb\xbf" + RELU_JSON.encode(), valid=True)
     json_probe("json_utf16", RELU_JSON.encode("utf-16"))
     json_probe("json_invalid_utf8_name", RELU_JSON.replace('"relu"', '"re\udcfflu"').encode("utf-8", "surrogateescape"))
-    json_probe("json_nul_in_name", RELU_JSON.replace('"relu"', '"re\\u0000lu"'))
+    json_probe("json_nul_in_name", RELU_JSON.replace('"relu"', '"re\\u0000lu"'), valid=True)
     json_probe("json_top_array", "[1, 2]")
     json_probe("json_top_string", '"hello"')
     json_probe("json_empty_file", "")
@@ -351,41 +352,36 @@ def probes():
     json_probe("json_version_string", '{"version": "1", ' + RELU_JSON[1:])
     json_probe("json_version_float", '{"version": 1.5, ' + RELU_JSON[1:])
     json_probe("json_version_huge", '{"version": 1e400, ' + RELU_JSON[1:])
-    json_probe("json_offset_negative", '{' + base + '"weights_file": "w.bin", "initializers": {"b": {"shape": [4], '
-               '"offset": -4}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_offset_float", '{' + base + '"weights_file": "w.bin", "initializers": {"b": {"shape": [4], '
-               '"offset": 0.5}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_offset_no_weights_file", '{' + base + '"initializers": {"b": {"shape": [4], '
-               '"offset": 0}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_data_strings", '{' + base + '"initializers": {"b": {"shape": [4], '
-               '"data": ["1", 2, 3, 4]}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_data_nested", '{' + base + '"initializers": {"b": {"shape": [4], '
-               '"data": [[1, 2], [3, 4]]}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_init_bogus_random", '{' + base + '"initializers": {"b": {"shape": [4], '
-               '"init": "gaussian"}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_init_shape_zero", '{' + base + '"initializers": {"b": {"shape": [0], '
-               '"data": []}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_init_dtype_bogus", '{' + base + '"initializers": {"b": {"shape": [4], "type": "complex64", '
-               '"data": [1, 2, 3, 4]}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
+    def with_b(b, top=""):  # y = x + b, b an initializer written as `b`
+        return ('{' + base + top + '"initializers": {"b": ' + b + '}, "nodes": [{"name": "n", "op": "Add", '
+                '"inputs": ["x", "b"], "outputs": ["y"]}]}')
+
+    json_probe("json_offset_negative", with_b('{"shape": [4], "offset": -4}', '"weights_file": "w.bin", '))
+    json_probe("json_offset_float", with_b('{"shape": [4], "offset": 0.5}', '"weights_file": "w.bin", '))
+    json_probe("json_offset_no_weights_file", with_b('{"shape": [4], "offset": 0}'))
+    json_probe("json_data_strings", with_b('{"shape": [4], "data": ["1", 2, 3, 4]}'))
+    json_probe("json_data_nested", with_b('{"shape": [4], "data": [[1, 2], [3, 4]]}'))
+    json_probe("json_init_bogus_random", with_b('{"shape": [4], "init": "gaussian"}'))
+    json_probe("json_init_shape_zero", with_b('{"shape": [0], "data": []}'))
+    json_probe("json_init_dtype_bogus", with_b('{"shape": [4], "type": "complex64", "data": [1, 2, 3, 4]}'))
     json_probe("json_input_is_initializer", '{' + base + '"initializers": {"x": {"shape": [1, 4], '
                '"data": [1, 2, 3, 4]}}, "nodes": [{"name": "n", "op": "Relu", "inputs": ["x"], "outputs": ["y"]}]}')
     json_probe("json_output_is_input", '{"inputs": [{"name": "x", "shape": [1, 4]}], "outputs": ["x"], "nodes": []}',
                valid=True)
     json_probe("json_self_loop", '{' + base + '"nodes": [{"name": "n", "op": "Add", "inputs": ["x", "y"], '
                '"outputs": ["y"]}]}')
-    json_probe("json_output_twice", RELU_JSON.replace('"outputs": ["y"], "nodes"', '"outputs": ["y", "y"], "nodes"'))
+    json_probe("json_output_twice", RELU_JSON.replace('"outputs": ["y"], "nodes"', '"outputs": ["y", "y"], "nodes"'),
+               valid=True)
     json_probe("json_input_twice", RELU_JSON.replace('[{"name": "x", "shape": [1, 4]}]',
                                                      '[{"name": "x", "shape": [1, 4]}, {"name": "x", "shape": [1, 4]}]'))
     json_probe("json_node_writes_input", '{' + base + '"nodes": [{"name": "n", "op": "Relu", "inputs": ["x"], '
                '"outputs": ["x"]}]}'.replace('"outputs": ["y"]', '"outputs": ["x"]', 1))
-    json_probe("json_weights_file_empty_name", '{' + base + '"weights_file": "", "initializers": {"b": {"shape": [4], '
-               '"offset": 0}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
-    json_probe("json_weights_file_nul", '{' + base + '"weights_file": "w\\u0000.bin", "initializers": {"b": '
-               '{"shape": [4], "offset": 0}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}')
+    json_probe("json_weights_file_empty_name", with_b('{"shape": [4], "offset": 0}', '"weights_file": "", '))
+    json_probe("json_weights_file_nul", with_b('{"shape": [4], "offset": 0}', '"weights_file": "w\\u0000.bin", '))
     # --- files next to the model
-    bench("weights_file_fifo_free_dev_zero", {"m.json": netjson(
-        '{' + base + '"weights_file": "z", "initializers": {"b": {"shape": [4], "offset": 0}}, "nodes": [{"name": "n", '
-        '"op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]}'), "z": ("link", "/dev/zero")})
+    bench("weights_file_fifo_free_dev_zero", {"m.json": netjson(with_b('{"shape": [4], "offset": 0}',
+                                                                       '"weights_file": "z", ')),
+                                              "z": ("link", "/dev/zero")})
     bench("model_is_dev_zero", {"m.onnx": ("link", "/dev/zero")})
     bench("model_is_dev_null", {"m.json": ("link", "/dev/null")})
     bench("model_dir_named_json", {"m.json": None})
@@ -452,9 +448,8 @@ def probes():
     flags("convert_onto_input_symlink", "{d}/m.json", "{d}/l.json", tool="engine_convert",
           files={"m.json": netjson(RELU_JSON), "l.json": ("link", "m.json")})
     flags("convert_onto_weights", "{d}/m.json", "{d}/w.json", tool="engine_convert",
-          files={"m.json": netjson('{' + base + '"weights_file": "w.json", "initializers": {"b": {"shape": [4], '
-                                   '"offset": 0}}, "nodes": [{"name": "n", "op": "Add", "inputs": ["x", "b"], '
-                                   '"outputs": ["y"]}]}'), "w.json": b"\0" * 16})
+          files={"m.json": netjson(with_b('{"shape": [4], "offset": 0}', '"weights_file": "w.json", ')),
+                 "w.json": b"\0" * 16})
     flags("convert_onto_directory", "{d}/m.json", "{d}", tool="engine_convert", files=files_relu)
     flags("convert_into_missing", "{d}/m.json", "{d}/no/such/out.onnx", tool="engine_convert", files=files_relu)
     flags("convert_onto_dev_null_dir", "{d}/m.json", "/dev/null/x.onnx", tool="engine_convert", files=files_relu)
