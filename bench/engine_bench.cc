@@ -77,7 +77,10 @@ int main(int argc, char** argv) {
     for (const auto& [flag, path] :
          {std::pair{"--output", &output_path}, {"--trace", &trace_path}, {"--html", &html_path}})
       if (!path->empty()) outputs.push_back({flag, *path});
-    minfer::check_distinct_outputs(outputs);  // before the run, not after it
+    std::vector<minfer::OutputPath> inputs;
+    if (!model_path.empty()) inputs.push_back({"--model", model_path});
+    if (!profile.image.empty()) inputs.push_back({"--image", profile.image});
+    minfer::check_distinct_outputs(outputs, inputs);  // before the run, not after it
     std::map<std::string, minfer::Shape> input_shapes;
     if (!input_shape.empty()) input_shapes = minfer::parse_input_shapes(input_shape);
     if (!args.sides.empty()) {

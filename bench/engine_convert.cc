@@ -28,17 +28,24 @@ int main(int argc, char** argv) {
     const std::string ext = fs::path(out_path).extension().string();
     if (ext != ".json" && ext != ".onnx")
       throw minfer::UsageError(fmt::format("{}: unknown output format '{}' (expected .json or .onnx)", out_path, ext));
+    const fs::path weights = fs::path(out_path).replace_extension(".bin");
+    std::vector<minfer::OutputPath> targets = {{"output", out_path}};
+    if (ext == ".json") targets.push_back({"weights file", weights.string()});
+    minfer::check_distinct_outputs(targets, {{"input", in_path}});  // before reading it
     minfer::LoadOptions load;
     if (!max_memory.empty()) load.max_memory = minfer::parse_byte_size("--max_memory", max_memory);
     if (!input_shape.empty()) load.input_shapes = minfer::parse_input_shapes(input_shape);
     // Shape subgraphs folded and older opsets upgraded: what the engine would run.
-    const minfer::FoldedGraph folded = minfer::fold_graph(minfer::load_model(in_path, load), load.max_memory);
+    minfer::Graph loaded = minfer::load_model(in_path, load);
+    std::vector<minfer::OutputPath> read;
+    for (const std::string& file : loaded.data_files) read.push_back({"data file of the input", file});
+    minfer::check_distinct_outputs(targets, read);
+    const minfer::FoldedGraph folded = minfer::fold_graph(std::move(loaded), load.max_memory);
     const minfer::Graph& graph = folded.graph;
     if (ext == ".onnx") {
       minfer::write_files({{out_path, minfer::to_onnx(graph, folded.output_types)}});
       return 0;
     }
-    const fs::path weights = fs::path(out_path).replace_extension(".bin");
     const minfer::NetJsonFiles files = minfer::to_netjson(graph, weights.filename().string());
     std::vector<std::pair<std::string, std::string>> outputs = {{out_path, files.json}};
     if (!files.weights.empty()) outputs.emplace_back(weights.string(), files.weights);

@@ -1,6 +1,7 @@
 #include "graph/attributes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "graph/errors.h"
@@ -21,6 +22,13 @@ int64_t Attributes::get_int(const std::string& name, int64_t fallback) const {
 }
 
 double Attributes::get_float(const std::string& name, double fallback) const {
+  const double v = get_data_float(name, fallback);
+  // An ONNX float can be NaN (JSON cannot say it); no parameter means anything by it.
+  if (std::isnan(v)) throw OpError("attribute '" + name + "' is NaN");
+  return v;
+}
+
+double Attributes::get_data_float(const std::string& name, double fallback) const {
   auto it = values_.find(name);
   if (it == values_.end()) return fallback;
   if (auto* v = std::get_if<double>(&it->second)) return *v;

@@ -24,7 +24,10 @@ class Attributes {
   const std::map<std::string, AttrValue>& all() const { return values_; }
 
   int64_t get_int(const std::string& name, int64_t fallback) const;
+  // A parameter (alpha, epsilon, clip...): NaN is refused.
   double get_float(const std::string& name, double fallback) const;
+  // A float that is data (Constant's value_float, Pad's value), NaN included.
+  double get_data_float(const std::string& name, double fallback) const;
   std::string get_string(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> get_ints(const std::string& name, const std::vector<int64_t>& fallback = {}) const;
   std::vector<double> get_floats(const std::string& name, const std::vector<double>& fallback = {}) const;

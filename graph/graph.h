@@ -47,6 +47,9 @@ struct Graph {
   Preprocess preprocess;
   std::string labels_file;          // as the model names it; empty if none
   std::vector<std::string> labels;  // its lines: the name of each output class
+  // The files beside it that it was read from (weights, external data, labels), so that
+  // no output replaces one.
+  std::vector<std::string> data_files;
 
   const Node* find_node(const std::string& name) const;
 };

@@ -87,6 +87,7 @@ class Parser {
     if (doc.contains("weights_file")) {
       weights_path_ = get_string(doc["weights_file"], "weights_file");
       open_weights_file();
+      g.data_files.push_back((base_dir_ / weights_path_).string());
     }
     if (doc.contains("initializers")) parse_initializers(doc["initializers"], g);
     for (const json& n : require_array(doc, "nodes", "the top level")) g.nodes.push_back(parse_node(n));
@@ -94,6 +95,7 @@ class Parser {
     if (doc.contains("labels")) {
       g.labels_file = get_string(doc["labels"], "labels");
       g.labels = read_labels(g.labels_file);
+      g.data_files.push_back((base_dir_ / g.labels_file).string());
     }
     return g;
   }

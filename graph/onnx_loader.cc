@@ -237,6 +237,9 @@ class OnnxImporter {
       if (!read_.count(name)) continue;
       try {
         graph_.initializers[name] = tensor_from_proto(*proto, dir_, &budget_);
+        for (const auto& entry : proto->external_data())
+          if (entry.key() == "location")
+            graph_.data_files.push_back((std::filesystem::path(dir_) / entry.value()).string());
       } catch (const UnsupportedError& e) {
         unsupported(fmt::format("initializer '{}': {}", name, e.what()));
       } catch (const std::exception& e) {

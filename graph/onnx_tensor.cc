@@ -187,6 +187,12 @@ const std::string* raw_bytes(const onnx::TensorProto& proto, const Layout& l, co
     return &storage;
   }
   if (!proto.has_raw_data()) return nullptr;
+  // ONNX leaves the typed fields empty when raw_data is present; both would be two
+  // answers to one question.
+  if (proto.float_data_size() + proto.int32_data_size() + proto.int64_data_size() + proto.double_data_size() +
+          proto.uint64_data_size() + proto.string_data_size() !=
+      0)
+    throw OpError("holds values both in raw_data and in a typed field such as float_data; ONNX allows one");
   if (proto.raw_data().size() % l.step != 0)
     throw OpError(fmt::format("raw_data has {} bytes, not a whole number of {}", proto.raw_data().size(),
                               data_type_name(l.type)));

@@ -103,12 +103,18 @@ int create_temp(const std::string& path, std::string& temp) {
 
 }  // namespace
 
-void check_distinct_outputs(const std::vector<OutputPath>& outputs) {
+void check_distinct_outputs(const std::vector<OutputPath>& outputs, const std::vector<OutputPath>& inputs) {
   auto key = [](const std::string& path) {
     std::error_code ec;
     const fs::path absolute = fs::absolute(path, ec).lexically_normal();
     const fs::path resolved = fs::weakly_canonical(absolute, ec);
     return ec ? absolute : resolved;
+  };
+  auto same_file = [&](const std::string& a, const std::string& b) {
+    struct stat sa {
+    }, sb{};
+    return key(a) == key(b) ||
+           (stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
   };
   std::vector<How> how;
   for (const OutputPath& o : outputs) {
@@ -116,15 +122,19 @@ void check_distinct_outputs(const std::vector<OutputPath>& outputs) {
     how.push_back(how_written(o.path, descriptor));
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
+    const OutputPath& b = outputs[i];
+    // Replacing a file the run reads (engine_convert m.json m.json) would lose it.
+    if (how[i] == How::kReplace)
+      for (const OutputPath& in : inputs)
+        if (same_file(in.path, b.path))
+          throw UsageError(fmt::format("{} '{}' is the {} '{}': write the output to another file", b.name, b.path,
+                                       in.name, in.path));
     for (size_t j = 0; j < i; ++j) {
       // Two outputs onto one device, FIFO or descriptor (/dev/null twice) are written
       // one after the other; onto one file, the second would replace the first.
       if (how[i] != How::kReplace && how[j] != How::kReplace) continue;
-      const OutputPath &a = outputs[j], &b = outputs[i];
-      struct stat sa {
-      }, sb{};
-      if (key(a.path) == key(b.path) || (stat(a.path.c_str(), &sa) == 0 && stat(b.path.c_str(), &sb) == 0 &&
-                                         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino))
+      const OutputPath& a = outputs[j];
+      if (same_file(a.path, b.path))
         throw UsageError(fmt::format("{} '{}' and {} '{}' are the same file: give each output its own", a.name, a.path,
                                      b.name, b.path));
     }

@@ -27,8 +27,9 @@ struct OutputPath {
 
 // Refuses, with a UsageError, two outputs that are one file: the same path once made
 // absolute with its links resolved ("x" and "./x"), or one existing file under two
-// names. Tools call it before doing any work.
-void check_distinct_outputs(const std::vector<OutputPath>& outputs);
+// names; and an output that would replace one of `inputs`, the files the tool reads.
+// Tools call it before doing any work.
+void check_distinct_outputs(const std::vector<OutputPath>& outputs, const std::vector<OutputPath>& inputs = {});
 
 // Writes files that belong together, (path, contents) each: all are complete before
 // any is renamed into place, so a failure (a missing folder, a full disk, /dev/full)

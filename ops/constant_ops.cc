@@ -35,7 +35,7 @@ class ConstantOp final : public Op {
     if (const Tensor* t = a.get_tensor("value"))
       value_ = *t;
     else if (a.has("value_float"))
-      value_ = Tensor(Shape{}, std::vector<float>{static_cast<float>(a.get_float("value_float", 0))});
+      value_ = Tensor(Shape{}, std::vector<float>{static_cast<float>(a.get_data_float("value_float", 0))});
     else if (a.has("value_int"))
       value_ = Tensor(Shape{}, std::vector<int64_t>{a.get_int("value_int", 0)});
     else if (a.has("value_ints")) {

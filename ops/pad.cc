@@ -26,7 +26,7 @@ class PadOp final : public Op {
     else
       throw UnsupportedError("attribute 'mode' has unsupported value '" + excerpt(mode) + "'");
     pads_attr_ = node.attrs.get_ints("pads");
-    value_attr_ = static_cast<float>(node.attrs.get_float("value", 0.0));
+    value_attr_ = static_cast<float>(node.attrs.get_data_float("value", 0.0));
   }
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {

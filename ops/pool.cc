@@ -138,6 +138,13 @@ class PoolOp final : public Op {
     }
     attrs_ = parse_window_attrs(node.attrs);
     if (attrs_.kernel_shape.empty()) throw OpError("attribute 'kernel_shape' is required");
+    // A pad as wide as the kernel leaves windows of padding alone: a max of nothing
+    // (-inf), an average over no values (NaN). onnxruntime refuses it too.
+    if (attrs_.pads.size() == 2 * attrs_.kernel_shape.size())
+      for (size_t i = 0; i < attrs_.pads.size(); ++i)
+        if (const int64_t k = attrs_.kernel_shape[i % attrs_.kernel_shape.size()]; attrs_.pads[i] >= k)
+          throw OpError(
+              fmt::format("attribute 'pads' value {} must be smaller than the kernel size {}", attrs_.pads[i], k));
     if (node.outputs.size() > 1) throw UnsupportedError("the Indices output is not supported");
   }
 

@@ -183,6 +183,16 @@ def main():
     inf = helper.make_tensor("b", TensorProto.FLOAT, [2], [1.0, float("inf")])
     save("onnx_infinite_initializer.onnx",
          model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [2])], [value("y", None)], [inf]))
+    # A NaN parameter (ONNX floats can hold one; net.json cannot), and an initializer
+    # holding its values twice, in raw_data and in float_data.
+    save("onnx_nan_attribute.onnx",
+         model([helper.make_node("LeakyRelu", ["x"], ["y"], name="leaky", alpha=float("nan"))], [value("x", [4])],
+               [value("y", None)]))
+    both = helper.make_tensor("b", TensorProto.FLOAT, [1], [1.0])
+    both.raw_data = struct.pack("<f", 2.0)
+    save("onnx_raw_and_typed_data.onnx",
+         model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [1])], [value("y", None)],
+               [both]))
     # A sequence input.
     seq = helper.make_tensor_sequence_value_info("x", TensorProto.FLOAT, [4])
     save("onnx_sequence_input.onnx",
