@@ -20,19 +20,19 @@ Tensor::Tensor(DType dtype, Shape shape)
 Tensor::Tensor(Shape shape, std::vector<float> values) : Tensor(DType::kFloat32, std::move(shape)) {
   if (static_cast<int64_t>(values.size()) != size_)
     throw OpError(fmt::format("{} values for a tensor of shape {}", values.size(), shape_str(type_.shape)));
-  std::memcpy(storage_->data(), values.data(), values.size() * sizeof(float));
+  if (!values.empty()) std::memcpy(storage_->data(), values.data(), values.size() * sizeof(float));
 }
 
 Tensor::Tensor(Shape shape, std::vector<int64_t> values) : Tensor(DType::kInt64, std::move(shape)) {
   if (static_cast<int64_t>(values.size()) != size_)
     throw OpError(fmt::format("{} values for a tensor of shape {}", values.size(), shape_str(type_.shape)));
-  std::memcpy(storage_->data(), values.data(), values.size() * sizeof(int64_t));
+  if (!values.empty()) std::memcpy(storage_->data(), values.data(), values.size() * sizeof(int64_t));
 }
 
 std::byte* Tensor::mutable_data() {
   if (storage_.use_count() > 1) {
     auto copy = std::make_shared<AlignedBuffer>(storage_->bytes());
-    std::memcpy(copy->data(), storage_->data(), static_cast<size_t>(storage_->bytes()));
+    if (storage_->bytes() > 0) std::memcpy(copy->data(), storage_->data(), static_cast<size_t>(storage_->bytes()));
     storage_ = std::move(copy);
   }
   return storage_->data();

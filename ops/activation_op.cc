@@ -56,7 +56,7 @@ class ActivationOp final : public Op {
       if (in.size() > 1 && in[1].data) act.alpha = in[1].f32()[0];
       if (in.size() > 2 && in[2].data) act.beta = in[2].f32()[0];
       const int64_t n = out[0].size();
-      if (out[0].data != in[0].data) std::memcpy(out[0].data, in[0].data, sizeof(float) * n);
+      if (out[0].data != in[0].data && n > 0) std::memcpy(out[0].data, in[0].data, sizeof(float) * n);
       act.apply(out[0].f32(), n);
     });
   }

@@ -17,7 +17,7 @@ namespace {
 std::unique_ptr<Kernel> constant_kernel(Tensor value) {
   return make_kernel({}, [value = std::move(value)](const RunContext&, std::span<const TensorView>,
                                                     std::span<const TensorView> out, Workspace) {
-    std::memcpy(out[0].data, value.data(), static_cast<size_t>(value.bytes()));
+    if (value.bytes() > 0) std::memcpy(out[0].data, value.data(), static_cast<size_t>(value.bytes()));
   });
 }
 

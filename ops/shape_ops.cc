@@ -30,7 +30,7 @@ class SameDataOp : public Op {
   std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
     return make_kernel(
         {}, [](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
-          if (out[0].data != in[0].data)
+          if (out[0].data != in[0].data && out[0].size() > 0)
             std::memcpy(out[0].data, in[0].data, static_cast<size_t>(dtype_size(out[0].type.dtype) * out[0].size()));
         });
   }
