@@ -148,11 +148,8 @@ class ConvOp final : public Op {
     const CostExpr macs = CostExpr::of("N", g.batch) * CostExpr::of("K_h", g.win.kh) * CostExpr::of("K_w", g.win.kw) *
                           CostExpr::of("C_in/group", g.cin_per_group()) * CostExpr::of("H_out", g.out_h) *
                           CostExpr::of("W_out", g.out_w) * CostExpr::of("C_out", g.cout);
-    CostExpr flops = CostExpr(2) * macs;
-    if (activation_.kind != ActivationKind::kNone)
-      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
-                          CostExpr::of("output elements", checked_mul({g.batch, g.cout, g.out_h, g.out_w}));
-    return op_cost(*this, sig, macs, flops);
+    return op_cost(*this, sig, macs,
+                   product_flops(macs, activation_, checked_mul({g.batch, g.cout, g.out_h, g.out_w})));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {

@@ -136,11 +136,7 @@ class GemmOp final : public Op {
   OpCost cost(const OpSignature& sig) const override {
     const GemmDims d = dims(sig.inputs);
     const CostExpr macs = CostExpr::of("M", d.m) * CostExpr::of("K", d.k) * CostExpr::of("N", d.n);
-    CostExpr flops = CostExpr(2) * macs;
-    if (p_.activation.kind != ActivationKind::kNone)
-      flops = flops + CostExpr::of("activation FLOPs/element", p_.activation.flops_per_element()) *
-                          CostExpr::of("output elements", checked_mul({d.m, d.n}));
-    return op_cost(*this, sig, macs, flops);
+    return op_cost(*this, sig, macs, product_flops(macs, p_.activation, checked_mul({d.m, d.n})));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {

@@ -69,6 +69,14 @@ OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flo
   return c;
 }
 
+CostExpr product_flops(const CostExpr& macs, const Activation& act, int64_t output_elements) {
+  CostExpr flops = CostExpr(2) * macs;
+  if (act.kind != ActivationKind::kNone)
+    flops = flops + CostExpr::of("activation FLOPs/element", act.flops_per_element()) *
+                        CostExpr::of("output elements", output_elements);
+  return flops;
+}
+
 Op::AffineFold fold_affine_into_weights(const OpSignature& sig, bool runs_activation, int64_t channels,
                                         const ChannelAffine& a, const std::function<int64_t(int64_t)>& channel_of,
                                         const std::function<double(const Tensor& bias, int64_t c)>& old_bias) {

@@ -30,6 +30,10 @@ Cost data_movement(const OpTraits& traits, const OpSignature& sig);
 OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flops);
 
 // `axis` in [-rank, rank) as an index in [0, rank); throws OpError naming `what`.
+// The FLOPs of a product of `macs` multiply-adds with `act` in its epilogue: 2 per
+// multiply-add, plus the activation's FLOPs per element on each of `output_elements`.
+CostExpr product_flops(const CostExpr& macs, const Activation& act, int64_t output_elements);
+
 // How a following per-channel y * scale + shift folds into a weighted op (Conv,
 // ConvTranspose, Gemm): the blocker when the weights (input 1) or the bias (input 2,
 // when present) are not constants or the op already runs an activation; else the
