@@ -9,10 +9,12 @@ writes OUT_DIR/<case>/model.onnx and OUT_DIR/<case>/test_data_set_0/{input,outpu
   mobilenet_v2   torchvision MobileNetV2, 1x3x224x224
   resnet18       torchvision ResNet-18, 1x3x224x224
   lstm           torch.nn.LSTM (2 layers) with a linear head, 12 steps of batch 2
+  lstm_last      torch.nn.LSTM (2 layers) with a linear head on h_n[-1], 9 steps of batch 2
+  gru            torch.nn.GRU (2 layers, bidirectional) with a linear head on y[-1], 10 steps of batch 3
   tiny_decoder   Conv2d then ConvTranspose2d, 1x3x32x32
 
 and OUT_DIR/expected_costs.json: each model's MACs and parameters counted here with
-forward hooks (Conv, ConvTranspose, Linear, LSTM), independently of the engine.
+forward hooks (Conv, ConvTranspose, Linear, LSTM, GRU), independently of the engine.
 `engine_check OUT_DIR` runs the cases; tests/torch_models/check_costs.py compares costs.
 
 Weights are random (weights=None: nothing is downloaded) with a fixed seed. The models
@@ -42,6 +44,32 @@ class LstmWithHead(torch.nn.Module):
     def forward(self, x):
         y, _ = self.lstm(x)
         return self.head(y)
+
+
+class LstmLastState(torch.nn.Module):
+    """A 2-layer LSTM over [T, N, D] and a linear head on the last layer's final state h_n[-1]."""
+
+    def __init__(self, input_size=12, hidden_size=20, classes=5):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(input_size, hidden_size, num_layers=2)
+        self.head = torch.nn.Linear(hidden_size, classes)
+
+    def forward(self, x):
+        _, (h, _) = self.lstm(x)
+        return self.head(h[-1])
+
+
+class GruClassifier(torch.nn.Module):
+    """A 2-layer bidirectional GRU over [T, N, D] and a linear head on the last step y[-1]."""
+
+    def __init__(self, input_size=16, hidden_size=24, classes=6):
+        super().__init__()
+        self.gru = torch.nn.GRU(input_size, hidden_size, num_layers=2, bidirectional=True)
+        self.head = torch.nn.Linear(2 * hidden_size, classes)
+
+    def forward(self, x):
+        y, _ = self.gru(x)
+        return self.head(y[-1])
 
 
 class TinyDecoder(torch.nn.Module):
@@ -79,12 +107,16 @@ def count_costs(model, x):
         nonlocal macs
         macs += out.numel() // m.out_features * m.in_features * m.out_features
 
-    def lstm(m, inputs, out):
+    def recurrent(m, inputs, out):
+        # Per step, batch row, layer and direction: gates*H*(D+H), D being the layer's
+        # input (the previous layer's H per direction); LSTM 4 gates, GRU 3.
         nonlocal macs
+        gates = 4 if isinstance(m, torch.nn.LSTM) else 3
+        dirs = 2 if m.bidirectional else 1
         steps, batch = inputs[0].shape[0], inputs[0].shape[1]
         for layer in range(m.num_layers):
-            d = m.input_size if layer == 0 else m.hidden_size
-            macs += steps * batch * 4 * m.hidden_size * (d + m.hidden_size)
+            d = m.input_size if layer == 0 else dirs * m.hidden_size
+            macs += steps * batch * dirs * gates * m.hidden_size * (d + m.hidden_size)
 
     hooks = []
     for module in model.modules():
@@ -92,8 +124,8 @@ def count_costs(model, x):
             hooks.append(module.register_forward_hook(conv))
         elif isinstance(module, torch.nn.Linear):
             hooks.append(module.register_forward_hook(linear))
-        elif isinstance(module, torch.nn.LSTM):
-            hooks.append(module.register_forward_hook(lstm))
+        elif isinstance(module, (torch.nn.LSTM, torch.nn.GRU)):
+            hooks.append(module.register_forward_hook(recurrent))
     with torch.no_grad():
         model(x)
     for h in hooks:
@@ -135,6 +167,8 @@ def main():
         "mobilenet_v2": (torchvision.models.mobilenet_v2(weights=None), image),
         "resnet18": (torchvision.models.resnet18(weights=None), image),
         "lstm": (LstmWithHead(), torch.rand(12, 2, 16)),
+        "lstm_last": (LstmLastState(), torch.rand(9, 2, 12)),
+        "gru": (GruClassifier(), torch.rand(10, 3, 16)),
         "tiny_decoder": (TinyDecoder(), torch.rand(1, 3, 32, 32)),
     }
     costs = {}
