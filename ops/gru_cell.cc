@@ -65,23 +65,6 @@ int64_t GruCell::gemm_scratch_floats(int threads) const {
   return floats;
 }
 
-void GruCell::project_inputs(const RunContext& ctx, const CellWeights& w, const float* x,
-                             std::span<float> workspace) const {
-  if (c_.plan != CellPlan::kFused) return;
-  // X is [seq * B, D] rows in either layout; the gate inputs keep its row order.
-  float* gates = workspace.data() + state_floats();
-  input_matmul(ctx, *w.gates, kAllGates, x, c_.input_size, c_.seq_length * c_.batch, w.bias, gates, 3 * c_.hidden_size,
-               workspace.subspan(state_floats() + scratch_floats()));
-}
-
-void GruCell::step(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
-                   std::span<float> workspace) const {
-  if (c_.plan == CellPlan::kMinimal)
-    step_minimal(ctx, weights, x, t, active, workspace);
-  else
-    step_fused(ctx, weights, t, active, workspace);
-}
-
 // Besides H, scratch s0 holds r (then what r multiplies) and later z; s1 the candidate
 // h. Each numbered sub-step matches sub_steps() and buffers().
 void GruCell::step_minimal(const RunContext& ctx, const CellWeights& w, const float* x, int64_t t, ActiveRows active,
@@ -90,16 +73,16 @@ void GruCell::step_minimal(const RunContext& ctx, const CellWeights& w, const fl
   float* h = workspace.data();
   float* s0 = h + bh;
   float* s1 = h + 2 * bh;
-  const std::span<float> gemm_scratch = workspace.subspan(3 * bh);
+  const std::span<float> scratch = gemm_scratch(workspace);
   const float* x_t = x + step_offset(t, c_.input_size);
   const int64_t ldx = step_stride(c_.input_size);
   auto wb = [&](int g) { return w.bias ? w.bias + g * hidden : nullptr; };
   auto rb = [&](int g) { return w.bias ? w.bias + (3 + g) * hidden : nullptr; };
   auto input = [&](int g, float* dst) {
-    input_matmul(ctx, *w.gates, {g, 1}, x_t, ldx, c_.batch, wb(g), dst, hidden, gemm_scratch);
+    input_matmul(ctx, *w.gates, {g, 1}, x_t, ldx, c_.batch, wb(g), dst, hidden, scratch);
   };
   auto recurrent = [&](int g, const float* state, float* dst, bool accumulate) {
-    recurrent_matmul(ctx, *w.gates, {g, 1}, state, c_.batch, rb(g), dst, hidden, accumulate, gemm_scratch);
+    recurrent_matmul(ctx, *w.gates, {g, 1}, state, c_.batch, rb(g), dst, hidden, accumulate, scratch);
   };
   input(kReset, s0);  // 0: r
   recurrent(kReset, h, s0, true);
@@ -132,11 +115,11 @@ void GruCell::step_fused(const RunContext& ctx, const CellWeights& w, int64_t t,
   float* gr = g + kReset * hidden;
   float* gh = g + kHidden * hidden;
   float* p = workspace.data() + state_floats() + gate_input_floats();
-  const std::span<float> gemm_scratch = workspace.subspan(state_floats() + scratch_floats());
+  const std::span<float> scratch = gemm_scratch(workspace);
   const float* rb = w.bias ? w.bias + width : nullptr;
   if (c_.linear_before_reset) {
-    recurrent_matmul(ctx, *w.gates, kAllGates, h, c_.batch, rb, p, width, false, gemm_scratch);  // 1: P
-    for (int64_t b = 0; b < c_.batch; ++b) {                                                     // 2: z, r
+    recurrent_matmul(ctx, *w.gates, kAllGates, h, c_.batch, rb, p, width, false, scratch);  // 1: P
+    for (int64_t b = 0; b < c_.batch; ++b) {                                                // 2: z, r
       float* row = g + b * ld;
       const float* prow = p + b * width;
       for (int64_t j = 0; j < 2 * hidden; ++j) row[j] += prow[j];
@@ -145,11 +128,11 @@ void GruCell::step_fused(const RunContext& ctx, const CellWeights& w, int64_t t,
       tanh(row + 2 * hidden, hidden);
     }
   } else {
-    recurrent_matmul(ctx, *w.gates, kUpdateAndReset, h, c_.batch, rb, g, ld, true, gemm_scratch);  // 1
-    for (int64_t b = 0; b < c_.batch; ++b) sigmoid(g + b * ld, 2 * hidden);                        // 2
-    multiply_rows(c_, gr, ld, h, hidden, p, hidden);                                               // 3
+    recurrent_matmul(ctx, *w.gates, kUpdateAndReset, h, c_.batch, rb, g, ld, true, scratch);  // 1
+    for (int64_t b = 0; b < c_.batch; ++b) sigmoid(g + b * ld, 2 * hidden);                   // 2
+    multiply_rows(c_, gr, ld, h, hidden, p, hidden);                                          // 3
     recurrent_matmul(ctx, *w.gates, {kHidden, 1}, p, c_.batch, rb ? rb + 2 * hidden : nullptr, gh, ld, true,
-                     gemm_scratch);  // 4
+                     scratch);  // 4
     for (int64_t b = 0; b < c_.batch; ++b) tanh(gh + b * ld, hidden);
   }
   update_state(c_, active, gz, gh, ld, h);  // last

@@ -12,7 +12,7 @@ namespace minfer {
 
 class GruCell final : public RecurrentCell {
  public:
-  explicit GruCell(const CellConfig& config) : RecurrentCell(config) {}
+  explicit GruCell(const CellConfig& config) : RecurrentCell(config, 3) {}
 
   // The workspace starts with H [B, H].
   float* state(float* workspace, int) const override { return workspace; }
@@ -21,11 +21,6 @@ class GruCell final : public RecurrentCell {
   std::vector<GateSpan> input_blocks() const override;
   std::vector<GateSpan> recurrent_blocks() const override;
 
-  void project_inputs(const RunContext& ctx, const CellWeights& weights, const float* x,
-                      std::span<float> workspace) const override;
-  void step(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
-            std::span<float> workspace) const override;
-
   int64_t gate_matmuls() const override { return 3; }
   int64_t elementwise_flops_per_unit() const override;
   std::vector<std::string> sub_steps() const override;
@@ -33,9 +28,9 @@ class GruCell final : public RecurrentCell {
 
  private:
   void step_minimal(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
-                    std::span<float> workspace) const;
+                    std::span<float> workspace) const override;
   void step_fused(const RunContext& ctx, const CellWeights& weights, int64_t t, ActiveRows active,
-                  std::span<float> workspace) const;
+                  std::span<float> workspace) const override;
   // The plan's scratch after H: the fused plan's gate inputs [seq, B, 3H].
   int64_t gate_input_floats() const;
 };

@@ -88,23 +88,6 @@ int64_t LstmCell::gemm_scratch_floats(int threads) const {
                                     c_.batch, threads);
 }
 
-void LstmCell::project_inputs(const RunContext& ctx, const CellWeights& w, const float* x,
-                              std::span<float> workspace) const {
-  if (c_.plan != CellPlan::kFused) return;
-  // X is [seq * B, D] rows in either layout; the gate inputs keep its row order.
-  float* gates = workspace.data() + state_floats();
-  input_matmul(ctx, *w.gates, kAllGates, x, c_.input_size, c_.seq_length * c_.batch, w.bias, gates, 4 * c_.hidden_size,
-               workspace.subspan(state_floats() + scratch_floats()));
-}
-
-void LstmCell::step(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
-                    std::span<float> workspace) const {
-  if (c_.plan == CellPlan::kMinimal)
-    step_minimal(ctx, weights, x, t, active, workspace);
-  else
-    step_fused(ctx, weights, t, active, workspace);
-}
-
 // The seed's plan: besides C and H, scratch s0 holds i and later o, s1 holds f and
 // later c. Each numbered sub-step matches sub_steps() and buffers().
 void LstmCell::step_minimal(const RunContext& ctx, const CellWeights& w, const float* x, int64_t t, ActiveRows active,
@@ -114,13 +97,13 @@ void LstmCell::step_minimal(const RunContext& ctx, const CellWeights& w, const f
   float* h = state(workspace.data(), 0);
   float* s0 = workspace.data() + 2 * bh;
   float* s1 = workspace.data() + 3 * bh;
-  const std::span<float> gemm_scratch = workspace.subspan(4 * bh);
+  const std::span<float> scratch = gemm_scratch(workspace);
   const float* x_t = x + step_offset(t, c_.input_size);
   auto gate = [&](int g, const float* peephole_state, float* dst) {
     const float* wb = w.bias ? w.bias + g * hidden : nullptr;
     const float* rb = w.bias ? w.bias + (4 + g) * hidden : nullptr;
-    input_matmul(ctx, *w.gates, {g, 1}, x_t, step_stride(c_.input_size), c_.batch, wb, dst, hidden, gemm_scratch);
-    recurrent_matmul(ctx, *w.gates, {g, 1}, h, c_.batch, rb, dst, hidden, true, gemm_scratch);
+    input_matmul(ctx, *w.gates, {g, 1}, x_t, step_stride(c_.input_size), c_.batch, wb, dst, hidden, scratch);
+    recurrent_matmul(ctx, *w.gates, {g, 1}, h, c_.batch, rb, dst, hidden, true, scratch);
     finish_gate(w, g, peephole_state, dst, hidden);
   };
   gate(kInput, cell, s0);  // 0
@@ -147,8 +130,8 @@ void LstmCell::step_fused(const RunContext& ctx, const CellWeights& w, int64_t t
   float* gf = g + kForget * hidden;
   float* gc = g + kCell * hidden;
   recurrent_matmul(ctx, *w.gates, kAllGates, h, c_.batch, w.bias ? w.bias + width : nullptr, g, ld, true,
-                   workspace.subspan(state_floats() + scratch_floats()));  // 1
-  finish_gate(w, kInput, cell, gi, ld);                                    // 2
+                   gemm_scratch(workspace));  // 1
+  finish_gate(w, kInput, cell, gi, ld);       // 2
   if (c_.input_forget)
     couple_forget_gate(c_, gi, ld, gf, ld);
   else

@@ -12,7 +12,7 @@ namespace minfer {
 
 class LstmCell final : public RecurrentCell {
  public:
-  explicit LstmCell(const CellConfig& config) : RecurrentCell(config) {}
+  explicit LstmCell(const CellConfig& config) : RecurrentCell(config, 4) {}
 
   // The workspace starts with C [B, H], then H [B, H].
   int states() const override { return 2; }
@@ -24,11 +24,6 @@ class LstmCell final : public RecurrentCell {
   std::vector<GateSpan> input_blocks() const override;
   std::vector<GateSpan> recurrent_blocks() const override { return input_blocks(); }
 
-  void project_inputs(const RunContext& ctx, const CellWeights& weights, const float* x,
-                      std::span<float> workspace) const override;
-  void step(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
-            std::span<float> workspace) const override;
-
   // The minimal plan skips the forget gate's products under input_forget; the fused
   // GEMMs always cover all four.
   int64_t gate_matmuls() const override;
@@ -38,9 +33,9 @@ class LstmCell final : public RecurrentCell {
 
  private:
   void step_minimal(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
-                    std::span<float> workspace) const;
+                    std::span<float> workspace) const override;
   void step_fused(const RunContext& ctx, const CellWeights& weights, int64_t t, ActiveRows active,
-                  std::span<float> workspace) const;
+                  std::span<float> workspace) const override;
   void finish_gate(const CellWeights& w, int gate, const float* cell, float* pre, int64_t ld) const;
   int64_t gate_input_flops(int gate) const;
 };

@@ -28,6 +28,14 @@ void clip_values(const std::optional<float>& clip, float* y, int64_t n) {
 
 }  // namespace
 
+void RecurrentCell::project_inputs(const RunContext& ctx, const CellWeights& w, const float* x,
+                                   std::span<float> workspace) const {
+  if (c_.plan != CellPlan::kFused) return;
+  // X is [seq * B, D] rows in either layout; the gate inputs keep its row order.
+  input_matmul(ctx, *w.gates, all_gates(), x, c_.input_size, c_.seq_length * c_.batch, w.bias,
+               workspace.data() + state_floats(), gates_ * c_.hidden_size, gemm_scratch(workspace));
+}
+
 void RecurrentCell::sigmoid(float* y, int64_t n) const {
   clip_values(c_.clip, y, n);
   c_.activations->sigmoid(y, n);

@@ -60,7 +60,8 @@ struct ActiveRows {
 
 class RecurrentCell {
  public:
-  explicit RecurrentCell(const CellConfig& config) : c_(config) {}
+  // `gates`: the blocks of H rows in W and R.
+  RecurrentCell(const CellConfig& config, int gates) : c_(config), gates_(gates) {}
   virtual ~RecurrentCell() = default;
   const CellConfig& config() const { return c_; }
 
@@ -82,12 +83,18 @@ class RecurrentCell {
   virtual std::vector<GateSpan> recurrent_blocks() const = 0;
 
   // Once per direction, before its first step, on the whole X: the fused plan's gate
-  // inputs X*W^T + Wb of every step; nothing for the minimal plan.
-  virtual void project_inputs(const RunContext& ctx, const CellWeights& weights, const float* x,
-                              std::span<float> workspace) const = 0;
+  // inputs X*W^T + Wb of every step, [seq, B, gates*H] after the state; nothing for the
+  // minimal plan.
+  void project_inputs(const RunContext& ctx, const CellWeights& weights, const float* x,
+                      std::span<float> workspace) const;
   // Time step t of X: updates the state in `workspace` for the active rows.
-  virtual void step(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
-                    std::span<float> workspace) const = 0;
+  void step(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t, ActiveRows active,
+            std::span<float> workspace) const {
+    if (c_.plan == CellPlan::kMinimal)
+      step_minimal(ctx, weights, x, t, active, workspace);
+    else
+      step_fused(ctx, weights, t, active, workspace);
+  }
 
   // Gate blocks of W and R multiplied per step (MACs per row and step: that times H*(D+H)).
   virtual int64_t gate_matmuls() const = 0;
@@ -99,6 +106,16 @@ class RecurrentCell {
   virtual std::vector<BufferSpan> buffers() const = 0;
 
  protected:
+  // One step under each plan; the fused one reads step t's rows of the gate inputs.
+  virtual void step_minimal(const RunContext& ctx, const CellWeights& weights, const float* x, int64_t t,
+                            ActiveRows active, std::span<float> workspace) const = 0;
+  virtual void step_fused(const RunContext& ctx, const CellWeights& weights, int64_t t, ActiveRows active,
+                          std::span<float> workspace) const = 0;
+  GateSpan all_gates() const { return {0, gates_}; }
+  // The GEMM's packing scratch, after the state and the plan's scratch.
+  std::span<float> gemm_scratch(std::span<float> workspace) const {
+    return workspace.subspan(state_floats() + scratch_floats());
+  }
   // Where step t's rows start in a [seq, B, width] tensor (layout 0) or a [B, seq, width]
   // one (layout 1), and how far apart they are.
   int64_t step_offset(int64_t t, int64_t width) const { return c_.batch_major ? t * width : t * c_.batch * width; }
@@ -116,6 +133,7 @@ class RecurrentCell {
   }
 
   CellConfig c_;
+  int gates_;
 };
 
 }  // namespace minfer

@@ -15,7 +15,7 @@ constexpr GateSpan kGate{0, 1};
 
 class RnnCell final : public RecurrentCell {
  public:
-  explicit RnnCell(const CellConfig& config) : RecurrentCell(config) {}
+  explicit RnnCell(const CellConfig& config) : RecurrentCell(config, 1) {}
 
   // The workspace starts with H [B, H], then the new state s [B, H] (minimal) or the
   // gate inputs [seq, B, H] (fused).
@@ -30,35 +30,6 @@ class RnnCell final : public RecurrentCell {
   }
   std::vector<GateSpan> input_blocks() const override { return {kGate}; }
   std::vector<GateSpan> recurrent_blocks() const override { return {kGate}; }
-
-  void project_inputs(const RunContext& ctx, const CellWeights& w, const float* x,
-                      std::span<float> workspace) const override {
-    if (c_.plan != CellPlan::kFused) return;
-    input_matmul(ctx, *w.gates, kGate, x, c_.input_size, c_.seq_length * c_.batch, w.bias,
-                 workspace.data() + state_floats(), c_.hidden_size,
-                 workspace.subspan(state_floats() + scratch_floats()));
-  }
-
-  void step(const RunContext& ctx, const CellWeights& w, const float* x, int64_t t, ActiveRows active,
-            std::span<float> workspace) const override {
-    const int64_t hidden = c_.hidden_size;
-    float* h = workspace.data();
-    const std::span<float> gemm_scratch = workspace.subspan(state_floats() + scratch_floats());
-    const float* rb = w.bias ? w.bias + hidden : nullptr;
-    float* s = workspace.data() + state_floats();
-    int64_t ld = hidden;
-    if (c_.plan == CellPlan::kMinimal) {  // 0
-      input_matmul(ctx, *w.gates, kGate, x + step_offset(t, c_.input_size), step_stride(c_.input_size), c_.batch,
-                   w.bias, s, hidden, gemm_scratch);
-    } else {  // 1
-      s += step_offset(t, hidden);
-      ld = step_stride(hidden);
-    }
-    recurrent_matmul(ctx, *w.gates, kGate, h, c_.batch, rb, s, ld, true, gemm_scratch);
-    for (int64_t b = 0; b < c_.batch; ++b) tanh(s + b * ld, hidden);
-    for (int64_t b = 0; b < c_.batch; ++b)  // last: Ht-1 was last read by the GEMM
-      if (active(b)) std::copy_n(s + b * ld, hidden, h + b * hidden);
-  }
 
   int64_t gate_matmuls() const override { return 1; }
   int64_t elementwise_flops_per_unit() const override { return (c_.has_bias ? 2 : 0) + clip_flops() + tanh_flops(); }
@@ -77,6 +48,31 @@ class RnnCell final : public RecurrentCell {
     return {buffer("hidden_state", 0, bytes, 0, last),
             buffer(c_.plan == CellPlan::kMinimal ? "new_state" : "gate_inputs", bytes,
                    checked_mul({4, scratch_floats()}), 0, last)};
+  }
+
+ private:
+  void step_minimal(const RunContext& ctx, const CellWeights& w, const float* x, int64_t t, ActiveRows active,
+                    std::span<float> workspace) const override {
+    float* s = workspace.data() + state_floats();
+    input_matmul(ctx, *w.gates, kGate, x + step_offset(t, c_.input_size), step_stride(c_.input_size), c_.batch, w.bias,
+                 s, c_.hidden_size, gemm_scratch(workspace));  // 0
+    finish(ctx, w, active, s, c_.hidden_size, workspace);
+  }
+  void step_fused(const RunContext& ctx, const CellWeights& w, int64_t t, ActiveRows active,
+                  std::span<float> workspace) const override {
+    finish(ctx, w, active, workspace.data() + state_floats() + step_offset(t, c_.hidden_size),
+           step_stride(c_.hidden_size), workspace);  // 1
+  }
+  // s (rows `ld` apart) += Ht-1*R^T + Rb; s = f(s); H = s on the active rows.
+  void finish(const RunContext& ctx, const CellWeights& w, ActiveRows active, float* s, int64_t ld,
+              std::span<float> workspace) const {
+    const int64_t hidden = c_.hidden_size;
+    float* h = workspace.data();
+    recurrent_matmul(ctx, *w.gates, kGate, h, c_.batch, w.bias ? w.bias + hidden : nullptr, s, ld, true,
+                     gemm_scratch(workspace));
+    for (int64_t b = 0; b < c_.batch; ++b) tanh(s + b * ld, hidden);
+    for (int64_t b = 0; b < c_.batch; ++b)  // last: Ht-1 was last read by the GEMM
+      if (active(b)) std::copy_n(s + b * ld, hidden, h + b * hidden);
   }
 };
 
