@@ -272,7 +272,7 @@ class RecurrentOp final : public Op {
 
   OpTraits traits() const override {
     OpTraits t;
-    t.optional_outputs = kind_.peephole ? 0b111 : 0b11;
+    t.optional_outputs = kind_.cell_state ? 0b111 : 0b11;
     return t;
   }
 
@@ -282,7 +282,7 @@ class RecurrentOp final : public Op {
         g.batch_major ? Shape{g.batch, g.seq, g.directions, g.hidden} : Shape{g.seq, g.directions, g.batch, g.hidden};
     const Shape state = g.batch_major ? Shape{g.batch, g.directions, g.hidden} : Shape{g.directions, g.batch, g.hidden};
     std::vector<TensorType> out = {{DType::kFloat32, y}, {DType::kFloat32, state}};
-    if (kind_.peephole) out.push_back({DType::kFloat32, state});
+    if (kind_.cell_state) out.push_back({DType::kFloat32, state});
     return out;
   }
 
@@ -306,7 +306,7 @@ class RecurrentOp final : public Op {
 
  private:
   Geometry geometry(std::span<const OpInput> in) const {
-    check_input_count(in, 3, kind_.peephole ? 8 : 6);
+    check_input_count(in, 3, kind_.cell_state ? 8 : 6);
     for (size_t i = 0; i < in.size(); ++i)
       if (in[i].present && in[i].dtype() != (i == kSequenceLens ? in[i].dtype() : DType::kFloat32))
         throw UnsupportedError(
@@ -349,7 +349,7 @@ class RecurrentOp final : public Op {
     const Shape state = batch_major ? Shape{g.batch, dirs, hidden} : Shape{dirs, g.batch, hidden};
     const char* state_layout = batch_major ? "[batch, directions, hidden] (layout 1)" : "[directions, batch, hidden]";
     const char* state_names[] = {"initial_h", "initial_c"};
-    for (int i = 0; i < (kind_.peephole ? 2 : 1); ++i) {
+    for (int i = 0; i < (kind_.cell_state ? 2 : 1); ++i) {
       g.has_initial[i] = present(in, kInitialH + i);
       if (g.has_initial[i]) expect_shape(in, kInitialH + i, state_names[i], state, state_layout);
     }

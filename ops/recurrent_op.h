@@ -22,7 +22,7 @@ struct RecurrentKind {
   std::vector<const char*> activations;  // the default activations of one direction, the only ones run
   bool CellConfig::*flag = nullptr;      // the op's own 0/1 attribute, when it has one
   const char* flag_name = nullptr;       // its name ("input_forget", "linear_before_reset")
-  bool peephole = false;                 // LSTM: initial_c (input 6), P (input 7) and Y_c (output 2)
+  bool cell_state = false;               // LSTM: C (initial_c, input 6; Y_c, output 2) and P (input 7)
   std::unique_ptr<RecurrentCell> (*make_cell)(const CellConfig& config);
 };
 
