@@ -292,7 +292,7 @@ TEST(Gru, CostBidirectionalWithBias) {
       SCOPED_TRACE(fmt::format("{} linear_before_reset={}", plan, lbr));
       const GruCase c{3, 2, 5, 4, "bidirectional", lbr, true, true};
       const GruData d = make_data(c);
-      const Cost& cost = compile(single_op_graph("GRU", gru_inputs(c, d), gru_attrs(c, plan), 2))->steps()[0].cost;
+      const Cost cost = compile(single_op_graph("GRU", gru_inputs(c, d), gru_attrs(c, plan), 2))->steps()[0].cost;
       EXPECT_EQ(cost.macs, 1296);
       // Per unit: 6 + 8 + 5 + 1 + 3 = 23; 12 row-steps x 4 units.
       EXPECT_EQ(cost.flops, 2 * 1296 + 23 * 12 * 4);
