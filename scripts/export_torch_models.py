@@ -10,9 +10,13 @@ writes OUT_DIR/<case>/model.onnx and OUT_DIR/<case>/test_data_set_0/{input,outpu
   resnet18       torchvision ResNet-18, 1x3x224x224
   lstm           torch.nn.LSTM (2 layers) with a linear head, 12 steps of batch 2
   tiny_decoder   Conv2d then ConvTranspose2d, 1x3x32x32
+  shufflenet_v2  torchvision ShuffleNetV2 x0.5, 1x3x64x64 (x.chunk on run-time data, the
+                 channel shuffle's Reshape/Transpose/Reshape, x.mean([2, 3]))
+  conv1d_net     Conv1d, BatchNorm1d, ReLU, MaxPool1d, AdaptiveAvgPool1d and a linear
+                 head over 2x4x64 (audio and time series)
 
 and OUT_DIR/expected_costs.json: each model's MACs and parameters counted here with
-forward hooks (Conv, ConvTranspose, Linear, LSTM), independently of the engine.
+forward hooks (Conv and ConvTranspose in 1-D and 2-D, Linear, LSTM), independently of the engine.
 `engine_check OUT_DIR` runs the cases; tests/torch_models/check_costs.py compares costs.
 
 Weights are random (weights=None: nothing is downloaded) with a fixed seed. The models
@@ -56,24 +60,42 @@ class TinyDecoder(torch.nn.Module):
         return torch.sigmoid(self.up(torch.relu(self.down(x))))
 
 
+class Conv1dNet(torch.nn.Module):
+    """A 1-D convolutional classifier over [N, C, L] signals."""
+
+    def __init__(self, channels=4, classes=5):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv1d(channels, 16, 5, padding=2), torch.nn.BatchNorm1d(16), torch.nn.ReLU(),
+            torch.nn.MaxPool1d(2),
+            torch.nn.Conv1d(16, 32, 3, stride=2, padding=1), torch.nn.BatchNorm1d(32), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool1d(1))
+        self.head = torch.nn.Linear(32, classes)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
 def count_costs(model, x):
     """MACs by the engine's cost conventions, counted with forward hooks."""
     macs = 0
     conv_method_extra = []
 
     def conv(m, inputs, out):
+        # 1-D and 2-D alike: kernel taps K (Kh*Kw or K) and spatial sizes (H*W or L).
         nonlocal macs
-        kh, kw = m.kernel_size
-        if isinstance(m, torch.nn.ConvTranspose2d):
+        k = int(np.prod(m.kernel_size))
+        n, cin = inputs[0].shape[:2]
+        cout = out.shape[1]
+        spatial_in, spatial_out = int(np.prod(inputs[0].shape[2:])), int(np.prod(out.shape[2:]))
+        if isinstance(m, (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d)):
             # col2im method: one GEMM over the input; conv method: a convolution over the
             # zero-filled output-sized map. Which one runs is the engine's choice.
-            n, cin, h, w = inputs[0].shape
-            macs += n * kh * kw * cin * (m.out_channels // m.groups) * h * w
-            conv_method_extra.append(n * kh * kw * (cin // m.groups) * m.out_channels * out.shape[2] * out.shape[3]
-                                     - n * kh * kw * cin * (m.out_channels // m.groups) * h * w)
+            macs += n * k * cin * (cout // m.groups) * spatial_in
+            conv_method_extra.append(n * k * (cin // m.groups) * cout * spatial_out
+                                     - n * k * cin * (cout // m.groups) * spatial_in)
         else:
-            n, cout, h, w = out.shape
-            macs += n * kh * kw * (m.in_channels // m.groups) * cout * h * w
+            macs += n * k * (cin // m.groups) * cout * spatial_out
 
     def linear(m, inputs, out):
         nonlocal macs
@@ -88,7 +110,7 @@ def count_costs(model, x):
 
     hooks = []
     for module in model.modules():
-        if isinstance(module, (torch.nn.Conv2d, torch.nn.ConvTranspose2d)):
+        if isinstance(module, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d)):
             hooks.append(module.register_forward_hook(conv))
         elif isinstance(module, torch.nn.Linear):
             hooks.append(module.register_forward_hook(linear))
@@ -136,6 +158,8 @@ def main():
         "resnet18": (torchvision.models.resnet18(weights=None), image),
         "lstm": (LstmWithHead(), torch.rand(12, 2, 16)),
         "tiny_decoder": (TinyDecoder(), torch.rand(1, 3, 32, 32)),
+        "shufflenet_v2": (torchvision.models.shufflenet_v2_x0_5(weights=None), torch.rand(1, 3, 64, 64)),
+        "conv1d_net": (Conv1dNet(), torch.rand(2, 4, 64)),
     }
     costs = {}
     for name, (model, x) in cases.items():

@@ -73,8 +73,8 @@ OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& input
   return r;
 }
 
-OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs) {
-  auto model = compile(single_op_graph(op_type, inputs, std::move(attrs)));
+OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs, int num_outputs) {
+  auto model = compile(single_op_graph(op_type, inputs, std::move(attrs), num_outputs));
   OpResult r;
   r.cost = model->steps()[0].cost;
   r.kind = model->steps()[0].kind();

@@ -42,7 +42,8 @@ OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& input
                 int num_outputs = 1, int threads = 1);
 
 // Compiles without running: the cost and kind of the op on these inputs.
-OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {});
+OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {},
+                 int num_outputs = 1);
 
 // A float32 tensor's elements (throws for another type).
 inline std::vector<float> float_values(const Tensor& t) {
