@@ -35,28 +35,42 @@ int64_t checked_index(int64_t index, int64_t dim) {
   return index < 0 ? index + dim : index;
 }
 
-class GatherOp final : public Op {
+// Gather and GatherElements: data, int64 indices read at run time, and an axis of data.
+class GatherBase : public Op {
  public:
-  explicit GatherOp(const Node& node) {
+  explicit GatherBase(const Node& node) {
     node.attrs.check_known({"axis"});
     axis_ = node.attrs.get_int("axis", 0);
   }
-  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+
+ protected:
+  // Checks the inputs; the axis in [0, rank of data).
+  int64_t checked_axis(std::span<const OpInput> in) const {
     check_input_count(in, 2, 2);
     if (in[1].dtype() != DType::kInt64)
       throw OpError(fmt::format("indices must be integers, got {}", dtype_name(in[1].dtype())));
+    if (in[0].shape().empty()) throw OpError("data must have rank at least 1");
+    return normalize_axis(axis_, static_cast<int64_t>(in[0].shape().size()));
+  }
+
+  int64_t axis_;
+};
+
+class GatherOp final : public GatherBase {
+ public:
+  using GatherBase::GatherBase;
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    const int64_t axis = checked_axis(in);
     const Shape& data = in[0].shape();
-    if (data.empty()) throw OpError("data must have rank at least 1");
-    const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
     Shape shape(data.begin(), data.begin() + axis);
     shape.insert(shape.end(), in[1].shape().begin(), in[1].shape().end());
     shape.insert(shape.end(), data.begin() + axis + 1, data.end());
     return {{in[0].dtype(), shape}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& data = sig.inputs[0].shape();
-    const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
+    const int64_t axis = checked_axis(sig.inputs);
     int64_t inner = 1;
     for (size_t d = static_cast<size_t>(axis) + 1; d < data.size(); ++d) inner *= data[d];
     return make_kernel(
@@ -71,9 +85,6 @@ class GatherOp final : public Op {
           });
         });
   }
-
- private:
-  int64_t axis_;
 };
 
 // Slice's per-axis window after ONNX's clamping.
@@ -172,30 +183,22 @@ class ExpandOp final : public Op {
 
 // y[i_0, ..., i_axis, ...] = x[i_0, ..., indices[i_0, ..., i_axis, ...], ...]: indices
 // of x's rank, the output of their shape.
-class GatherElementsOp final : public Op {
+class GatherElementsOp final : public GatherBase {
  public:
-  explicit GatherElementsOp(const Node& node) {
-    node.attrs.check_known({"axis"});
-    axis_ = node.attrs.get_int("axis", 0);
-  }
+  using GatherBase::GatherBase;
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
-    check_input_count(in, 2, 2);
-    if (in[1].dtype() != DType::kInt64)
-      throw OpError(fmt::format("indices must be integers, got {}", dtype_name(in[1].dtype())));
+    const int64_t axis = checked_axis(in);
     const Shape &data = in[0].shape(), &indices = in[1].shape();
-    if (data.empty()) throw OpError("data must have rank at least 1");
     if (indices.size() != data.size())
       throw OpError(fmt::format("indices {} must have the rank of data {}", shape_str(indices), shape_str(data)));
-    const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
     for (size_t d = 0; d < data.size(); ++d)
       if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
         throw OpError(fmt::format("indices {} exceed data {} along axis {}", shape_str(indices), shape_str(data), d));
     return {{in[0].dtype(), indices}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& data = sig.inputs[0].shape();
-    const size_t axis = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(data.size())));
+    const auto axis = static_cast<size_t>(checked_axis(sig.inputs));
     return make_kernel(
         {}, [axis, dims = sig.outputs[0].shape(), src_strides = strides_of(data),
              out_strides = strides_of(sig.outputs[0].shape()), dim = data[axis]](
@@ -211,9 +214,6 @@ class GatherElementsOp final : public Op {
           });
         });
   }
-
- private:
-  int64_t axis_;
 };
 
 // y[i] = x[i mod shape(x)] per axis, y's shape x's times repeats.

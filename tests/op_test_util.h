@@ -24,6 +24,8 @@ inline TestTensor weight(Shape shape, std::vector<float> data) {
 }
 
 std::vector<float> random_values(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+// 0, 1, ..., n - 1: values that show where each element came from.
+std::vector<float> iota_values(int64_t n);
 
 // A one-node graph: inputs named in0, in1, ...; outputs out0, ...; an empty-shaped
 // TestTensor with no data marks an omitted optional input.

@@ -2,18 +2,10 @@
 // and element order against loops written here from ONNX's definitions.
 #include <gtest/gtest.h>
 
-#include <numeric>
-
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
 namespace {
-
-std::vector<float> iota_values(int64_t n) {
-  std::vector<float> v(n);
-  std::iota(v.begin(), v.end(), 0.0f);
-  return v;
-}
 
 Attributes with_int(const char* name, int64_t value) {
   Attributes a;
