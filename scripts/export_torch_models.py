@@ -12,6 +12,8 @@ writes OUT_DIR/<case>/model.onnx and OUT_DIR/<case>/test_data_set_0/{input,outpu
   lstm_last      torch.nn.LSTM (2 layers) with a linear head on h_n[-1], 9 steps of batch 2
   gru            torch.nn.GRU (2 layers, bidirectional) with a linear head on y[-1], 10 steps of batch 3
   tiny_decoder   Conv2d then ConvTranspose2d, 1x3x32x32
+  conv1d_net     Conv1d, BatchNorm1d, ReLU, MaxPool1d, AdaptiveAvgPool1d and a linear
+                 head over 2x4x64 (audio and time series)
 
 and, at 64x64 (AlexNet at 224x224, the least its classifier's 6x6 pooling exports at),
 the torchvision classifiers of TORCHVISION below, each with its output scaled to a largest
@@ -19,7 +21,7 @@ magnitude of 1 (a Mul by a constant after the model: with random weights some lo
 ~1e-14, which any absolute tolerance would pass unchecked);
 
 and OUT_DIR/expected_costs.json: each model's MACs and parameters counted here with
-forward hooks (Conv, ConvTranspose, Linear, LSTM, GRU), independently of the engine.
+forward hooks (Conv and ConvTranspose in 1-D and 2-D, Linear, LSTM, GRU), independently of the engine.
 `engine_check OUT_DIR` runs the cases; tests/torch_models/check_costs.py compares costs.
 
 Weights are random (weights=None: nothing is downloaded) with a fixed seed. The models
@@ -89,10 +91,28 @@ class TinyDecoder(torch.nn.Module):
         return torch.sigmoid(self.up(torch.relu(self.down(x))))
 
 
+class Conv1dNet(torch.nn.Module):
+    """A 1-D convolutional classifier over [N, C, L] signals."""
+
+    def __init__(self, channels=4, classes=5):
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv1d(channels, 16, 5, padding=2), torch.nn.BatchNorm1d(16), torch.nn.ReLU(),
+            torch.nn.MaxPool1d(2),
+            torch.nn.Conv1d(16, 32, 3, stride=2, padding=1), torch.nn.BatchNorm1d(32), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool1d(1))
+        self.head = torch.nn.Linear(32, classes)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.features(x), 1))
+
+
 # torchvision classifiers that export at opset 13, by constructor; VGG is left out only for
-# its size (507 MiB of weights at the 224x224 its classifier needs).
+# its size (507 MiB of weights at the 224x224 its classifier needs). ShuffleNetV2's x.chunk
+# exports as Slices of run-time data, its channel shuffle as Reshape/Transpose/Reshape.
 TORCHVISION = ["mobilenet_v3_small", "mobilenet_v3_large", "squeezenet1_1", "efficientnet_b0", "googlenet",
-               "densenet121", "mnasnet0_5", "regnet_x_400mf", "regnet_y_400mf", "resnet50", "alexnet"]
+               "densenet121", "mnasnet0_5", "regnet_x_400mf", "regnet_y_400mf", "resnet50", "alexnet",
+               "shufflenet_v2_x0_5"]
 
 
 class UnitScale(torch.nn.Module):
@@ -124,18 +144,20 @@ def count_costs(model, x):
     conv_method_extra = []
 
     def conv(m, inputs, out):
+        # 1-D and 2-D alike: kernel taps K (Kh*Kw or K) and spatial sizes (H*W or L).
         nonlocal macs
-        kh, kw = m.kernel_size
-        if isinstance(m, torch.nn.ConvTranspose2d):
+        k = int(np.prod(m.kernel_size))
+        n, cin = inputs[0].shape[:2]
+        cout = out.shape[1]
+        spatial_in, spatial_out = int(np.prod(inputs[0].shape[2:])), int(np.prod(out.shape[2:]))
+        if isinstance(m, (torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d)):
             # col2im method: one GEMM over the input; conv method: a convolution over the
             # zero-filled output-sized map. Which one runs is the engine's choice.
-            n, cin, h, w = inputs[0].shape
-            macs += n * kh * kw * cin * (m.out_channels // m.groups) * h * w
-            conv_method_extra.append(n * kh * kw * (cin // m.groups) * m.out_channels * out.shape[2] * out.shape[3]
-                                     - n * kh * kw * cin * (m.out_channels // m.groups) * h * w)
+            macs += n * k * cin * (cout // m.groups) * spatial_in
+            conv_method_extra.append(n * k * (cin // m.groups) * cout * spatial_out
+                                     - n * k * cin * (cout // m.groups) * spatial_in)
         else:
-            n, cout, h, w = out.shape
-            macs += n * kh * kw * (m.in_channels // m.groups) * cout * h * w
+            macs += n * k * (cin // m.groups) * cout * spatial_out
 
     def linear(m, inputs, out):
         nonlocal macs
@@ -154,7 +176,7 @@ def count_costs(model, x):
 
     hooks = []
     for module in model.modules():
-        if isinstance(module, (torch.nn.Conv2d, torch.nn.ConvTranspose2d)):
+        if isinstance(module, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d)):
             hooks.append(module.register_forward_hook(conv))
         elif isinstance(module, torch.nn.Linear):
             hooks.append(module.register_forward_hook(linear))
@@ -204,6 +226,7 @@ def main():
         "lstm_last": (LstmLastState(), torch.rand(9, 2, 12)),
         "gru": (GruClassifier(), torch.rand(10, 3, 16)),
         "tiny_decoder": (TinyDecoder(), torch.rand(1, 3, 32, 32)),
+        "conv1d_net": (Conv1dNet(), torch.rand(2, 4, 64)),
     }
     cases.update({name: torchvision_case(name) for name in TORCHVISION})
     costs = {}
