@@ -74,11 +74,10 @@ float map_value(Map m, float v) {
   return m == Map::kSquare ? v * v : m == Map::kAbs ? std::fabs(v) : v;
 }
 
-// Combines acc with v so that a NaN wins, as in numpy (std::max keeps its first operand).
 float combine(Combine c, float acc, float v) {
   switch (c) {
-    case Combine::kMax: return acc < v || std::isnan(v) ? v : acc;
-    case Combine::kMin: return acc > v || std::isnan(v) ? v : acc;
+    case Combine::kMax: return nan_max(acc, v);
+    case Combine::kMin: return nan_min(acc, v);
     case Combine::kMul: return acc * v;
     default: return acc + v;
   }
