@@ -10,9 +10,12 @@ writes OUT_DIR/<case>/model.onnx and OUT_DIR/<case>/test_data_set_0/{input,outpu
   resnet18       torchvision ResNet-18, 1x3x224x224
   lstm           torch.nn.LSTM (2 layers) with a linear head, 12 steps of batch 2
   tiny_decoder   Conv2d then ConvTranspose2d, 1x3x32x32
+  transformer    torch.nn.TransformerEncoderLayer (d_model 32, 4 heads, feed-forward 64,
+                 batch_first), batch 2 of 10 tokens
 
 and OUT_DIR/expected_costs.json: each model's MACs and parameters counted here with
-forward hooks (Conv, ConvTranspose, Linear, LSTM), independently of the engine.
+forward hooks (Conv, ConvTranspose, Linear, LSTM, MultiheadAttention), independently of
+the engine.
 `engine_check OUT_DIR` runs the cases; tests/torch_models/check_costs.py compares costs.
 
 Weights are random (weights=None: nothing is downloaded) with a fixed seed. The models
@@ -86,6 +89,16 @@ def count_costs(model, x):
             d = m.input_size if layer == 0 else m.hidden_size
             macs += steps * batch * 4 * m.hidden_size * (d + m.hidden_size)
 
+    def attention(m, inputs, out):
+        # Self-attention on [N, T, E] (batch_first): the q, k, v projections (3 E x E per
+        # token), the two batched products per head, Q K^T ([T, d] x [d, T]) and A V
+        # ([T, T] x [T, d]), each T*T*d MACs for d = E / heads, as MatMul counts them, and
+        # the output projection (its Linear's hook never fires: the functional form
+        # reads out_proj's weight directly).
+        nonlocal macs
+        n, t, e = inputs[0].shape
+        macs += n * t * 3 * e * e + 2 * n * m.num_heads * t * t * (e // m.num_heads) + n * t * e * e
+
     hooks = []
     for module in model.modules():
         if isinstance(module, (torch.nn.Conv2d, torch.nn.ConvTranspose2d)):
@@ -94,7 +107,12 @@ def count_costs(model, x):
             hooks.append(module.register_forward_hook(linear))
         elif isinstance(module, torch.nn.LSTM):
             hooks.append(module.register_forward_hook(lstm))
-    with torch.no_grad():
+        elif isinstance(module, torch.nn.MultiheadAttention):
+            assert module.batch_first and module._qkv_same_embed_dim
+            hooks.append(module.register_forward_hook(attention))
+    # With gradients on: without them, an eval-mode TransformerEncoderLayer takes its fused
+    # fast path, which calls none of its modules and so fires no hook.
+    with torch.enable_grad():
         model(x)
     for h in hooks:
         h.remove()
@@ -136,6 +154,7 @@ def main():
         "resnet18": (torchvision.models.resnet18(weights=None), image),
         "lstm": (LstmWithHead(), torch.rand(12, 2, 16)),
         "tiny_decoder": (TinyDecoder(), torch.rand(1, 3, 32, 32)),
+        "transformer": (torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), torch.rand(2, 10, 32)),
     }
     costs = {}
     for name, (model, x) in cases.items():
