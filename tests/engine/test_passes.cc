@@ -450,15 +450,20 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   Session s(model);
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
-  ASSERT_EQ(by_pass.size(), 5u);  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_self_gates, fuse
+  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse
+  ASSERT_EQ(by_pass.size(), 7u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
             -10'085'376);
-  EXPECT_EQ(by_pass[3]["pass"], "fuse_self_gates");
+  EXPECT_EQ(by_pass[3]["pass"], "fuse_layer_norm");
   EXPECT_EQ(by_pass[3]["actions"], 0);
-  EXPECT_EQ(by_pass[4]["pass"], "fuse");
-  EXPECT_EQ(by_pass[4]["cost_after"]["flops"], by_pass[4]["cost_before"]["flops"]);
+  EXPECT_EQ(by_pass[4]["pass"], "fuse_gelu");
+  EXPECT_EQ(by_pass[4]["actions"], 0);
+  EXPECT_EQ(by_pass[5]["pass"], "fuse_self_gates");
+  EXPECT_EQ(by_pass[5]["actions"], 0);
+  EXPECT_EQ(by_pass[6]["pass"], "fuse");
+  EXPECT_EQ(by_pass[6]["cost_after"]["flops"], by_pass[6]["cost_before"]["flops"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
