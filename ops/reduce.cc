@@ -13,6 +13,10 @@
 // per output element 1 more for L2's square root and LogSum's log, 2 for LogSumExp's
 // log and add; Mean's division per output is absorbed, as GlobalAveragePool's, which
 // ReduceMean over all spatial axes of N x C x ... is (its kind says so).
+//
+// ArgMax and ArgMin give the int64 index of the extreme along one axis (the first, or
+// with select_last_index the last, of equal ones; a NaN counts as the extreme): 1 FLOP
+// (a compare) per input element.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -299,10 +303,67 @@ class ReduceOp final : public Op {
   bool noop_with_empty_axes_ = false;
 };
 
+class ArgReduceOp final : public Op {
+ public:
+  explicit ArgReduceOp(const Node& node) : max_(node.op_type == "ArgMax") {
+    node.attrs.check_known({"axis", "keepdims", "select_last_index"});
+    axis_ = node.attrs.get_int("axis", 0);
+    keepdims_ = node.attrs.get_int("keepdims", 1) != 0;
+    last_ = node.attrs.get_int("select_last_index", 0) != 0;
+  }
+
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 1, 1);
+    require_float(in);
+    const Shape& x = in[0].shape();
+    const size_t axis = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(x.size())));
+    if (x[axis] == 0) throw OpError(fmt::format("axis {} of {} is empty: no index to give", axis_, shape_str(x)));
+    Shape y = x;
+    if (keepdims_)
+      y[axis] = 1;
+    else
+      y.erase(y.begin() + static_cast<std::ptrdiff_t>(axis));
+    return {{DType::kInt64, y}};
+  }
+
+  OpCost cost(const OpSignature& sig) const override {
+    return op_cost(*this, sig, 0, CostExpr::of("input elements", num_elements(sig.inputs[0].shape())));
+  }
+
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& x = sig.inputs[0].shape();
+    const size_t axis = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(x.size())));
+    ReducePass p;
+    for (size_t d = 0; d < x.size(); ++d) (d < axis ? p.outer : d == axis ? p.reduced : p.inner) *= x[d];
+    return make_kernel({}, [p, max = max_, last = last_](const RunContext&, std::span<const TensorView> in,
+                                                         std::span<const TensorView> out, Workspace) {
+      for (int64_t o = 0; o < p.outer; ++o)
+        for (int64_t i = 0; i < p.inner; ++i) {
+          const float* v = in[0].f32() + o * p.reduced * p.inner + i;
+          int64_t best = 0;
+          for (int64_t j = 1; j < p.reduced && !std::isnan(v[best * p.inner]); ++j) {
+            const float a = v[j * p.inner], b = v[best * p.inner];
+            const bool better = std::isnan(a) || (max ? a > b : a < b) || (last && a == b);
+            if (better) best = j;
+          }
+          out[0].as<int64_t>()[o * p.inner + i] = best;
+        }
+    });
+  }
+
+ private:
+  bool max_;
+  int64_t axis_ = 0;
+  bool keepdims_ = true, last_ = false;
+};
+
 }  // namespace
 
 std::unique_ptr<Op> make_reduce(const Node& node) {
   return std::make_unique<ReduceOp>(node);
+}
+std::unique_ptr<Op> make_arg_reduce(const Node& node) {
+  return std::make_unique<ArgReduceOp>(node);
 }
 
 }  // namespace minfer

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -177,6 +178,49 @@ TEST(Reduce, MeanOverSpatialAxesIsGlobalAveragePool) {
   EXPECT_EQ(cost_of("ReduceMean", {input({2, 8, 5, 5}, x)}, a).kind, "global_average_pool");
   a.set("axes", std::vector<int64_t>{1, 2, 3});
   EXPECT_EQ(cost_of("ReduceMean", {input({2, 8, 5, 5}, x)}, a).kind, "");
+}
+
+// ArgMax and ArgMin along each axis against a loop here: the first extreme, or the last
+// with select_last_index; int64 indices; 1 FLOP per input element.
+TEST(ArgReduce, IndexOfTheExtreme) {
+  const Shape xs = {3, 4, 5};
+  auto x = random_values(60, 35);
+  for (size_t i = 0; i < x.size(); i += 7) x[i] = 0.75f;  // ties
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    for (int64_t axis : {0, 1, -1}) {
+      for (int64_t last : {0, 1}) {
+        Attributes a;
+        a.set("axis", axis);
+        a.set("keepdims", int64_t(0));
+        a.set("select_last_index", last);
+        auto model = compile(single_op_graph(op, {input(xs, x)}, a));
+        Session s(model);
+        s.set_input("in0", x);
+        s.run();
+        const Session::Value v = s.value("out0");
+        ASSERT_EQ(v.type.dtype, DType::kInt64);
+        const size_t ax = static_cast<size_t>(axis < 0 ? axis + 3 : axis);
+        Shape want_shape = xs;
+        want_shape.erase(want_shape.begin() + static_cast<std::ptrdiff_t>(ax));
+        ASSERT_EQ(v.type.shape, want_shape);
+        std::vector<int64_t> got(static_cast<size_t>(num_elements(want_shape)));
+        std::memcpy(got.data(), v.data, got.size() * sizeof(int64_t));
+        const int64_t stride = ax == 0 ? 20 : ax == 1 ? 5 : 1;
+        for (int64_t k = 0; k < num_elements(want_shape); ++k) {
+          // k's coordinates without the axis, then the base index with 0 on it.
+          const int64_t inner = ax == 2 ? 1 : ax == 1 ? 5 : 20;
+          const int64_t base = (k / inner) * inner * xs[ax] + k % inner;
+          int64_t best = 0;
+          for (int64_t j = 1; j < xs[ax]; ++j) {
+            const float c = x[base + j * stride], b = x[base + best * stride];
+            if ((std::string(op) == "ArgMax" ? c > b : c < b) || (last && c == b)) best = j;
+          }
+          EXPECT_EQ(got[static_cast<size_t>(k)], best) << op << " axis " << axis << " last " << last << " " << k;
+        }
+        EXPECT_EQ(model->steps()[0].cost.flops, 60);
+      }
+    }
+  }
 }
 
 }  // namespace
