@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/passes/replace_pattern.h"
 #include "engine/passes/tensor_uses.h"
 
 namespace minfer {
@@ -62,20 +63,7 @@ PassLog fuse_gelu(CompileGraph& g) {
     if (g.node(i).op_type != "Erf" || g.node(i).inputs.size() != 1) continue;
     const std::optional<Match> m = match_at(g, uses, i);
     if (!m || std::any_of(m->nodes.begin(), m->nodes.end(), [&](size_t k) { return removed[k]; })) continue;
-    Cost before;
-    std::vector<std::string> names;
-    for (size_t k : m->nodes) {
-      before += g.cost(k);
-      names.push_back(g.node(k).name);
-    }
-    const size_t last = m->nodes.back();
-    const std::string merged = names.front() + "+" + names.back();
-    g.set_op_type(last, "Gelu", {});
-    g.set_inputs(last, {m->x});
-    g.set_name(last, merged);
-    for (size_t k : m->nodes)
-      if (k != last) removed[k] = true;
-    log.actions.push_back({"fused", names, merged, "", before, g.cost(last), "Gelu part"});
+    log.actions.push_back(replace_pattern(g, m->nodes, "Gelu", {}, {m->x}, removed));
   }
   g.remove_nodes(removed);
   return log;

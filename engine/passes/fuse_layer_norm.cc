@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/passes/replace_pattern.h"
 #include "engine/passes/tensor_uses.h"
 
 namespace minfer {
@@ -110,27 +111,13 @@ PassLog fuse_layer_norm(CompileGraph& g) {
     if (g.node(i).op_type != "Div" || removed[i]) continue;
     const std::optional<Match> m = match_at(g, uses, i);
     if (!m || std::any_of(m->nodes.begin(), m->nodes.end(), [&](size_t k) { return removed[k]; })) continue;
-    Cost before;
-    std::vector<std::string> names;
-    for (size_t k : m->nodes) {
-      before += g.cost(k);
-      names.push_back(g.node(k).name);
-    }
-    const size_t last = m->nodes.back();
     Attributes attrs;
     attrs.set("axis", m->axis);
     attrs.set("epsilon", static_cast<double>(m->epsilon));
     std::vector<std::string> inputs = {m->x, m->gamma};
     if (!m->beta.empty()) inputs.push_back(m->beta);
-    const std::string merged = names.front() + "+" + names.back();
-    // The last node takes the pattern's place: x and the constants exist before it, and
-    // it comes before every reader of the pattern's output.
-    g.set_op_type(last, "LayerNormalization", std::move(attrs));
-    g.set_inputs(last, std::move(inputs));
-    g.set_name(last, merged);
-    for (size_t k : m->nodes)
-      if (k != last) removed[k] = true;
-    log.actions.push_back({"fused", names, merged, "", before, g.cost(last), "LayerNormalization part"});
+    log.actions.push_back(
+        replace_pattern(g, m->nodes, "LayerNormalization", std::move(attrs), std::move(inputs), removed));
   }
   g.remove_nodes(removed);
   return log;
