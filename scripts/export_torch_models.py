@@ -13,6 +13,11 @@ writes OUT_DIR/<case>/model.onnx and OUT_DIR/<case>/test_data_set_0/{input,outpu
   transformer    torch.nn.TransformerEncoderLayer (d_model 32, 4 heads, feed-forward 64,
                  batch_first), batch 2 of 10 tokens
 
+and, at 64x64 (AlexNet at 224x224, the least its classifier's 6x6 pooling exports at),
+the torchvision classifiers of TORCHVISION below, each with its output scaled to a largest
+magnitude of 1 (a Mul by a constant after the model: with random weights some logits are
+~1e-14, which any absolute tolerance would pass unchecked);
+
 and OUT_DIR/expected_costs.json: each model's MACs and parameters counted here with
 forward hooks (Conv, ConvTranspose, Linear, LSTM, MultiheadAttention), independently of
 the engine.
@@ -57,6 +62,35 @@ class TinyDecoder(torch.nn.Module):
 
     def forward(self, x):
         return torch.sigmoid(self.up(torch.relu(self.down(x))))
+
+
+# torchvision classifiers that export at opset 13, by constructor; VGG is left out only for
+# its size (507 MiB of weights at the 224x224 its classifier needs).
+TORCHVISION = ["mobilenet_v3_small", "mobilenet_v3_large", "squeezenet1_1", "efficientnet_b0", "googlenet",
+               "densenet121", "mnasnet0_5", "regnet_x_400mf", "regnet_y_400mf", "resnet50", "alexnet"]
+
+
+class UnitScale(torch.nn.Module):
+    """model(x) * scale, scale fixed so that the output's largest magnitude on `x` is 1."""
+
+    def __init__(self, model, x):
+        super().__init__()
+        self.model = model.eval()
+        with torch.no_grad():
+            self.scale = float(1.0 / model(x).abs().max())
+
+    def forward(self, x):
+        return self.model(x) * self.scale
+
+
+def torchvision_case(name):
+    """(model, input) of one TORCHVISION entry, random weights with the seed fixed per model."""
+    torch.manual_seed(0)
+    extra = {"aux_logits": False, "init_weights": False} if name == "googlenet" else {}
+    model = getattr(torchvision.models, name)(weights=None, **extra)
+    size = 224 if name == "alexnet" else 64
+    x = torch.rand(1, 3, size, size)
+    return UnitScale(model, x), x
 
 
 def count_costs(model, x):
@@ -156,6 +190,7 @@ def main():
         "tiny_decoder": (TinyDecoder(), torch.rand(1, 3, 32, 32)),
         "transformer": (torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), torch.rand(2, 10, 32)),
     }
+    cases.update({name: torchvision_case(name) for name in TORCHVISION})
     costs = {}
     for name, (model, x) in cases.items():
         costs[name] = export_case(args.out_dir, name, model, x)
