@@ -37,6 +37,7 @@ float Activation::apply(float x) const {
     // log(1 + e^x) overflows e^x for large x, where it equals x to float precision.
     case ActivationKind::kSoftplus: return x > 20.0f ? x : std::log1p(std::exp(x));
     case ActivationKind::kSwish: return x / (1.0f + std::exp(-alpha * x));
+    case ActivationKind::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
   }
   return x;
 }
@@ -56,6 +57,7 @@ void Activation::apply(float* y, int64_t n) const {
     case ActivationKind::kHardSigmoid: return kernels::active_vector_activations().hard_sigmoid(y, n, alpha, beta);
     case ActivationKind::kHardSwish: return kernels::active_vector_activations().hard_swish(y, n);
     case ActivationKind::kSwish: return kernels::active_vector_activations().swish(y, n, alpha);
+    case ActivationKind::kGelu: return kernels::active_vector_activations().gelu(y, n);
     default:
       for (int64_t i = 0; i < n; ++i) y[i] = apply(y[i]);
   }
@@ -75,6 +77,7 @@ int64_t Activation::flops_per_element() const {
     case ActivationKind::kTanh: return 5;         // (e^2x - 1) / (e^2x + 1): multiply, exp, subtract, add, divide
     case ActivationKind::kSoftplus: return 3;     // exp, add, log
     case ActivationKind::kSwish: return 4;        // multiply, exp, add, divide
+    case ActivationKind::kGelu: return 5;         // divide, erf, add, multiply, multiply (torch's decomposition)
   }
   return 0;
 }
@@ -93,6 +96,7 @@ std::string activation_name(const Activation& a) {
     case ActivationKind::kTanh: return "Tanh";
     case ActivationKind::kSoftplus: return "Softplus";
     case ActivationKind::kSwish: return "Swish";
+    case ActivationKind::kGelu: return "Gelu";
   }
   return "";
 }
@@ -193,6 +197,12 @@ Activation activation_for(const Node& node) {
     at.check_known({"alpha"});
     a.kind = ActivationKind::kSwish;
     a.alpha = static_cast<float>(at.get_float("alpha", 1.0));
+  } else if (t == "Gelu") {  // opset 20; the tanh approximation is another function
+    at.check_known({"approximate"});
+    if (at.get_string("approximate", "none") != "none")
+      throw UnsupportedError("Gelu with approximate='" + excerpt(at.get_string("approximate", "")) +
+                             "' is not supported");
+    a.kind = ActivationKind::kGelu;
   } else if (t == "Softplus") {
     at.check_known({});
     a.kind = ActivationKind::kSoftplus;

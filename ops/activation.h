@@ -21,7 +21,8 @@ enum class ActivationKind {
   kHardSwish,
   kTanh,
   kSoftplus,
-  kSwish  // x * sigmoid(alpha x): the fused x * Sigmoid(x) (SiLU at alpha 1)
+  kSwish,  // x * sigmoid(alpha x): the fused x * Sigmoid(x) (SiLU at alpha 1)
+  kGelu    // x / 2 * (1 + erf(x / sqrt 2)): ONNX's Gelu, or the fused decomposition torch exports
 };
 
 struct Activation {

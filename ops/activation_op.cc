@@ -1,5 +1,5 @@
 // Activation ops (Relu, Clip, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish,
-// Tanh, Softplus, Swish): y = f(x) element by element (ops/activation.h), in place when the
+// Tanh, Softplus, Swish, Gelu): y = f(x) element by element (ops/activation.h), in place when the
 // planner allows; fuse_activations moves them into the epilogue of the op before.
 #include <fmt/format.h>
 

@@ -1,7 +1,11 @@
 // Element-wise binary ops with ONNX broadcasting: Add, Sub, Mul, Div on float32 or
 // int64 (1 FLOP per output element; int64 arithmetic is checked and integer division
-// truncates, as C and ONNX Runtime), PRelu (2: compare and multiply), variadic Sum.
+// truncates, as C and ONNX Runtime), Pow on float32 (1, as the other binaries), PRelu
+// (2: compare and multiply); variadic Sum, Min, Max ((n-1) per output element for n
+// inputs) and Mean (n: the adds and one divide).
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ops/broadcast.h"
 #include "ops/op_helpers.h"
@@ -9,7 +13,20 @@
 namespace minfer {
 namespace {
 
-enum class Arith { kAdd, kSub, kMul, kDiv, kPRelu };
+enum class Arith { kAdd, kSub, kMul, kDiv, kPow, kPRelu };
+
+// a^b by squaring, checked: numpy refuses negative integer exponents, and so does this.
+int64_t int_pow(int64_t a, int64_t b) {
+  if (b < 0) throw OpError(fmt::format("int64 {} to the negative power {}", a, b));
+  int64_t r = 1;
+  bool overflow = false;
+  for (; b > 0 && !overflow; b >>= 1) {
+    if (b & 1) overflow = __builtin_mul_overflow(r, a, &r);
+    if (b > 1 && !overflow) overflow = __builtin_mul_overflow(a, a, &a);
+  }
+  if (overflow) throw OpError("int64 Pow overflows");
+  return r;
+}
 
 template <typename T>
 T apply(Arith op, T a, T b) {
@@ -20,6 +37,7 @@ T apply(Arith op, T a, T b) {
       case Arith::kAdd: overflow = __builtin_add_overflow(a, b, &r); break;
       case Arith::kSub: overflow = __builtin_sub_overflow(a, b, &r); break;
       case Arith::kMul: overflow = __builtin_mul_overflow(a, b, &r); break;
+      case Arith::kPow: return int_pow(a, b);
       default:
         if (b == 0) throw OpError("integer division by zero");
         overflow = a == INT64_MIN && b == -1;
@@ -34,6 +52,7 @@ T apply(Arith op, T a, T b) {
       case Arith::kSub: return a - b;
       case Arith::kMul: return a * b;
       case Arith::kDiv: return a / b;
+      case Arith::kPow: return b == 2.0f ? a * a : std::pow(a, b);  // the square of a norm's variance
       case Arith::kPRelu: return a < 0.0f ? b * a : a;
     }
     return a;
@@ -83,6 +102,8 @@ void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, con
       return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kMul, p, q); });
     case Arith::kDiv:
       return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kDiv, p, q); });
+    case Arith::kPow:
+      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPow, p, q); });
     case Arith::kPRelu:
       return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPRelu, p, q); });
   }
@@ -102,10 +123,15 @@ class BinaryOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 2, 2);
+    for (const OpInput& x : in)
+      if (x.dtype() != DType::kFloat32 && x.dtype() != DType::kInt64)
+        throw UnsupportedError(fmt::format("{} inputs are not supported", dtype_name(x.dtype())));
+    // Pow's exponent may have a type of its own (ONNX's T1); the result has the base's.
+    if (op_ == Arith::kPow) return {{in[0].dtype(), broadcast_shapes(in[0].shape(), in[1].shape())}};
     if (in[0].dtype() != in[1].dtype())
       throw OpError(fmt::format("inputs are {} and {}; they must have one type", dtype_name(in[0].dtype()),
                                 dtype_name(in[1].dtype())));
-    if (in[0].dtype() == DType::kBool || (op_ == Arith::kPRelu && in[0].dtype() != DType::kFloat32))
+    if (op_ == Arith::kPRelu && in[0].dtype() != DType::kFloat32)
       throw UnsupportedError(fmt::format("{} inputs are not supported", dtype_name(in[0].dtype())));
     return {{in[0].dtype(), broadcast_shapes(in[0].shape(), in[1].shape())}};
   }
@@ -118,6 +144,7 @@ class BinaryOp final : public Op {
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& y = sig.outputs[0].shape();
+    if (sig.inputs[0].dtype() != sig.inputs[1].dtype()) return bind_mixed_pow(sig);
     return make_kernel(
         {}, [op = op_, dtype = sig.inputs[0].dtype(), ia = BroadcastIndex(sig.inputs[0].shape(), y),
              ib = BroadcastIndex(sig.inputs[1].shape(), y),
@@ -131,16 +158,40 @@ class BinaryOp final : public Op {
   }
 
  private:
+  // Pow of a base and an exponent of different types: in double, then the base's type
+  // (an int64 result truncates, as numpy's astype does; one out of range is an error).
+  static std::unique_ptr<Kernel> bind_mixed_pow(const OpSignature& sig) {
+    const Shape& y = sig.outputs[0].shape();
+    return make_kernel(
+        {}, [ia = BroadcastIndex(sig.inputs[0].shape(), y), ib = BroadcastIndex(sig.inputs[1].shape(), y),
+             int_base = sig.inputs[0].dtype() == DType::kInt64](const RunContext&, std::span<const TensorView> in,
+                                                                std::span<const TensorView> out, Workspace) {
+          for (int64_t i = 0; i < out[0].size(); ++i) {
+            const int64_t a = ia.source(i), b = ib.source(i);
+            if (int_base) {
+              const double r = std::pow(double(in[0].as<int64_t>()[a]), double(in[1].f32()[b]));
+              if (!(std::fabs(r) < 9.2e18)) throw OpError(fmt::format("int64 Pow gives {}, out of range", r));
+              out[0].as<int64_t>()[i] = static_cast<int64_t>(r);
+            } else {
+              out[0].f32()[i] = static_cast<float>(std::pow(double(in[0].f32()[a]), double(in[1].as<int64_t>()[b])));
+            }
+          }
+        });
+  }
+
   Arith op_;
 };
 
-// Sum of any number of float32 inputs (broadcast): one add per output element per extra input.
-class SumOp final : public Op {
+enum class Variadic { kSum, kMin, kMax, kMean };
+
+// Sum, Min, Max or Mean of any number of float32 inputs (broadcast): one operation per
+// output element per extra input, and Mean's divide.
+class VariadicOp final : public Op {
  public:
-  explicit SumOp(const Node& node) { node.attrs.check_known({}); }
+  VariadicOp(const Node& node, Variadic kind) : kind_(kind) { node.attrs.check_known({}); }
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
-    if (in.empty()) throw OpError("Sum needs at least one input");
+    if (in.empty()) throw OpError("needs at least one input");
     require_float(in);
     Shape s = required_shape(in, 0, "data_0");
     for (size_t i = 1; i < in.size(); ++i) s = broadcast_shapes(s, required_shape(in, i, "data"));
@@ -148,12 +199,33 @@ class SumOp final : public Op {
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(*this, sig, 0,
-                   CostExpr::of("inputs - 1", static_cast<int64_t>(sig.inputs.size()) - 1) *
-                       CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+    const int64_t n = static_cast<int64_t>(sig.inputs.size());
+    const CostExpr per_element =
+        kind_ == Variadic::kMean ? CostExpr::of("inputs", n) : CostExpr::of("inputs - 1", n - 1);
+    return op_cost(*this, sig, 0, per_element * CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    switch (kind_) {
+      case Variadic::kMin:
+        return bind_as(
+            sig, [](float a, float b) { return nan_min(a, b); }, 1.0f);
+      case Variadic::kMax:
+        return bind_as(
+            sig, [](float a, float b) { return nan_max(a, b); }, 1.0f);
+      case Variadic::kMean:
+        return bind_as(
+            sig, [](float a, float b) { return a + b; }, 1.0f / static_cast<float>(sig.inputs.size()));
+      case Variadic::kSum: break;
+    }
+    return bind_as(
+        sig, [](float a, float b) { return a + b; }, 1.0f);
+  }
+
+ private:
+  // y = in0, then y = fn(y, in_i) for each further input, then y *= scale.
+  template <typename Fn>
+  static std::unique_ptr<Kernel> bind_as(const OpSignature& sig, Fn fn, float scale) {
     const Shape& y = sig.outputs[0].shape();
     std::vector<BroadcastIndex> index;
     std::vector<BroadcastRow> rows;  // of (0, in0), then of (y, in_i)
@@ -162,18 +234,21 @@ class SumOp final : public Op {
       rows.push_back(broadcast_row(y, {i == 0 ? Shape{} : y, sig.inputs[i].shape()}));
     }
     return make_kernel(
-        {}, [index, rows, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
+        {}, [index, rows, fn, scale, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
                 const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           float* dst = out[0].f32();
           const int64_t total = out[0].size();
           const float zero = 0.0f;
-          auto add = [](float a, float b) { return a + b; };
-          // y = 0 + in0, then y += in_i: each step is a broadcast add with y itself.
-          broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, rows[0], add);
+          // y = in0 (a broadcast copy), then y = fn(y, in_i): each step a broadcast op with y itself.
+          broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, rows[0], [](float, float b) { return b; });
           for (size_t i = 1; i < in.size(); ++i)
-            broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, rows[i], add);
+            broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, rows[i], fn);
+          if (scale != 1.0f)
+            for (int64_t i = 0; i < total; ++i) dst[i] *= scale;
         });
   }
+
+  Variadic kind_;
 };
 
 }  // namespace
@@ -193,8 +268,20 @@ std::unique_ptr<Op> make_div(const Node& node) {
 std::unique_ptr<Op> make_prelu(const Node& node) {
   return std::make_unique<BinaryOp>(node, Arith::kPRelu);
 }
+std::unique_ptr<Op> make_pow(const Node& node) {
+  return std::make_unique<BinaryOp>(node, Arith::kPow);
+}
 std::unique_ptr<Op> make_sum(const Node& node) {
-  return std::make_unique<SumOp>(node);
+  return std::make_unique<VariadicOp>(node, Variadic::kSum);
+}
+std::unique_ptr<Op> make_min(const Node& node) {
+  return std::make_unique<VariadicOp>(node, Variadic::kMin);
+}
+std::unique_ptr<Op> make_max(const Node& node) {
+  return std::make_unique<VariadicOp>(node, Variadic::kMax);
+}
+std::unique_ptr<Op> make_mean(const Node& node) {
+  return std::make_unique<VariadicOp>(node, Variadic::kMean);
 }
 
 }  // namespace minfer

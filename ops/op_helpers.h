@@ -2,6 +2,7 @@
 // data-movement part of the cost, and a kernel made from a function.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <span>
 #include <utility>
@@ -43,6 +44,15 @@ CostExpr product_flops(const CostExpr& macs, const Activation& act, int64_t outp
 Op::AffineFold fold_affine_into_weights(const OpSignature& sig, bool runs_activation, int64_t channels,
                                         const ChannelAffine& a, const std::function<int64_t(int64_t)>& channel_of,
                                         const std::function<double(const Tensor& bias, int64_t c)>& old_bias);
+
+// max and min where a NaN operand wins, as in numpy and ONNX (std::max keeps its first
+// operand when the comparison is false).
+inline float nan_max(float acc, float v) {
+  return acc < v || std::isnan(v) ? v : acc;
+}
+inline float nan_min(float acc, float v) {
+  return acc > v || std::isnan(v) ? v : acc;
+}
 
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what = "axis");
 

@@ -15,12 +15,6 @@ namespace {
 
 enum class PoolKind { kMax, kAverage };
 
-// A NaN anywhere in the window makes the maximum NaN, as in ONNX and numpy (std::max
-// would keep whichever operand came first).
-float nan_max(float acc, float v) {
-  return acc < v || std::isnan(v) ? v : acc;
-}
-
 // The taps [begin, end) of k taps `d` apart, from `start`, that land in [0, limit): in
 // closed form, so a window far wider than its input (kernel_shape may reach 2^31 - 1)
 // costs only the taps that land, not a loop over all of them.

@@ -14,6 +14,8 @@ writes OUT_DIR/<case>/model.onnx and OUT_DIR/<case>/test_data_set_0/{input,outpu
   tiny_decoder   Conv2d then ConvTranspose2d, 1x3x32x32
   conv1d_net     Conv1d, BatchNorm1d, ReLU, MaxPool1d, AdaptiveAvgPool1d and a linear
                  head over 2x4x64 (audio and time series)
+  transformer    torch.nn.TransformerEncoderLayer (d_model 32, 4 heads, feed-forward 64,
+                 batch_first), batch 2 of 10 tokens
 
 and, at 64x64 (AlexNet at 224x224, the least its classifier's 6x6 pooling exports at),
 the torchvision classifiers of TORCHVISION below, each with its output scaled to a largest
@@ -21,7 +23,8 @@ magnitude of 1 (a Mul by a constant after the model: with random weights some lo
 ~1e-14, which any absolute tolerance would pass unchecked);
 
 and OUT_DIR/expected_costs.json: each model's MACs and parameters counted here with
-forward hooks (Conv and ConvTranspose in 1-D and 2-D, Linear, LSTM, GRU), independently of the engine.
+forward hooks (Conv and ConvTranspose in 1-D and 2-D, Linear, LSTM, GRU, MultiheadAttention),
+independently of the engine.
 `engine_check OUT_DIR` runs the cases; tests/torch_models/check_costs.py compares costs.
 
 Weights are random (weights=None: nothing is downloaded) with a fixed seed. The models
@@ -174,6 +177,16 @@ def count_costs(model, x):
             d = m.input_size if layer == 0 else dirs * m.hidden_size
             macs += steps * batch * dirs * gates * m.hidden_size * (d + m.hidden_size)
 
+    def attention(m, inputs, out):
+        # Self-attention on [N, T, E] (batch_first): the q, k, v projections (3 E x E per
+        # token), the two batched products per head, Q K^T ([T, d] x [d, T]) and A V
+        # ([T, T] x [T, d]), each T*T*d MACs for d = E / heads, as MatMul counts them, and
+        # the output projection (its Linear's hook never fires: the functional form
+        # reads out_proj's weight directly).
+        nonlocal macs
+        n, t, e = inputs[0].shape
+        macs += n * t * 3 * e * e + 2 * n * m.num_heads * t * t * (e // m.num_heads) + n * t * e * e
+
     hooks = []
     for module in model.modules():
         if isinstance(module, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d)):
@@ -182,7 +195,12 @@ def count_costs(model, x):
             hooks.append(module.register_forward_hook(linear))
         elif isinstance(module, (torch.nn.LSTM, torch.nn.GRU)):
             hooks.append(module.register_forward_hook(recurrent))
-    with torch.no_grad():
+        elif isinstance(module, torch.nn.MultiheadAttention):
+            assert module.batch_first and module._qkv_same_embed_dim
+            hooks.append(module.register_forward_hook(attention))
+    # With gradients on: without them, an eval-mode TransformerEncoderLayer takes its fused
+    # fast path, which calls none of its modules and so fires no hook.
+    with torch.enable_grad():
         model(x)
     for h in hooks:
         h.remove()
@@ -227,6 +245,7 @@ def main():
         "gru": (GruClassifier(), torch.rand(10, 3, 16)),
         "tiny_decoder": (TinyDecoder(), torch.rand(1, 3, 32, 32)),
         "conv1d_net": (Conv1dNet(), torch.rand(2, 4, 64)),
+        "transformer": (torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), torch.rand(2, 10, 32)),
     }
     cases.update({name: torchvision_case(name) for name in TORCHVISION})
     costs = {}

@@ -16,6 +16,7 @@ struct PassAction {
   std::string reason;              // why (for "kept": why the pass could not apply)
   Cost before, after;              // of `nodes` before the pass, of `result` after it
   std::string op_type;             // of the node acted on: the one folded, fused, removed or kept
+                                   // ("<op> part" for the nodes of a decomposition fused into one <op>)
 };
 
 struct PassLog {

@@ -4,6 +4,8 @@
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
 #include "engine/passes/fuse_activations.h"
+#include "engine/passes/fuse_gelu.h"
+#include "engine/passes/fuse_layer_norm.h"
 #include "engine/passes/fuse_self_gates.h"
 
 namespace minfer {
@@ -16,8 +18,10 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
   }
   if (options.fold_bn) logs.push_back(fold_batch_norm(graph));
   // After folding, so a Conv -> BatchNormalization -> Relu chain fuses into one node;
-  // self-gates first, so the Swish and HardSwish they make fuse too.
+  // decompositions and self-gates first, so the Gelu, Swish and HardSwish they make fuse too.
   if (options.fuse) {
+    logs.push_back(fuse_layer_norm(graph));
+    logs.push_back(fuse_gelu(graph));
     logs.push_back(fuse_self_gates(graph));
     logs.push_back(fuse_activations(graph));
   }

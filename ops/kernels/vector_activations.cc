@@ -31,11 +31,19 @@ void swish_scalar(float* y, int64_t n, float alpha) {
   for (int64_t i = 0; i < n; ++i) y[i] = y[i] / (1.0f + std::exp(-alpha * y[i]));
 }
 
+void erf_scalar(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::erf(y[i]);
+}
+
+void gelu_scalar(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.0f + std::erf(y[i] * 0.70710678118654752f));
+}
+
 }  // namespace
 
 constinit const VectorActivations vector_activations_scalar = {
-    "vector_activations_scalar", Isa::kScalar,       &sigmoid_scalar, &tanh_scalar,
-    &hard_sigmoid_scalar,        &hard_swish_scalar, &swish_scalar};
+    "vector_activations_scalar", Isa::kScalar,  &sigmoid_scalar, &tanh_scalar, &hard_sigmoid_scalar,
+    &hard_swish_scalar,          &swish_scalar, &erf_scalar,     &gelu_scalar};
 
 const VectorActivations* vector_activations_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;

@@ -1,6 +1,5 @@
-// Activations over arrays with xsimd (the activation ops, the fused epilogues and the
-// LSTM cell's gates), one
-// implementation per ISA, chosen through the kernels' one dispatch point (isa.h).
+// Activations over arrays with xsimd (the activation ops, the fused epilogues, the
+// LSTM cell's gates and Erf), one implementation per ISA, chosen through the kernels' one dispatch point (isa.h).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +16,8 @@ struct VectorActivations {
   void (*hard_sigmoid)(float* y, int64_t n, float alpha, float beta);  // y = min(max(alpha y + beta, 0), 1)
   void (*hard_swish)(float* y, int64_t n);                             // y = y * min(max(y / 6 + 1/2, 0), 1)
   void (*swish)(float* y, int64_t n, float alpha);                     // y = y / (1 + e^(-alpha y))
+  void (*erf)(float* y, int64_t n);                                    // y = erf(y)
+  void (*gelu)(float* y, int64_t n);                                   // y = y / 2 * (1 + erf(y / sqrt 2))
 };
 
 // The set of target isa, or nullptr when this CPU cannot run it.

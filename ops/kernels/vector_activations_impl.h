@@ -64,5 +64,17 @@ void swish(float* y, int64_t n, float alpha) {
   map_vectors<Arch>(y, n, [=](V x) { return x / (V(1.0f) + xsimd::exp(V(-alpha) * x)); });
 }
 
+template <class Arch>
+void erf(float* y, int64_t n) {
+  map_vectors<Arch>(y, n, [](xsimd::batch<float, Arch> x) { return xsimd::erf(x); });
+}
+
+// Exact GELU, x / 2 * (1 + erf(x / sqrt 2)): PyTorch's nn.GELU() and ONNX's Gelu.
+template <class Arch>
+void gelu(float* y, int64_t n) {
+  using V = xsimd::batch<float, Arch>;
+  map_vectors<Arch>(y, n, [](V x) { return V(0.5f) * x * (V(1.0f) + xsimd::erf(x * V(0.70710678118654752f))); });
+}
+
 }  // namespace
 }  // namespace minfer::kernels

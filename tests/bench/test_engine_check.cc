@@ -83,9 +83,9 @@ TEST(Conformance, CasesPassFailAndSkip) {
   const auto fail = cli::run_test_case(write_case(root, "test_fail", {0, 2, 0, 5}), options, check);
   EXPECT_EQ(fail.status, CaseStatus::kFail);
   EXPECT_EQ(fail.message, "output 'y' index 3 [1,1]: got 4, expected 5");
-  const auto skip = cli::run_test_case(write_case(root, "test_skip", {0, 0, 0, 0}, "Erf"), options, check);
+  const auto skip = cli::run_test_case(write_case(root, "test_skip", {0, 0, 0, 0}, "Hardmax"), options, check);
   EXPECT_EQ(skip.status, CaseStatus::kSkip);
-  EXPECT_EQ(skip.message, "node 'Erf_0' (Erf): op type 'Erf' is not supported");
+  EXPECT_EQ(skip.message, "node 'Hardmax_0' (Hardmax): op type 'Hardmax' is not supported");
   fs::create_directories(root / "not_a_case");
   EXPECT_EQ(cli::run_test_case(root / "not_a_case", options, check).status, CaseStatus::kSkip);
   EXPECT_EQ(cli::find_test_cases(root).size(), 4u);
@@ -96,13 +96,13 @@ TEST(EngineCheckCli, PrintsOneLinePerCaseAndTheTotals) {
   const fs::path root = temp_dir("cli");
   write_case(root, "test_fail", {0, 2, 0, 5});
   write_case(root, "test_pass", {0, 2, 0, 4});
-  write_case(root, "test_skip", {0, 0, 0, 0}, "Erf");
+  write_case(root, "test_skip", {0, 0, 0, 0}, "Hardmax");
   CommandResult r = run_command(kCheck + " " + root.string());
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out,
             "FAIL test_fail: output 'y' index 3 [1,1]: got 4, expected 5\n"
             "PASS test_pass\n"
-            "SKIP test_skip: node 'Erf_0' (Erf): op type 'Erf' is not supported\n"
+            "SKIP test_skip: node 'Hardmax_0' (Hardmax): op type 'Hardmax' is not supported\n"
             "1 passed, 1 failed, 1 skipped\n");
   // Looser tolerances turn the failure into a pass; compile flags are accepted too.
   r = run_command(kCheck + " --atol 1.5 --num_threads 2 " + root.string());

@@ -11,6 +11,8 @@
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
 #include "engine/passes/fuse_activations.h"
+#include "engine/passes/fuse_gelu.h"
+#include "engine/passes/fuse_layer_norm.h"
 #include "engine/passes/fuse_self_gates.h"
 #include "tests/op_test_util.h"
 
@@ -448,15 +450,20 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   Session s(model);
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
-  ASSERT_EQ(by_pass.size(), 5u);  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_self_gates, fuse
+  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse
+  ASSERT_EQ(by_pass.size(), 7u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
             -10'085'376);
-  EXPECT_EQ(by_pass[3]["pass"], "fuse_self_gates");
+  EXPECT_EQ(by_pass[3]["pass"], "fuse_layer_norm");
   EXPECT_EQ(by_pass[3]["actions"], 0);
-  EXPECT_EQ(by_pass[4]["pass"], "fuse");
-  EXPECT_EQ(by_pass[4]["cost_after"]["flops"], by_pass[4]["cost_before"]["flops"]);
+  EXPECT_EQ(by_pass[4]["pass"], "fuse_gelu");
+  EXPECT_EQ(by_pass[4]["actions"], 0);
+  EXPECT_EQ(by_pass[5]["pass"], "fuse_self_gates");
+  EXPECT_EQ(by_pass[5]["actions"], 0);
+  EXPECT_EQ(by_pass[6]["pass"], "fuse");
+  EXPECT_EQ(by_pass[6]["cost_after"]["flops"], by_pass[6]["cost_before"]["flops"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
@@ -552,6 +559,109 @@ TEST(Passes, IdentitiesAndDeadNodesInAnyOrder) {
   EXPECT_EQ(log.actions[1].nodes[0], "dead2");
   EXPECT_EQ(log.actions[2].nodes[0], "dead1");  // dead once dead2 has gone
   EXPECT_EQ(g.nodes.size(), 1u);
+}
+
+// x -> LayerNorm decomposed as torch exports it at opset 13 over the last axis -> y, and
+// a second one whose means reduce axis 1 (not the trailing axes): only the first fuses,
+// into one LayerNormalization with the same output, FLOPs and fewer bytes.
+Graph decomposed_layer_norms() {
+  Graph g;
+  g.source = "<layer_norm>";
+  g.inputs.push_back({"x", {2, 5, 8}});
+  g.initializers["two"] = Tensor(Shape{}, std::vector<float>{2.0f});
+  g.initializers["eps"] = Tensor(Shape{}, std::vector<float>{1e-5f});
+  g.initializers["gamma"] = tensor({8}, 51, 0.5f, 1.5f);
+  g.initializers["beta"] = tensor({8}, 52);
+  auto add_chain = [&](const std::string& p, const std::string& in, const std::string& out, int64_t axis) {
+    Node mean{p + "mean", "ReduceMean", {in}, {p + "m"}, {}};
+    mean.attrs.set("axes", std::vector<int64_t>{axis});
+    Node var = mean;
+    var.name = p + "var", var.inputs = {p + "sq"}, var.outputs = {p + "v"};
+    g.nodes.push_back(mean);
+    g.nodes.push_back({p + "sub", "Sub", {in, p + "m"}, {p + "d"}, {}});
+    g.nodes.push_back({p + "pow", "Pow", {p + "d", "two"}, {p + "sq"}, {}});
+    g.nodes.push_back(var);
+    g.nodes.push_back({p + "add", "Add", {p + "v", "eps"}, {p + "ve"}, {}});
+    g.nodes.push_back({p + "sqrt", "Sqrt", {p + "ve"}, {p + "s"}, {}});
+    g.nodes.push_back({p + "div", "Div", {p + "d", p + "s"}, {p + "n"}, {}});
+    g.nodes.push_back({p + "mul", "Mul", {p + "n", "gamma"}, {p + "g"}, {}});
+    g.nodes.push_back({p + "bias", "Add", {"beta", p + "g"}, {out}, {}});
+  };
+  add_chain("a_", "x", "h", -1);
+  add_chain("b_", "h", "y", 1);
+  g.outputs = {"y"};
+  return g;
+}
+
+TEST(FuseLayerNorm, DecomposedFormBecomesOneOp) {
+  const Graph g = decomposed_layer_norms();
+  const std::vector<float> before = run_graph(g, true, false);
+  Graph rewritten = g;
+  PassLog log = apply(rewritten, fuse_layer_norm);
+  ASSERT_EQ(log.actions.size(), 1u);
+  const PassAction& a = log.actions[0];
+  EXPECT_EQ(a.result, "a_mean+a_bias");
+  EXPECT_EQ(a.nodes.size(), 9u);
+  EXPECT_EQ(a.op_type, "LayerNormalization part");
+  // The same FLOPs: 7 per element of 2x5x8 and 2 per row of 10; x is read once instead
+  // of twice and the eight intermediates (five of x's size, three of a row's) go.
+  EXPECT_EQ(a.before.flops, 7 * 80 + 2 * 10);
+  EXPECT_EQ(a.after.flops, a.before.flops);
+  EXPECT_EQ(a.after.bytes_read, 4 * (80 + 8 + 8));
+  EXPECT_EQ(a.after.bytes_written, 4 * 80);
+  ASSERT_EQ(rewritten.nodes.size(), 1u + 9u);
+  const Node& ln = rewritten.nodes[0];
+  EXPECT_EQ(ln.op_type, "LayerNormalization");
+  EXPECT_EQ(ln.inputs, (std::vector<std::string>{"x", "gamma", "beta"}));
+  EXPECT_EQ(ln.outputs, std::vector<std::string>{"h"});
+  EXPECT_EQ(ln.attrs.get_int("axis", 0), 2);
+  EXPECT_FLOAT_EQ(static_cast<float>(ln.attrs.get_float("epsilon", 0)), 1e-5f);
+  EXPECT_LT(test::max_rel_error(run_graph(rewritten, true, false), before), 1e-5);
+  EXPECT_LT(test::max_rel_error(run_graph(g, true, true), before), 1e-5);
+}
+
+// The centred x read by a third node keeps the pattern as it is.
+TEST(FuseLayerNorm, SharedIntermediateStays) {
+  Graph g = decomposed_layer_norms();
+  g.outputs.push_back("a_d");
+  EXPECT_TRUE(apply(g, fuse_layer_norm).actions.empty());
+}
+
+// Gemm -> x * (1 + Erf(x / sqrt 2)) * 0.5: the five nodes become one Gelu, which then
+// fuses into the Gemm's epilogue; outputs unchanged, FLOPs 5 per element either way.
+TEST(FuseGelu, DecomposedFormBecomesGeluInTheEpilogue) {
+  Graph g;
+  g.source = "<gelu>";
+  g.inputs.push_back({"a", {4, 8}});
+  g.initializers["w"] = tensor({8, 6}, 54);
+  g.initializers["sqrt2"] = Tensor(Shape{}, std::vector<float>{1.41421354f});
+  g.initializers["one"] = Tensor(Shape{}, std::vector<float>{1.0f});
+  g.initializers["half"] = Tensor(Shape{}, std::vector<float>{0.5f});
+  g.nodes.push_back({"gemm", "Gemm", {"a", "w"}, {"x"}, {}});
+  g.nodes.push_back({"div", "Div", {"x", "sqrt2"}, {"s"}, {}});
+  g.nodes.push_back({"erf", "Erf", {"s"}, {"e"}, {}});
+  g.nodes.push_back({"add", "Add", {"one", "e"}, {"p"}, {}});
+  g.nodes.push_back({"mul", "Mul", {"x", "p"}, {"q"}, {}});
+  g.nodes.push_back({"half", "Mul", {"q", "half"}, {"y"}, {}});
+  g.outputs = {"y"};
+  const std::vector<float> before = run_graph(g, true, false);
+  Graph rewritten = g;
+  PassLog log = apply(rewritten, fuse_gelu);
+  ASSERT_EQ(log.actions.size(), 1u);
+  EXPECT_EQ(log.actions[0].result, "div+half");
+  EXPECT_EQ(log.actions[0].before.flops, 5 * 24);
+  EXPECT_EQ(log.actions[0].after.flops, 5 * 24);
+  ASSERT_EQ(rewritten.nodes.size(), 2u);
+  EXPECT_EQ(rewritten.nodes[1].op_type, "Gelu");
+  EXPECT_EQ(rewritten.nodes[1].inputs, std::vector<std::string>{"x"});
+  EXPECT_LT(test::max_rel_error(run_graph(rewritten, true, false), before), 1e-6);
+  auto model = compile(g);
+  ASSERT_EQ(model->steps().size(), 1u);
+  EXPECT_EQ(model->steps()[0].facts().details["fused_activation"], "Gelu");
+  EXPECT_LT(test::max_rel_error(run_graph(g, true, true), before), 1e-6);
+  // A constant other than 0.5 is another function: nothing fuses.
+  g.initializers["half"] = Tensor(Shape{}, std::vector<float>{0.4f});
+  EXPECT_TRUE(apply(g, fuse_gelu).actions.empty());
 }
 
 }  // namespace
