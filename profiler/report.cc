@@ -40,6 +40,7 @@ void add_roofline(json& j, const Cost& cost, double ms, const MachineModel& mach
   j["roofline_ms"] = r.ms;
   j["roofline_fraction"] = r.fraction;
   j["bound"] = r.compute_bound ? "compute" : "memory";
+  j["memory_level"] = memory_level_name(r.level);
 }
 
 // A count's formula: symbolic, with this op's numbers, and its value (profiler/cost.h).
@@ -131,6 +132,36 @@ json by_pass_json(const ReportInput& in) {
   return list;
 }
 
+// Thresholds of the busy-machine warning (docs/profiling.md, "Was the machine busy?").
+// More runnable threads than CPUs means some waited for one; a mean 10% above the
+// median means some runs were delayed well beyond the others (delays only add time).
+constexpr double kBusyMeanOverMedian = 1.10;
+constexpr int kMinRunsForSpread = 5;
+
+// Whether the machine was busy during the runs, and the figures that say so. The
+// median latencies of the odd and of the even runs are an A/A pair inside one side: their
+// ratio is what the same model, run twice, differs by on this machine at this time.
+json stability_json(const ReportInput& in, const TimingStats& latency) {
+  json reasons = json::array();
+  if (in.load_average >= 0 && in.load_average > in.logical_cpus)
+    reasons.push_back(fmt::format("load average {:.2f} on {} logical CPUs", in.load_average, in.logical_cpus));
+  const double mean_over_median = latency.median > 0 ? latency.mean / latency.median : 1.0;
+  if (latency.count >= kMinRunsForSpread && mean_over_median > kBusyMeanOverMedian)
+    reasons.push_back(fmt::format("mean latency {:.0f}% above the median", 100.0 * (mean_over_median - 1.0)));
+  json halves = nullptr;
+  if (in.latency_ms.size() >= 4) {
+    std::vector<double> odd, even;
+    for (size_t i = 0; i < in.latency_ms.size(); ++i) (i % 2 ? odd : even).push_back(in.latency_ms[i]);
+    halves = summarize(odd).median / summarize(even).median;
+  }
+  return {{"load_average", in.load_average >= 0 ? json(in.load_average) : json(nullptr)},
+          {"logical_cpus", in.logical_cpus},
+          {"mean_over_median", mean_over_median},
+          {"halves_median_ratio", halves},
+          {"busy", !reasons.empty()},
+          {"reasons", reasons}};
+}
+
 json shapes_json(const std::vector<NamedShape>& shapes) {
   json list = json::array();
   for (const NamedShape& s : shapes) list.push_back({{"name", s.name}, {"shape", s.shape}});
@@ -200,9 +231,13 @@ json build_report(const ReportInput& in) {
     if (p.step >= 0) a["time_ms_after"] = op_stats[p.step].mean;
     passes.push_back(a);
   }
+  std::map<std::string, double> mean_ms;  // by op name
+  for (size_t i = 0; i < in.ops.size(); ++i) mean_ms[in.ops[i].name] = op_stats[i].mean;
   json pairs = json::array();
   for (const SeparablePairRecord& p : in.separable_pairs) {
     const int64_t separable = p.depthwise_macs + p.pointwise_macs;
+    const double dw_ms = mean_ms.count(p.depthwise) ? mean_ms[p.depthwise] : 0.0;
+    const double pw_ms = mean_ms.count(p.pointwise) ? mean_ms[p.pointwise] : 0.0;
     pairs.push_back({{"depthwise", p.depthwise},
                      {"pointwise", p.pointwise},
                      {"through", p.through},
@@ -212,6 +247,8 @@ json build_report(const ReportInput& in) {
                      {"depthwise_macs", p.depthwise_macs},
                      {"pointwise_macs", p.pointwise_macs},
                      {"separable_macs", separable},
+                     {"depthwise_ms", dw_ms},
+                     {"pointwise_ms", pw_ms},
                      {"regular_macs", p.regular_macs},
                      {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / separable : 0.0}});
   }
@@ -250,6 +287,7 @@ json build_report(const ReportInput& in) {
                  {"latency_ms_unprofiled", stats_json(summarize(in.latency_unprofiled_ms))},
                  {"unprofiled_runs", in.latency_unprofiled_ms.size()},
                  {"init_ms", {{"load", in.load_ms}, {"compile", in.compile_ms}}},
+                 {"stability", stability_json(in, latency)},
                  {"op_types", op_types_json(ops, total, sum_mean_ms)},
                  {"ops", ops},
                  {"passes",
