@@ -162,9 +162,9 @@ json node_changes(const json& a, const json& b) {
   return {{"groups", groups}, {"a_total", sum_of(all_a)}, {"b_total", sum_of(all_b)}};
 }
 
-// How far apart an A/A pair lands: each side's odd and even runs are one (same model,
-// same settings, interleaved), so the larger of their median ratios' distances from 1 is
-// the noise floor a latency ratio must clear to mean anything.
+// How far apart an A/A pair lands: two halves of each side's runs are one (same model,
+// same settings, interleaved; build_report's halves_median_ratio), so the larger of their median ratios' distances from
+// 1 is the noise floor a latency ratio must clear to mean anything.
 json noise_json(const json& a, const json& b) {
   const json &ha = a["stability"]["halves_median_ratio"], &hb = b["stability"]["halves_median_ratio"];
   json noise = {{"a_halves_median_ratio", ha}, {"b_halves_median_ratio", hb}, {"floor", nullptr}};

@@ -103,7 +103,7 @@ std::string noise_text(const json& c) {
   const json& latency = *std::find_if(c["metrics"].begin(), c["metrics"].end(),
                                       [](const json& m) { return m["key"] == "latency_median_ms"; });
   return fmt::format(
-      "Noise floor: the odd and even runs of one side (an A/A pair) differ by up to {:.1f}% in median latency "
+      "Noise floor: two halves of one side's runs (an A/A pair) differ by up to {:.1f}% in median latency "
       "(A {:.3f}, B {:.3f}); the median latency ratio B/A {} is {}.",
       100.0 * n["floor"].get<double>(), n["a_halves_median_ratio"].get<double>(),
       n["b_halves_median_ratio"].get<double>(), value_text(latency["ratio"]),

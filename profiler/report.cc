@@ -139,7 +139,7 @@ constexpr double kBusyMeanOverMedian = 1.10;
 constexpr int kMinRunsForSpread = 5;
 
 // Whether the machine was busy during the runs, and the figures that say so. The
-// median latencies of the odd and of the even runs are an A/A pair inside one side: their
+// median latencies of two halves of the runs are an A/A pair inside one side: their
 // ratio is what the same model, run twice, differs by on this machine at this time.
 json stability_json(const ReportInput& in, const TimingStats& latency) {
   json reasons = json::array();
@@ -150,9 +150,12 @@ json stability_json(const ReportInput& in, const TimingStats& latency) {
     reasons.push_back(fmt::format("mean latency {:.0f}% above the median", 100.0 * (mean_over_median - 1.0)));
   json halves = nullptr;
   if (in.latency_ms.size() >= 4) {
-    std::vector<double> odd, even;
-    for (size_t i = 0; i < in.latency_ms.size(); ++i) (i % 2 ? odd : even).push_back(in.latency_ms[i]);
-    halves = summarize(odd).median / summarize(even).median;
+    // Runs in alternating pairs (1-2, 5-6, ... against 3-4, 7-8, ...): a comparison runs
+    // its sides A B, B A, A B, ..., so each half holds as many runs first as second of
+    // their pair, and a side's position alone (a cache warmed by the other) splits nothing.
+    std::vector<double> first, second;
+    for (size_t i = 0; i < in.latency_ms.size(); ++i) (i / 2 % 2 ? second : first).push_back(in.latency_ms[i]);
+    halves = summarize(first).median / summarize(second).median;
   }
   return {{"load_average", in.load_average >= 0 ? json(in.load_average) : json(nullptr)},
           {"logical_cpus", in.logical_cpus},

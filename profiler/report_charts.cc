@@ -316,12 +316,18 @@ std::string memory_chart(const json& report) {
         workspace ? " workspace" : "", x(first), y(offset + bytes), std::max(x(last + 1) - x(first), 1.0),
         std::max(y(offset) - y(offset + bytes), 1.0), workspace ? "#bab0ac" : kPalette[i % (kPaletteSize - 1)],
         escape_html(tip));
-    // The buffer's first tensor, where the rectangle has room for it (about 6 px a
-    // character at 11 px); the others are in its tooltip.
+    // The buffer's first tensor, where the rectangle has room for it across or up (about
+    // 6 px a character at 10 px); the others are in its tooltip.
     const std::string label = b["tensors"].empty() ? name : b["tensors"][0].get<std::string>();
     const double width = x(last + 1) - x(first), height = y(offset) - y(offset + bytes);
-    if (height >= 13 && width >= 6.0 * static_cast<double>(label.size()) + 6)
+    const double needed = 6.0 * static_cast<double>(label.size()) + 6;
+    if (height >= 13 && width >= needed) {
       labels += text(x(first) + 3, y(offset + bytes) + 11, label, "class=\"buffer-label\"");
+    } else if (width >= 13 && height >= needed) {  // a tall, narrow buffer: read upwards
+      const double lx = x(first) + 10, ly = y(offset) - 3;
+      labels +=
+          text(lx, ly, label, fmt::format("class=\"buffer-label\" transform=\"rotate(-90 {:.1f} {:.1f})\"", lx, ly));
+    }
   }
   svg += labels + "</svg>\n";
   return svg +

@@ -285,8 +285,8 @@ std::vector<HtmlSection> html_report_sections(const json& r) {
        colours.legend_html() + op_time_chart(r, colours)},
       {"roofline", "Roofline",
        "<p class=\"note\">Each op at its arithmetic intensity and attained GFLOP/s; below the roof is room to gain. "
-       "A point above the memory roof read its data from cache, faster than from memory. Hover a point for its "
-       "figures.</p>\n" +
+       "The diagonal roofs are the measured bandwidths of L1, L2, L3 and main memory: each op is held to the roof "
+       "of the level its bytes moved fit in. Hover a point for its figures and level.</p>\n" +
            colours.legend_html() + roofline_chart(r, colours)},
       {"memory", "Memory plan",
        fmt::format(

@@ -276,7 +276,7 @@ std::string stability_summary(const json& s) {
                                       s["logical_cpus"].get<int>());
   out += fmt::format("; mean/median latency {:.3f}", s["mean_over_median"].get<double>());
   if (!s["halves_median_ratio"].is_null())
-    out += fmt::format("; median of odd / even runs {:.3f} (an A/A pair: this run's noise floor)",
+    out += fmt::format("; median of two halves of the runs {:.3f} (an A/A pair: this run's noise floor)",
                        s["halves_median_ratio"].get<double>());
   return out;
 }
