@@ -173,7 +173,7 @@ TEST_F(ChromiumTest, RendersTheCompareView) {
 
   // The top of the page holds the comparison: its bars in A's blue and B's orange.
   const fs::path shot = dir_ / "compare.png";
-  ASSERT_EQ(chromium(page, "--window-size=1000,1400 --screenshot=" + shot.string(), dir_ / "stdout.txt"), 0)
+  ASSERT_EQ(chromium(page, "--window-size=1000,1800 --screenshot=" + shot.string(), dir_ / "stdout.txt"), 0)
       << read_file(dir_ / "chromium.log");
   int w = 0, h = 0, ch = 0;
   std::unique_ptr<unsigned char, decltype(&stbi_image_free)> px(stbi_load(shot.c_str(), &w, &h, &ch, 3),
