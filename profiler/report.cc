@@ -165,6 +165,19 @@ json stability_json(const ReportInput& in, const TimingStats& latency) {
           {"reasons", reasons}};
 }
 
+// A depthwise-separable pair's (or all pairs') MACs against the regular convolution's,
+// and the mean time of each part.
+json pair_figures(const SeparablePairRecord& p, double depthwise_ms, double pointwise_ms) {
+  const int64_t separable = p.depthwise_macs + p.pointwise_macs;
+  return {{"depthwise_macs", p.depthwise_macs},
+          {"pointwise_macs", p.pointwise_macs},
+          {"separable_macs", separable},
+          {"regular_macs", p.regular_macs},
+          {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / static_cast<double>(separable) : 0.0},
+          {"depthwise_ms", depthwise_ms},
+          {"pointwise_ms", pointwise_ms}};
+}
+
 json shapes_json(const std::vector<NamedShape>& shapes) {
   json list = json::array();
   for (const NamedShape& s : shapes) list.push_back({{"name", s.name}, {"shape", s.shape}});
@@ -237,23 +250,18 @@ json build_report(const ReportInput& in) {
   std::map<std::string, double> mean_ms;  // by op name
   for (size_t i = 0; i < in.ops.size(); ++i) mean_ms[in.ops[i].name] = op_stats[i].mean;
   json pairs = json::array();
+  SeparablePairRecord all;  // the pairs together
+  double all_dw_ms = 0, all_pw_ms = 0;
   for (const SeparablePairRecord& p : in.separable_pairs) {
-    const int64_t separable = p.depthwise_macs + p.pointwise_macs;
     const double dw_ms = mean_ms.count(p.depthwise) ? mean_ms[p.depthwise] : 0.0;
     const double pw_ms = mean_ms.count(p.pointwise) ? mean_ms[p.pointwise] : 0.0;
-    pairs.push_back({{"depthwise", p.depthwise},
-                     {"pointwise", p.pointwise},
-                     {"through", p.through},
-                     {"kernel", p.kernel},
-                     {"in_channels", p.in_channels},
-                     {"out_channels", p.out_channels},
-                     {"depthwise_macs", p.depthwise_macs},
-                     {"pointwise_macs", p.pointwise_macs},
-                     {"separable_macs", separable},
-                     {"depthwise_ms", dw_ms},
-                     {"pointwise_ms", pw_ms},
-                     {"regular_macs", p.regular_macs},
-                     {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / separable : 0.0}});
+    all.depthwise_macs += p.depthwise_macs, all.pointwise_macs += p.pointwise_macs;
+    all.regular_macs += p.regular_macs;
+    all_dw_ms += dw_ms, all_pw_ms += pw_ms;
+    json pair = {{"depthwise", p.depthwise}, {"pointwise", p.pointwise},     {"through", p.through},
+                 {"kernel", p.kernel},       {"in_channels", p.in_channels}, {"out_channels", p.out_channels}};
+    pair.update(pair_figures(p, dw_ms, pw_ms));
+    pairs.push_back(pair);
   }
 
   json totals = {{"macs", total.macs},
@@ -303,7 +311,8 @@ json build_report(const ReportInput& in) {
                    {"naive_bytes", in.naive_activation_bytes},
                    {"lower_bound_bytes", in.lower_bound_bytes},
                    {"buffers", buffers}}},
-                 {"separable_pairs", pairs}};
+                 {"separable_pairs", pairs},
+                 {"separable_pairs_total", pair_figures(all, all_dw_ms, all_pw_ms)}};
   if (in.machine) report["machine"] = to_json(*in.machine);
   return report;
 }

@@ -88,6 +88,8 @@ struct TextOptions {
 std::string format_text(const nlohmann::json& report, const TextOptions& options = {});
 std::string format_csv(const nlohmann::json& report);
 std::string format_memory_plan(const nlohmann::json& report);
+// A cost object of the report (macs, flops, params, bytes_read, bytes_written) in one line.
+std::string cost_line(const nlohmann::json& cost);
 // One line per graph pass (passes.by_pass): the nodes it took and its net change of cost,
 // e.g. "fold_bn: 27 BatchNormalizations folded: -10,085,376 FLOPs, ...".
 std::vector<std::string> pass_summary_lines(const nlohmann::json& by_pass);

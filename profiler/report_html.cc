@@ -200,18 +200,12 @@ std::string type_table(const json& r) {
   return out + "</table>\n";
 }
 
-std::string cost_text(const json& c) {
-  return fmt::format("MACs {}, FLOPs {}, params {}, bytes {}", with_commas(c["macs"]), with_commas(c["flops"]),
-                     with_commas(c["params"]),
-                     with_commas(c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>()));
-}
-
 std::string passes_section(const json& r) {
   const json& passes = r["passes"];
   std::string out = "<ul class=\"passes\">\n";
   for (const std::string& line : pass_summary_lines(passes["by_pass"])) out += "<li>" + escape_html(line) + "</li>\n";
   out += fmt::format("</ul>\n<p>Model before passes: {}<br>Model after passes: {}</p>\n",
-                     cost_text(passes["cost_before"]), cost_text(passes["cost_after"]));
+                     cost_line(passes["cost_before"]), cost_line(passes["cost_after"]));
   if (passes["actions"].empty()) return out;
   out += fmt::format(
       "<details><summary>Every action ({})</summary>\n<table class=\"actions\">\n<tr><th>pass</th><th>action</th>"
@@ -226,7 +220,7 @@ std::string passes_section(const json& r) {
         "class=\"name\">{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td></tr>\n",
         escape_html(a["pass"]), escape_html(a["action"]), breakable(nodes),
         breakable(a["result"].get<std::string>() + (reason.empty() ? "" : " (" + reason + ")")),
-        escape_html(cost_text(a["cost_before"])), escape_html(cost_text(a["cost_after"])));
+        escape_html(cost_line(a["cost_before"])), escape_html(cost_line(a["cost_after"])));
   }
   return out + "</table></details>\n";
 }
@@ -236,9 +230,7 @@ std::string pairs_table(const json& r) {
       "<table class=\"pairs\">\n<tr><th>depthwise -&gt; pointwise</th><th>regular conv</th><th>depthwise MACs</th>"
       "<th>pointwise MACs</th><th>separable MACs</th><th>regular MACs</th><th>ratio</th><th>depthwise ms</th>"
       "<th>pointwise ms</th></tr>\n";
-  int64_t dw = 0, pw = 0, regular = 0;
-  double dw_ms = 0, pw_ms = 0;
-  for (const json& p : r["separable_pairs"]) {
+  for (const json& p : r["separable_pairs"])
     out += fmt::format(
         "<tr><td class=\"name\">{} -&gt; {}</td><td>{} {}-&gt;{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
         "<td>{:.2f}x</td><td>{:.3f}</td><td>{:.3f}</td></tr>\n",
@@ -246,15 +238,13 @@ std::string pairs_table(const json& r) {
         p["out_channels"].get<int64_t>(), with_commas(p["depthwise_macs"]), with_commas(p["pointwise_macs"]),
         with_commas(p["separable_macs"]), with_commas(p["regular_macs"]), p["ratio"].get<double>(),
         p["depthwise_ms"].get<double>(), p["pointwise_ms"].get<double>());
-    dw += p["depthwise_macs"].get<int64_t>(), pw += p["pointwise_macs"].get<int64_t>();
-    regular += p["regular_macs"].get<int64_t>();
-    dw_ms += p["depthwise_ms"].get<double>(), pw_ms += p["pointwise_ms"].get<double>();
-  }
+  const json& t = r["separable_pairs_total"];
   out += fmt::format(
       "<tr class=\"total\"><th>total of {} pair(s)</th><td></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
       "<td>{:.2f}x</td><td>{:.3f}</td><td>{:.3f}</td></tr>\n",
-      r["separable_pairs"].size(), with_commas(dw), with_commas(pw), with_commas(dw + pw), with_commas(regular),
-      dw + pw > 0 ? static_cast<double>(regular) / static_cast<double>(dw + pw) : 0.0, dw_ms, pw_ms);
+      r["separable_pairs"].size(), with_commas(t["depthwise_macs"]), with_commas(t["pointwise_macs"]),
+      with_commas(t["separable_macs"]), with_commas(t["regular_macs"]), t["ratio"].get<double>(),
+      t["depthwise_ms"].get<double>(), t["pointwise_ms"].get<double>());
   return out + "</table>\n";
 }
 

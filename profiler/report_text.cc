@@ -75,12 +75,6 @@ void type_summary(std::string& out, const json& types) {
   }
 }
 
-std::string cost_line(const json& c) {
-  return fmt::format("MACs {}, FLOPs {}, params {}, bytes {}", with_commas(c["macs"]), with_commas(c["flops"]),
-                     with_commas(c["params"]),
-                     with_commas(c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>()));
-}
-
 // A signed change: "-10,085,376 FLOPs", bytes as "-40.50 MB".
 std::string change_text(int64_t change, const char* unit, bool si) {
   const std::string sign = change < 0 ? "-" : "+";
@@ -164,12 +158,10 @@ void details_section(std::string& out, const json& ops) {
 
 // Each depthwise-separable pair beside the regular convolution it replaces, with the
 // mean time of each part, then the pairs together.
-void separable_pairs(std::string& out, const json& pairs) {
+void separable_pairs(std::string& out, const json& pairs, const json& total) {
   out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>8}  {:<22} {:>8} {:>8}  {}\n", "[depthwise]", "[pointwise]",
                      "[separable]", "[regular]", "[ratio]", "[regular conv]", "[dw ms]", "[pw ms]",
                      "[depthwise -> pointwise]");
-  int64_t dw = 0, pw = 0, regular = 0;
-  double dw_ms = 0, pw_ms = 0;
   for (const json& p : pairs) {
     std::string via;
     for (const json& t : p["through"]) via += t.get<std::string>() + " -> ";
@@ -180,14 +172,12 @@ void separable_pairs(std::string& out, const json& pairs) {
                                    p["out_channels"].get<int64_t>()),
                        p["depthwise_ms"].get<double>(), p["pointwise_ms"].get<double>(),
                        p["depthwise"].get<std::string>(), via, p["pointwise"].get<std::string>());
-    dw += p["depthwise_macs"].get<int64_t>(), pw += p["pointwise_macs"].get<int64_t>();
-    regular += p["regular_macs"].get<int64_t>();
-    dw_ms += p["depthwise_ms"].get<double>(), pw_ms += p["pointwise_ms"].get<double>();
   }
   out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>7.2f}x  {:<22} {:>8.3f} {:>8.3f}  total of {} pair(s)\n",
-                     with_commas(dw), with_commas(pw), with_commas(dw + pw), with_commas(regular),
-                     dw + pw > 0 ? static_cast<double>(regular) / static_cast<double>(dw + pw) : 0.0, "", dw_ms, pw_ms,
-                     pairs.size());
+                     with_commas(total["depthwise_macs"]), with_commas(total["pointwise_macs"]),
+                     with_commas(total["separable_macs"]), with_commas(total["regular_macs"]),
+                     total["ratio"].get<double>(), "", total["depthwise_ms"].get<double>(),
+                     total["pointwise_ms"].get<double>(), pairs.size());
 }
 
 void machine_section(std::string& out, const json& m) {
@@ -248,6 +238,12 @@ std::string named_shapes(const json& list) {
 }
 
 }  // namespace
+
+std::string cost_line(const json& c) {
+  return fmt::format("MACs {}, FLOPs {}, params {}, bytes {}", with_commas(c["macs"]), with_commas(c["flops"]),
+                     with_commas(c["params"]),
+                     with_commas(c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>()));
+}
 
 std::vector<std::string> pass_summary_lines(const json& by_pass) {
   std::vector<std::string> lines;
@@ -359,7 +355,7 @@ std::string format_text(const json& r, const TextOptions& options) {
   if (!details.empty()) out += "\n" + banner("Op details") + details;
   if (!r["separable_pairs"].empty()) {
     out += "\n" + banner("Depthwise-separable pairs (MACs)");
-    separable_pairs(out, r["separable_pairs"]);
+    separable_pairs(out, r["separable_pairs"], r["separable_pairs_total"]);
   }
   if (r.contains("machine")) {
     out += "\n" + banner("Roofline");

@@ -368,6 +368,12 @@ TEST(ReportExplains, SeparablePairsHaveTheTimeOfEachPartAndATotal) {
   const nlohmann::json r = build_report(in);
   EXPECT_EQ(r["separable_pairs"][0]["depthwise_ms"], 1.5);  // the mean
   EXPECT_EQ(r["separable_pairs"][0]["pointwise_ms"], 0.5);
+  const nlohmann::json& total = r["separable_pairs_total"];
+  EXPECT_EQ(total["separable_macs"], 2 * 109'985'792);
+  EXPECT_EQ(total["regular_macs"], 2 * 924'844'032);
+  EXPECT_DOUBLE_EQ(total["ratio"].get<double>(), 924'844'032.0 / 109'985'792);
+  EXPECT_EQ(total["depthwise_ms"], 3.0);
+  EXPECT_EQ(total["pointwise_ms"], 1.0);
   const std::string text = format_text(r);
   EXPECT_NE(text.find("    14,450,688    205,520,896    219,971,584  1,849,688,064    8.41x                            "
                       "3.000    1.000  total of 2 pair(s)"),
