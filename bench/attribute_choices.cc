@@ -21,6 +21,7 @@ const std::vector<AttributeChoice>& attribute_choices() {
        "plan",
        {"minimal", "fused"},
        "Memory plan of every LSTM cell (default: each node's 'plan')"},
+      {"gru_plan", "GRU", "plan", {"minimal", "fused"}, "Memory plan of every GRU cell (default: each node's 'plan')"},
   };
   return choices;
 }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include "bench/attribute_choices.h"
 #include "graph/errors.h"
@@ -106,6 +107,12 @@ int run_tool(const char* tool, const std::function<int()>& body) {
   try {
     active_isa();  // a refused MINFER_ISA stops the tool before it reads or writes anything
     return body();
+  } catch (const EscapedError& e) {
+    // The engine's messages break lines only between problems (a model refused for
+    // several): each line is one problem.
+    std::istringstream lines(e.what());
+    for (std::string line; std::getline(lines, line);) std::cerr << tool << ": " << line << "\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << tool << ": " << escape_controls(e.what()) << "\n";  // not all exceptions are the engine's
     return 1;

@@ -122,10 +122,4 @@ nlohmann::json compare_models(const ComparedModel& a, const ComparedModel& b, co
   return build_compare_report(reports[0], reports[1], kInterleavedSchedule);
 }
 
-nlohmann::json run_comparison(const std::string& spec_a, const std::string& spec_b, const SideSettings& defaults,
-                              const CompareRun& run) {
-  const ComparedModel a = load_side("A", spec_a, defaults);
-  return compare_models(a, load_side("B", spec_b, defaults), run);
-}
-
 }  // namespace minfer::cli

@@ -69,8 +69,4 @@ struct CompareRun {
 // returns the comparison document (build_compare_report).
 nlohmann::json compare_models(const ComparedModel& a, const ComparedModel& b, const CompareRun& run);
 
-// load_side of both, then compare_models.
-nlohmann::json run_comparison(const std::string& spec_a, const std::string& spec_b, const SideSettings& defaults,
-                              const CompareRun& run);
-
 }  // namespace minfer::cli

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "engine/session.h"
@@ -11,6 +13,7 @@
 #include "graph/input_file.h"
 #include "graph/model_loader.h"
 #include "graph/onnx_tensor.h"
+#include "ops/op.h"
 
 namespace minfer::cli {
 
@@ -94,6 +97,30 @@ std::string index_str(int64_t flat, const Shape& shape) {
   return fmt::format("[{}]", fmt::join(coords, ","));
 }
 
+// The graph inputs that every node reading them reads as an index (non_data_inputs:
+// Resize's scales, a shape, axes) rather than as data: those take a float32 file's
+// values as constants too, as the engine needs them before running.
+std::set<std::string> index_only_inputs(const Graph& graph, const std::vector<InputSignature>& inputs) {
+  std::map<std::string, bool> index_only;
+  for (const InputSignature& in : inputs) index_only[in.name] = true;
+  for (const Node& node : graph.nodes) {
+    OpTraits traits;
+    try {
+      traits = create_op(node)->traits();
+    } catch (const std::exception&) {
+      continue;  // compiling the case reports it
+    }
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      auto it = index_only.find(node.inputs[i]);
+      if (it != index_only.end() && traits.is_data_input(i)) it->second = false;
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [name, only] : index_only)
+    if (only) names.insert(name);
+  return names;
+}
+
 void run_data_set(const fs::path& model, const fs::path& set, const std::vector<InputSignature>& signature,
                   const CompileOptions& options, const CheckOptions& check) {
   std::vector<fs::path> input_files;
@@ -104,7 +131,7 @@ void run_data_set(const fs::path& model, const fs::path& set, const std::vector<
 
   LoadOptions load;
   load.max_memory = options.max_memory;
-  std::vector<std::pair<std::string, Tensor>> feeds;  // run-time inputs
+  std::vector<Tensor> tensors;
   for (size_t k = 0; k < signature.size(); ++k) {
     const InputSignature& in = signature[k];
     if (!in.is_tensor) skip(fmt::format("input '{}' is not a tensor", in.name));
@@ -114,8 +141,17 @@ void run_data_set(const fs::path& model, const fs::path& set, const std::vector<
       skip(fmt::format("input '{}' has type {} (its data: {})", in.name, data_type_name(declared),
                        data_type_name(file.declared)));
     if (!exact_type(declared)) skip(fmt::format("input '{}' has type {}", in.name, data_type_name(declared)));
-    Tensor& t = file.tensor;
-    if (t.dtype() != DType::kFloat32 || check.constant_inputs) {
+    tensors.push_back(std::move(file.tensor));
+  }
+  LoadOptions probe = load;  // every input a constant, as it may be empty
+  for (size_t k = 0; k < signature.size(); ++k) probe.input_values[signature[k].name] = tensors[k];
+  const std::set<std::string> index_only = index_only_inputs(load_model(model.string(), probe), signature);
+
+  std::vector<std::pair<std::string, Tensor>> feeds;  // run-time inputs
+  for (size_t k = 0; k < signature.size(); ++k) {
+    const InputSignature& in = signature[k];
+    Tensor& t = tensors[k];
+    if (t.dtype() != DType::kFloat32 || check.constant_inputs || index_only.count(in.name)) {
       load.input_values[in.name] = std::move(t);  // shapes, axes, pads: most ops take these as constants
       continue;
     }
@@ -170,11 +206,17 @@ std::string case_name(const fs::path& dir) {
 
 CaseResult run_test_case(const fs::path& dir, const CompileOptions& options, const CheckOptions& check) {
   const fs::path model = model_file(dir);
-  // Messages about the case's own model need not repeat its path.
-  auto shorten = [&](std::string message) {
+  // Messages about the case's own model need not repeat its path; a message of several
+  // problems becomes one line of them.
+  auto shorten = [&](const std::string& message) {
     const std::string prefix = model.string() + ": ";
-    if (!model.empty() && message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
-    return message;
+    std::istringstream lines(message);
+    std::string shortened;
+    for (std::string line; std::getline(lines, line);) {
+      if (!model.empty() && line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
+      shortened += (shortened.empty() ? "" : "; ") + line;
+    }
+    return shortened;
   };
   try {
     if (model.empty()) skip("no model.onnx or model.json");

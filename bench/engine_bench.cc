@@ -80,16 +80,27 @@ int main(int argc, char** argv) {
     std::vector<minfer::OutputPath> inputs;
     if (!model_path.empty()) inputs.push_back({"--model", model_path});
     if (!profile.image.empty()) inputs.push_back({"--image", profile.image});
-    minfer::check_distinct_outputs(outputs, inputs);  // before the run, not after it
+    minfer::check_distinct_outputs(outputs, inputs);  // before loading, not after the run
+    // Once a model is loaded, the files it read too (weights, external data, labels),
+    // still before any run.
+    auto check_against_model_files = [&](const minfer::CompiledModel& model, const std::string& of) {
+      inputs.push_back({"model" + of, model.graph().source});
+      for (const std::string& file : model.graph().data_files) inputs.push_back({"data file" + of, file});
+      minfer::check_distinct_outputs(outputs, inputs);
+    };
     std::map<std::string, minfer::Shape> input_shapes;
     if (!input_shape.empty()) input_shapes = minfer::parse_input_shapes(input_shape);
     if (!args.sides.empty()) {
       if (!profile.image.empty() || !trace_path.empty())
         throw minfer::UsageError("--compare runs two sides: --image and --trace are for one model");
       machine.progress = minfer::Progress::enabled();
+      const minfer::cli::SideSettings defaults{model_path, input_shapes, options};
+      const minfer::cli::ComparedModel a = minfer::cli::load_side("A", args.sides[0], defaults);
+      const minfer::cli::ComparedModel b = minfer::cli::load_side("B", args.sides[1], defaults);
+      check_against_model_files(*a.model, " of side A");
+      check_against_model_files(*b.model, " of side B");
       const nlohmann::json comparison =
-          minfer::cli::run_comparison(args.sides[0], args.sides[1], {model_path, input_shapes, options},
-                                      {profile.warmup_runs, profile.num_runs, machine});
+          minfer::cli::compare_models(a, b, {profile.warmup_runs, profile.num_runs, machine});
       std::string text;
       if (format == "json")
         text = comparison.dump(2) + "\n";
@@ -106,6 +117,7 @@ int main(int argc, char** argv) {
     }
     if (model_path.empty()) throw minfer::UsageError("--model is required (or --compare A B)");
     minfer::Session session(minfer::compile_file(model_path, options, input_shapes));
+    check_against_model_files(session.model(), " of the model");
     const nlohmann::json report = minfer::cli::profile_runs(session, profile);
     std::string text;
     if (format == "json")

@@ -11,6 +11,51 @@
 
 namespace minfer {
 
+namespace {
+
+// The problems a refused model has, each once with the first node it was found at and
+// how many nodes have it.
+class UnsupportedNodes {
+ public:
+  bool empty() const { return problems_.empty(); }
+
+  // `message` is "<context>: <cause>" (an UnsupportedModelError about the node).
+  void add(const std::string& context, const std::string& op_type, const std::string& message) {
+    const std::string prefix = escape_controls(context) + ": ";
+    const std::string cause = message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+    ++nodes_;
+    for (Problem& p : problems_)
+      if (p.op_type == op_type && p.cause == cause) {
+        ++p.count;
+        return;
+      }
+    problems_.push_back({op_type, cause, message, 1});
+  }
+
+  // One line per problem, then, when there are several, a line that counts them.
+  void throw_if_any(const std::string& source) const {
+    if (problems_.empty()) return;
+    std::vector<std::string> lines;
+    for (const Problem& p : problems_)
+      lines.push_back(p.count == 1 ? p.first_message
+                                   : fmt::format("{} (and {} more {} nodes)", p.first_message, p.count - 1, p.op_type));
+    if (problems_.size() > 1)
+      lines.push_back(
+          fmt::format("{}: {} unsupported ops or attributes in {} nodes", source, problems_.size(), nodes_));
+    throw UnsupportedModelError(lines);
+  }
+
+ private:
+  struct Problem {
+    std::string op_type, cause, first_message;
+    int64_t count;
+  };
+  std::vector<Problem> problems_;
+  int64_t nodes_ = 0;
+};
+
+}  // namespace
+
 CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
   const Topology topology = build_topology(graph);
   std::vector<Node> nodes = std::move(graph.nodes);
@@ -18,18 +63,42 @@ CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
   graph_.nodes.clear();
   for (const GraphInput& in : graph_.inputs) types_[in.name] = {in.dtype, in.shape};
   for (const auto& [name, tensor] : graph_.initializers) types_[name] = tensor.type();
+  UnsupportedNodes unsupported;
   for (size_t index : topology.order) {
     Node& node = nodes[index];
-    if (graph_.opset >= 13) {
-      add_node(std::move(node), budget);
+    // After a node the engine cannot run, the nodes that read its outputs cannot be
+    // inferred; their op types and attributes are still checked, so that the refusal
+    // names every problem at once.
+    if (std::any_of(node.inputs.begin(), node.inputs.end(),
+                    [&](const std::string& in) { return !in.empty() && !types_.count(in); }) &&
+        !unsupported.empty()) {
+      try {
+        // An older opset's node is checked only by its op type: its attributes are
+        // those of the upgrade's input.
+        with_node_context(graph_, node, [&] {
+          if (graph_.opset >= 13 || !is_known_op(node.op_type)) create_op(node);
+        });
+      } catch (const UnsupportedModelError& e) {
+        unsupported.add(node_context(graph_, node), node.op_type, e.what());
+      }
       continue;
     }
-    UpgradedNode up = with_node_context(graph_, node, [&] {
-      return upgrade_to_opset13(node, graph_.opset, [&](const std::string& name) { return type(name).shape; });
-    });
-    for (auto& [name, value] : up.constants) add_constant(name, std::move(value));
-    for (Node& n : up.nodes) add_node(std::move(n), budget);
+    const std::string context = node_context(graph_, node), op_type = node.op_type;  // node is moved from below
+    try {
+      if (graph_.opset >= 13) {
+        add_node(std::move(node), budget);
+        continue;
+      }
+      UpgradedNode up = with_node_context(graph_, node, [&] {
+        return upgrade_to_opset13(node, graph_.opset, [&](const std::string& name) { return type(name).shape; });
+      });
+      for (auto& [name, value] : up.constants) add_constant(name, std::move(value));
+      for (Node& n : up.nodes) add_node(std::move(n), budget);
+    } catch (const UnsupportedModelError& e) {
+      unsupported.add(context, op_type, e.what());
+    }
   }
+  unsupported.throw_if_any(graph_.source);
   graph_.opset = 13;
   check_tensor_sizes(budget.limit());
   // Constants only folding read are gone with the nodes that read them.

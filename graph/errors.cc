@@ -34,6 +34,12 @@ size_t utf8_sequence_length(std::string_view s) {
 
 }  // namespace
 
+std::string EscapedError::escape_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (size_t i = 0; i < lines.size(); ++i) out += (i == 0 ? "" : "\n") + escape_controls(lines[i]);
+  return out;
+}
+
 std::string escape_controls(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace minfer {
 
@@ -21,9 +22,15 @@ std::string escape_controls(std::string_view text);
 inline constexpr size_t kExcerptChars = 60;
 std::string excerpt(std::string_view text);
 
-// A std::runtime_error whose message is escaped.
+// A std::runtime_error whose message is escaped. A message of several lines (a model
+// refused for several problems) has each line escaped on its own, so its only line
+// breaks are those between the lines.
 struct EscapedError : std::runtime_error {
   explicit EscapedError(std::string_view message) : std::runtime_error(escape_controls(message)) {}
+  explicit EscapedError(const std::vector<std::string>& lines) : std::runtime_error(escape_lines(lines)) {}
+
+ private:
+  static std::string escape_lines(const std::vector<std::string>& lines);
 };
 
 // Raised by an op about itself (bad attribute, incompatible input shapes). It does not

@@ -82,9 +82,10 @@ class OnnxImporter {
         input_values_(input_values),
         budget_(max_memory) {}
 
-  Graph run(const std::string& bytes) {
+  Graph run(std::string bytes) {
     model_ = parse_model(bytes, path_);
-    const onnx::GraphProto& g = model_.graph();
+    std::string().swap(bytes);
+    onnx::GraphProto& g = *model_.mutable_graph();
     graph_.source = path_;
     graph_.name = g.name().empty() ? std::filesystem::path(path_).stem().string() : g.name();
     if (model_.ir_version() > kMaxOnnxIrVersion)
@@ -98,7 +99,7 @@ class OnnxImporter {
     if (opset && *opset < 1) fail(fmt::format("the model's opset {} (of the default domain) is not a version", *opset));
     graph_.opset = opset ? static_cast<int>(*opset) : -1;
     if (g.sparse_initializer_size() > 0) unsupported("sparse initializers are not supported");
-    for (const onnx::TensorProto& t : g.initializer()) {
+    for (onnx::TensorProto& t : *g.mutable_initializer()) {
       if (initializers_.count(t.name())) fail(fmt::format("initializer '{}' is defined twice", t.name()));
       for (int64_t d : t.dims())
         if (d < 0) fail(fmt::format("initializer '{}' has negative dimension {}", t.name(), d));
@@ -237,6 +238,7 @@ class OnnxImporter {
       if (!read_.count(name)) continue;
       try {
         graph_.initializers[name] = tensor_from_proto(*proto, dir_, &budget_);
+        std::string().swap(*proto->mutable_raw_data());  // decoded: the file's copy is not needed again
         for (const auto& entry : proto->external_data())
           if (entry.key() == "location")
             graph_.data_files.push_back((std::filesystem::path(dir_) / entry.value()).string());
@@ -254,7 +256,7 @@ class OnnxImporter {
   MemoryBudget budget_;  // constants decoded
   onnx::ModelProto model_;
   Graph graph_;
-  std::map<std::string, const onnx::TensorProto*> initializers_;  // decoded at the end, if read
+  std::map<std::string, onnx::TensorProto*> initializers_;  // decoded at the end, if read
   std::set<std::string> defined_, read_;
   std::set<std::string> node_names_;
 };
@@ -267,10 +269,10 @@ Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& inp
                     input_shapes, input_values, max_memory);
 }
 
-Graph parse_onnx(const std::string& bytes, const std::string& source, const std::string& base_dir,
+Graph parse_onnx(std::string bytes, const std::string& source, const std::string& base_dir,
                  const std::map<std::string, Shape>& input_shapes, const std::map<std::string, Tensor>& input_values,
                  int64_t max_memory) {
-  return OnnxImporter(source, base_dir, input_shapes, input_values, max_memory).run(bytes);
+  return OnnxImporter(source, base_dir, input_shapes, input_values, max_memory).run(std::move(bytes));
 }
 
 std::vector<InputSignature> onnx_inputs(const std::string& path) {

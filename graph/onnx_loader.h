@@ -31,8 +31,9 @@ Graph load_onnx(const std::string& path, const std::map<std::string, Shape>& inp
                 const std::map<std::string, Tensor>& input_values = {}, int64_t max_memory = default_max_memory());
 
 // The same from the file's bytes in memory: `source` names it in messages; external
-// data files are looked up in `base_dir`.
-Graph parse_onnx(const std::string& bytes, const std::string& source, const std::string& base_dir,
+// data files are looked up in `base_dir`. The bytes are taken, and freed once parsed, so
+// a large model is not held three times (file, protobuf, decoded tensors) while it loads.
+Graph parse_onnx(std::string bytes, const std::string& source, const std::string& base_dir,
                  const std::map<std::string, Shape>& input_shapes = {},
                  const std::map<std::string, Tensor>& input_values = {}, int64_t max_memory = default_max_memory());
 

@@ -1,7 +1,8 @@
-// Ops that pick elements by index, of any element type: Gather (indices int64, negative
-// ones count from the end), Slice (ONNX's clamping of starts and ends, any steps) and
-// Expand (numpy broadcasting to a shape). 0 FLOPs; their traffic is the data they read
-// and write.
+// Ops that pick elements by index, of any element type: Gather and GatherElements
+// (indices int64, read at run time; negative ones count from the end), Slice (ONNX's
+// clamping of starts and ends, any steps), Expand (numpy broadcasting to a shape), Tile
+// (repeats per axis) and Trilu (a triangle kept). 0 FLOPs; their traffic is the data
+// they read and write.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -27,37 +28,56 @@ void copy_indexed(const TensorView& x, const TensorView& y, Index index) {
   for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * bytes, src + index(i) * bytes, static_cast<size_t>(bytes));
 }
 
-class GatherOp final : public Op {
+// Throws OpError unless -dim <= index < dim; the index counted from the start.
+int64_t checked_index(int64_t index, int64_t dim) {
+  if (index < -dim || index >= dim)
+    throw OpError(fmt::format("index {} is out of range for axis of size {}", index, dim));
+  return index < 0 ? index + dim : index;
+}
+
+// Gather and GatherElements: data, int64 indices read at run time, and an axis of data.
+class GatherBase : public Op {
  public:
-  explicit GatherOp(const Node& node) {
+  explicit GatherBase(const Node& node) {
     node.attrs.check_known({"axis"});
     axis_ = node.attrs.get_int("axis", 0);
   }
-  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+
+ protected:
+  // Checks the inputs; the axis in [0, rank of data).
+  int64_t checked_axis(std::span<const OpInput> in) const {
     check_input_count(in, 2, 2);
     if (in[1].dtype() != DType::kInt64)
       throw OpError(fmt::format("indices must be integers, got {}", dtype_name(in[1].dtype())));
+    if (in[0].shape().empty()) throw OpError("data must have rank at least 1");
+    return normalize_axis(axis_, static_cast<int64_t>(in[0].shape().size()));
+  }
+
+  int64_t axis_;
+};
+
+class GatherOp final : public GatherBase {
+ public:
+  using GatherBase::GatherBase;
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    const int64_t axis = checked_axis(in);
     const Shape& data = in[0].shape();
-    if (data.empty()) throw OpError("data must have rank at least 1");
-    const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
     Shape shape(data.begin(), data.begin() + axis);
     shape.insert(shape.end(), in[1].shape().begin(), in[1].shape().end());
     shape.insert(shape.end(), data.begin() + axis + 1, data.end());
     return {{in[0].dtype(), shape}};
   }
-  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& data = sig.inputs[0].shape();
-    const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(data.size()));
+    const int64_t axis = checked_axis(sig.inputs);
     int64_t inner = 1;
     for (size_t d = static_cast<size_t>(axis) + 1; d < data.size(); ++d) inner *= data[d];
     return make_kernel(
         {}, [inner, dim = data[axis], count = num_elements(sig.inputs[1].shape())](
                 const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           const int64_t* indices = in[1].as<int64_t>();
-          for (int64_t k = 0; k < count; ++k)
-            if (indices[k] < -dim || indices[k] >= dim)
-              throw OpError(fmt::format("index {} is out of range for axis of size {}", indices[k], dim));
+          for (int64_t k = 0; k < count; ++k) checked_index(indices[k], dim);
           copy_indexed(in[0], out[0], [&](int64_t i) {
             const int64_t within = i % inner, k = i / inner % count, o = i / (inner * count);
             const int64_t index = indices[k] < 0 ? indices[k] + dim : indices[k];
@@ -65,9 +85,6 @@ class GatherOp final : public Op {
           });
         });
   }
-
- private:
-  int64_t axis_;
 };
 
 // Slice's per-axis window after ONNX's clamping.
@@ -164,8 +181,141 @@ class ExpandOp final : public Op {
   }
 };
 
+// y[i_0, ..., i_axis, ...] = x[i_0, ..., indices[i_0, ..., i_axis, ...], ...]: indices
+// of x's rank, the output of their shape.
+class GatherElementsOp final : public GatherBase {
+ public:
+  using GatherBase::GatherBase;
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    const int64_t axis = checked_axis(in);
+    const Shape &data = in[0].shape(), &indices = in[1].shape();
+    if (indices.size() != data.size())
+      throw OpError(fmt::format("indices {} must have the rank of data {}", shape_str(indices), shape_str(data)));
+    for (size_t d = 0; d < data.size(); ++d)
+      if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
+        throw OpError(fmt::format("indices {} exceed data {} along axis {}", shape_str(indices), shape_str(data), d));
+    return {{in[0].dtype(), indices}};
+  }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& data = sig.inputs[0].shape();
+    const auto axis = static_cast<size_t>(checked_axis(sig.inputs));
+    return make_kernel(
+        {}, [axis, dims = sig.outputs[0].shape(), src_strides = strides_of(data),
+             out_strides = strides_of(sig.outputs[0].shape()), dim = data[axis]](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          const int64_t* indices = in[1].as<int64_t>();
+          copy_indexed(in[0], out[0], [&](int64_t i) {
+            int64_t src = 0;
+            for (size_t d = 0; d < dims.size(); ++d) {
+              const int64_t at = d == axis ? checked_index(indices[i], dim) : i / out_strides[d] % dims[d];
+              src += at * src_strides[d];
+            }
+            return src;
+          });
+        });
+  }
+};
+
+// y[i] = x[i mod shape(x)] per axis, y's shape x's times repeats.
+class TileOp final : public Op {
+ public:
+  explicit TileOp(const Node& node) { node.attrs.check_known({}); }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = 0b10;  // the repeats
+    return t;
+  }
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 2, 2);
+    const Shape& x = in[0].shape();
+    const std::vector<int64_t> repeats = constant_ints(in, 1, "repeats");
+    if (repeats.size() != x.size())
+      throw OpError(fmt::format("repeats has {} values for rank {}", repeats.size(), x.size()));
+    Shape y(x.size());
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (repeats[d] < 0) throw OpError(fmt::format("repeats[{}] is {}; it must not be negative", d, repeats[d]));
+      y[d] = checked_mul({x[d], repeats[d]});
+    }
+    return {{in[0].dtype(), y}};
+  }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    return make_kernel(
+        {}, [x = sig.inputs[0].shape(), src_strides = strides_of(sig.inputs[0].shape()), dims = sig.outputs[0].shape(),
+             out_strides = strides_of(sig.outputs[0].shape())](const RunContext&, std::span<const TensorView> in,
+                                                               std::span<const TensorView> out, Workspace) {
+          copy_indexed(in[0], out[0], [&](int64_t i) {
+            int64_t src = 0;
+            for (size_t d = 0; d < dims.size(); ++d) src += i / out_strides[d] % dims[d] % x[d] * src_strides[d];
+            return src;
+          });
+        });
+  }
+};
+
+// Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of each matrix in the last
+// two axes kept, the rest zero.
+class TriluOp final : public Op {
+ public:
+  explicit TriluOp(const Node& node) {
+    node.attrs.check_known({"upper"});
+    upper_ = node.attrs.get_int("upper", 1) != 0;
+  }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.inplace_input = 0;
+    t.non_data_inputs = 0b10;  // k
+    return t;
+  }
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 1, 2);
+    if (in[0].shape().size() < 2)
+      throw OpError(fmt::format("input {} must have rank 2 or more", shape_str(in[0].shape())));
+    diagonal(in);
+    return {in[0].type};
+  }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& x = sig.inputs[0].shape();
+    return make_kernel(
+        {}, [rows = x[x.size() - 2], cols = x.back(), k = diagonal(sig.inputs), upper = upper_](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          const int64_t bytes = dtype_size(out[0].type.dtype), n = out[0].size();
+          const auto* src = static_cast<const std::byte*>(in[0].data);
+          auto* dst = static_cast<std::byte*>(out[0].data);
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t above = i % cols - i / cols % rows;  // j - i within its matrix
+            const bool keep = upper ? above >= k : above <= k;
+            if (!keep)
+              std::memset(dst + i * bytes, 0, static_cast<size_t>(bytes));
+            else if (dst != src)
+              std::memcpy(dst + i * bytes, src + i * bytes, static_cast<size_t>(bytes));
+          }
+        });
+  }
+
+ private:
+  static int64_t diagonal(std::span<const OpInput> in) {
+    if (in.size() < 2 || !in[1].present) return 0;
+    const std::vector<int64_t> k = constant_ints(in, 1, "k");
+    if (k.size() != 1) throw OpError(fmt::format("k must hold one value, got {}", k.size()));
+    return k[0];
+  }
+
+  bool upper_;
+};
+
 }  // namespace
 
+std::unique_ptr<Op> make_trilu(const Node& node) {
+  return std::make_unique<TriluOp>(node);
+}
+std::unique_ptr<Op> make_gather_elements(const Node& node) {
+  return std::make_unique<GatherElementsOp>(node);
+}
+std::unique_ptr<Op> make_tile(const Node& node) {
+  return std::make_unique<TileOp>(node);
+}
 std::unique_ptr<Op> make_gather(const Node& node) {
   return std::make_unique<GatherOp>(node);
 }

@@ -4,56 +4,22 @@
 
 #include <algorithm>
 
-#include "ops/kernels/vector_activations.h"
-
 namespace minfer {
 
 namespace {
 
 // Row blocks of W, R and Wb/Rb, in ONNX's order; P holds i, o, f at the same indices.
 enum Gate : int { kInput = 0, kOutput = 1, kForget = 2, kCell = 3 };
-
-// The vector kernels for the default activations (Sigmoid, Tanh); any other through
-// Activation::apply.
-void activate(const kernels::VectorActivations& v, const Activation& act, float* y, int64_t n) {
-  if (act.kind == ActivationKind::kSigmoid)
-    v.sigmoid(y, n);
-  else if (act.kind == ActivationKind::kTanh)
-    v.tanh(y, n);
-  else
-    act.apply(y, n);
-}
-
-// Turns one gate's matmul result (Wb and Rb included, by the GEMM's epilogue) into the
-// gate, over B rows `ld` apart: adds, for i, o and f, the peephole P (.) C; clips;
-// applies the gate's activation.
-void finish_gate(const LstmCellConfig& c, const LstmCellWeights& w, int gate, const float* cell, float* pre,
-                 int64_t ld) {
-  const int64_t hidden = c.hidden_size;
-  const float* p = w.peephole && gate != kCell ? w.peephole + gate * hidden : nullptr;
-  const Activation& act = gate == kCell ? c.g : c.f;
-  for (int64_t b = 0; b < c.batch; ++b) {
-    float* row = pre + b * ld;
-    if (p) {
-      const float* cb = cell + b * hidden;
-      for (int64_t j = 0; j < hidden; ++j) row[j] += p[j] * cb[j];
-    }
-    if (c.clip) {
-      const float bound = *c.clip;
-      for (int64_t j = 0; j < hidden; ++j) row[j] = std::clamp(row[j], -bound, bound);
-    }
-    activate(*c.activations, act, row, hidden);
-  }
-}
+constexpr GateSpan kAllGates{0, 4};
 
 // input_forget: f = 1 - i.
-void couple_forget_gate(const LstmCellConfig& c, const float* i, int64_t ldi, float* f, int64_t ldf) {
+void couple_forget_gate(const CellConfig& c, const float* i, int64_t ldi, float* f, int64_t ldf) {
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t j = 0; j < c.hidden_size; ++j) f[b * ldf + j] = 1.0f - i[b * ldi + j];
 }
 
 // C = f (.) C on the active rows.
-void forget_state(const LstmCellConfig& c, ActiveRows active, const float* f, int64_t ldf, float* cell) {
+void forget_state(const CellConfig& c, ActiveRows active, const float* f, int64_t ldf, float* cell) {
   for (int64_t b = 0; b < c.batch; ++b) {
     if (!active(b)) continue;
     float* cb = cell + b * c.hidden_size;
@@ -62,8 +28,8 @@ void forget_state(const LstmCellConfig& c, ActiveRows active, const float* f, in
 }
 
 // C = C + i (.) c on the active rows.
-void admit_to_state(const LstmCellConfig& c, ActiveRows active, const float* i, int64_t ldi, const float* g,
-                    int64_t ldg, float* cell) {
+void admit_to_state(const CellConfig& c, ActiveRows active, const float* i, int64_t ldi, const float* g, int64_t ldg,
+                    float* cell) {
   for (int64_t b = 0; b < c.batch; ++b) {
     if (!active(b)) continue;
     float* cb = cell + b * c.hidden_size;
@@ -72,85 +38,73 @@ void admit_to_state(const LstmCellConfig& c, ActiveRows active, const float* i, 
 }
 
 // H = o (.) h(C) on the active rows (h(C) computed in H, whose old value is no longer needed).
-void emit_hidden(const LstmCellConfig& c, ActiveRows active, const float* o, int64_t ldo, const float* cell,
+void emit_hidden(const CellConfig& c, ActiveRows active, const float* o, int64_t ldo, const float* cell,
                  float* hidden) {
   for (int64_t b = 0; b < c.batch; ++b) {
     if (!active(b)) continue;
     float* hb = hidden + b * c.hidden_size;
     std::copy_n(cell + b * c.hidden_size, c.hidden_size, hb);
-    activate(*c.activations, c.h, hb, c.hidden_size);
+    c.activations->tanh(hb, c.hidden_size);  // h(C): the cell state is not clipped
     const float* ob = o + b * ldo;
     for (int64_t j = 0; j < c.hidden_size; ++j) hb[j] *= ob[j];
   }
 }
 
-// Where step t's rows start in a [seq, B, width] tensor (layout 0) or a [B, seq, width]
-// one (layout 1), and how far apart they are.
-int64_t step_offset(const LstmCellConfig& c, int64_t t, int64_t width) {
-  return c.batch_major ? t * width : t * c.batch * width;
-}
-int64_t step_stride(const LstmCellConfig& c, int64_t width) {
-  return c.batch_major ? c.seq_length * width : width;
-}
-
 }  // namespace
 
-LstmPlan parse_lstm_plan(const std::string& name) {
-  if (name == "minimal") return LstmPlan::kMinimal;
-  if (name == "fused") return LstmPlan::kFused;
-  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", excerpt(name)));
-}
-
-const char* lstm_plan_name(LstmPlan plan) {
-  return plan == LstmPlan::kMinimal ? "minimal" : "fused";
+// Turns one gate's matmul result (Wb and Rb included, by the GEMM's epilogue) into the
+// gate, over B rows `ld` apart: adds, for i, o and f, the peephole P (.) C; clips;
+// applies the gate's activation.
+void LstmCell::finish_gate(const CellWeights& w, int gate, const float* cell, float* pre, int64_t ld) const {
+  const int64_t hidden = c_.hidden_size;
+  const float* p = w.peephole && gate != kCell ? w.peephole + gate * hidden : nullptr;
+  for (int64_t b = 0; b < c_.batch; ++b) {
+    float* row = pre + b * ld;
+    if (p) {
+      const float* cb = cell + b * hidden;
+      for (int64_t j = 0; j < hidden; ++j) row[j] += p[j] * cb[j];
+    }
+    if (gate == kCell)
+      tanh(row, hidden);
+    else
+      sigmoid(row, hidden);
+  }
 }
 
 int64_t LstmCell::scratch_floats() const {
   const int64_t bh = checked_mul({c_.batch, c_.hidden_size});
-  return c_.plan == LstmPlan::kMinimal ? checked_mul({2, bh}) : checked_mul({c_.seq_length, 4, bh});
+  return c_.plan == CellPlan::kMinimal ? checked_mul({2, bh}) : checked_mul({c_.seq_length, 4, bh});
+}
+
+std::vector<GateSpan> LstmCell::input_blocks() const {
+  if (c_.plan == CellPlan::kFused) return {kAllGates};
+  return {{kInput, 1}, {kOutput, 1}, {kForget, 1}, {kCell, 1}};
 }
 
 int64_t LstmCell::gemm_scratch_floats(int threads) const {
-  const int gate = c_.plan == LstmPlan::kMinimal ? static_cast<int>(kInput) : kAllGates;
-  const int64_t input_rows = c_.plan == LstmPlan::kMinimal ? c_.batch : checked_mul({c_.seq_length, c_.batch});
-  return gate_matmul_scratch_floats(*c_.gemm, c_.input_size, c_.hidden_size, gate, c_.weights_packed, input_rows,
+  const GateSpan span = c_.plan == CellPlan::kMinimal ? GateSpan{kInput, 1} : kAllGates;
+  const int64_t input_rows = c_.plan == CellPlan::kMinimal ? c_.batch : checked_mul({c_.seq_length, c_.batch});
+  return gate_matmul_scratch_floats(*c_.gemm, c_.input_size, c_.hidden_size, span, span, c_.weights_packed, input_rows,
                                     c_.batch, threads);
-}
-
-void LstmCell::project_inputs(const RunContext& ctx, const LstmCellWeights& w, const float* x,
-                              std::span<float> workspace) const {
-  if (c_.plan != LstmPlan::kFused) return;
-  // X is [seq * B, D] rows in either layout; the gate inputs keep its row order.
-  float* gates = workspace.data() + state_floats();
-  input_matmul(ctx, *w.gates, kAllGates, x, c_.input_size, c_.seq_length * c_.batch, w.bias, gates, 4 * c_.hidden_size,
-               workspace.subspan(state_floats() + scratch_floats()));
-}
-
-void LstmCell::step(const RunContext& ctx, const LstmCellWeights& weights, const float* x, int64_t t, ActiveRows active,
-                    std::span<float> workspace) const {
-  if (c_.plan == LstmPlan::kMinimal)
-    step_minimal(ctx, weights, x, t, active, workspace);
-  else
-    step_fused(ctx, weights, t, active, workspace);
 }
 
 // The seed's plan: besides C and H, scratch s0 holds i and later o, s1 holds f and
 // later c. Each numbered sub-step matches sub_steps() and buffers().
-void LstmCell::step_minimal(const RunContext& ctx, const LstmCellWeights& w, const float* x, int64_t t,
-                            ActiveRows active, std::span<float> workspace) const {
+void LstmCell::step_minimal(const RunContext& ctx, const CellWeights& w, const float* x, int64_t t, ActiveRows active,
+                            std::span<float> workspace) const {
   const int64_t hidden = c_.hidden_size, bh = c_.batch * hidden;
-  float* cell = cell_state(workspace.data());
-  float* h = hidden_state(workspace.data());
+  float* cell = state(workspace.data(), 1);
+  float* h = state(workspace.data(), 0);
   float* s0 = workspace.data() + 2 * bh;
   float* s1 = workspace.data() + 3 * bh;
-  const std::span<float> gemm_scratch = workspace.subspan(4 * bh);
-  const float* x_t = x + step_offset(c_, t, c_.input_size);
+  const std::span<float> scratch = gemm_scratch(workspace);
+  const float* x_t = x + step_offset(t, c_.input_size);
   auto gate = [&](int g, const float* peephole_state, float* dst) {
     const float* wb = w.bias ? w.bias + g * hidden : nullptr;
     const float* rb = w.bias ? w.bias + (4 + g) * hidden : nullptr;
-    input_matmul(ctx, *w.gates, g, x_t, step_stride(c_, c_.input_size), c_.batch, wb, dst, hidden, gemm_scratch);
-    recurrent_matmul(ctx, *w.gates, g, h, c_.batch, rb, dst, hidden, gemm_scratch);
-    finish_gate(c_, w, g, peephole_state, dst, hidden);
+    input_matmul(ctx, *w.gates, {g, 1}, x_t, step_stride(c_.input_size), c_.batch, wb, dst, hidden, scratch);
+    recurrent_matmul(ctx, *w.gates, {g, 1}, h, c_.batch, rb, dst, hidden, true, scratch);
+    finish_gate(w, g, peephole_state, dst, hidden);
   };
   gate(kInput, cell, s0);  // 0
   if (c_.input_forget)
@@ -165,44 +119,44 @@ void LstmCell::step_minimal(const RunContext& ctx, const LstmCellWeights& w, con
 }
 
 // Step t's rows of the gate inputs (row b: i, o, f, c), completed by one GEMM.
-void LstmCell::step_fused(const RunContext& ctx, const LstmCellWeights& w, int64_t t, ActiveRows active,
+void LstmCell::step_fused(const RunContext& ctx, const CellWeights& w, int64_t t, ActiveRows active,
                           std::span<float> workspace) const {
-  const int64_t hidden = c_.hidden_size, width = 4 * hidden, ld = step_stride(c_, width);
-  float* cell = cell_state(workspace.data());
-  float* h = hidden_state(workspace.data());
-  float* g = workspace.data() + state_floats() + step_offset(c_, t, width);
+  const int64_t hidden = c_.hidden_size, width = 4 * hidden, ld = step_stride(width);
+  float* cell = state(workspace.data(), 1);
+  float* h = state(workspace.data(), 0);
+  float* g = workspace.data() + state_floats() + step_offset(t, width);
   float* gi = g + kInput * hidden;
   float* go = g + kOutput * hidden;
   float* gf = g + kForget * hidden;
   float* gc = g + kCell * hidden;
-  recurrent_matmul(ctx, *w.gates, kAllGates, h, c_.batch, w.bias ? w.bias + width : nullptr, g, ld,
-                   workspace.subspan(state_floats() + scratch_floats()));  // 1
-  finish_gate(c_, w, kInput, cell, gi, ld);                                // 2
+  recurrent_matmul(ctx, *w.gates, kAllGates, h, c_.batch, w.bias ? w.bias + width : nullptr, g, ld, true,
+                   gemm_scratch(workspace));  // 1
+  finish_gate(w, kInput, cell, gi, ld);       // 2
   if (c_.input_forget)
     couple_forget_gate(c_, gi, ld, gf, ld);
   else
-    finish_gate(c_, w, kForget, cell, gf, ld);
-  finish_gate(c_, w, kCell, nullptr, gc, ld);
+    finish_gate(w, kForget, cell, gf, ld);
+  finish_gate(w, kCell, nullptr, gc, ld);
   forget_state(c_, active, gf, ld, cell);  // 3
   admit_to_state(c_, active, gi, ld, gc, ld, cell);
-  finish_gate(c_, w, kOutput, cell, go, ld);  // 4: the peephole sees the new C
-  emit_hidden(c_, active, go, ld, cell, h);   // 5
+  finish_gate(w, kOutput, cell, go, ld);     // 4: the peephole sees the new C
+  emit_hidden(c_, active, go, ld, cell, h);  // 5
 }
 
 int64_t LstmCell::gate_matmuls() const {
-  return c_.plan == LstmPlan::kMinimal && c_.input_forget ? 3 : 4;
+  return c_.plan == CellPlan::kMinimal && c_.input_forget ? 3 : 4;
 }
 
 int64_t LstmCell::gate_input_flops(int gate) const {
-  return (c_.has_bias ? 2 : 0) + (c_.has_peephole && gate != kCell ? 2 : 0) + (c_.clip ? 2 : 0);
+  return (c_.has_bias ? 2 : 0) + (c_.has_peephole && gate != kCell ? 2 : 0) + clip_flops();
 }
 
 int64_t LstmCell::elementwise_flops_per_unit() const {
-  const int64_t f = c_.f.flops_per_element();
+  const int64_t f = sigmoid_flops();
   const int64_t forget = c_.input_forget ? 1 : gate_input_flops(kForget) + f;
-  return gate_input_flops(kInput) + f + forget + gate_input_flops(kCell) + c_.g.flops_per_element() +
-         gate_input_flops(kOutput) + f + 3  // C = f (.) C + i (.) c: two multiplies, one add
-         + c_.h.flops_per_element() + 1;    // H = o (.) h(C)
+  return gate_input_flops(kInput) + f + forget + gate_input_flops(kCell) + tanh_flops() + gate_input_flops(kOutput) +
+         f + 3                // C = f (.) C + i (.) c: two multiplies, one add
+         + tanh_flops() + 1;  // H = o (.) h(C)
 }
 
 std::vector<std::string> LstmCell::sub_steps() const {
@@ -216,7 +170,7 @@ std::vector<std::string> LstmCell::sub_steps() const {
     return fmt::format("{} = {}({})", g, g == 'c' ? 'g' : 'f', s);
   };
   auto matmul = [](char g) { return fmt::format("Xt*W{0}^T + Ht-1*R{0}^T", g); };
-  if (c_.plan == LstmPlan::kMinimal)
+  if (c_.plan == CellPlan::kMinimal)
     return {gate('i', matmul('i'), "Ct-1"),
             c_.input_forget ? "f = 1 - i" : gate('f', matmul('f'), "Ct-1"),
             "C = f(.)Ct-1",
@@ -238,10 +192,7 @@ std::vector<std::string> LstmCell::sub_steps() const {
 std::vector<BufferSpan> LstmCell::buffers() const {
   const int64_t bytes = checked_mul({4, c_.batch, c_.hidden_size});
   checked_mul({4, bytes});  // the buffers end at 4 * bytes: refused here if that overflows
-  auto buffer = [](const char* name, int64_t offset, int64_t size, int first, int last) {
-    return BufferSpan{name, {name}, offset, size, first, last};
-  };
-  if (c_.plan == LstmPlan::kMinimal)
+  if (c_.plan == CellPlan::kMinimal)
     return {buffer("cell_state", 0, bytes, 0, 6),         buffer("hidden_state", bytes, bytes, 0, 6),
             buffer("input_gate", 2 * bytes, bytes, 0, 4), buffer("forget_gate", 3 * bytes, bytes, 1, 2),
             buffer("cell_gate", 3 * bytes, bytes, 3, 4),  buffer("output_gate", 2 * bytes, bytes, 5, 6)};

@@ -1,9 +1,10 @@
 // Ops that only move data, of any element type: Flatten, Reshape, Squeeze, Unsqueeze,
 // Identity, Dropout (inference: identity) keep their input's bytes (in place when the
-// planner allows); Concat and Transpose rearrange them. All cost 0 FLOPs; their traffic
-// is the data they read and write (a shape or axes input is not data).
+// planner allows); Concat, Split, Transpose, DepthToSpace and SpaceToDepth rearrange them. All cost 0 FLOPs; their
+// traffic is the data they read and write (a shape or axes input is not data).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <numeric>
@@ -261,6 +262,30 @@ void transpose_elements(const std::byte* x, std::byte* y, int64_t total, const S
   }
 }
 
+// The kernel that transposes a tensor of shape `x` by `perm` (y's axis i is x's axis
+// perm[i]); the data may be viewed in more axes than its tensors have (DepthToSpace).
+std::unique_ptr<Kernel> transpose_kernel(const Shape& x, const std::vector<int64_t>& perm, DType dtype) {
+  Shape in_strides(x.size(), 1), dims(x.size()), src_strides(x.size());
+  for (size_t i = x.size(); i-- > 1;) in_strides[i - 1] = in_strides[i] * x[i];
+  for (size_t i = 0; i < x.size(); ++i) {
+    dims[i] = x[perm[i]];
+    src_strides[i] = in_strides[perm[i]];
+  }
+  return make_kernel({},
+                     [dims, src_strides, bytes = dtype_size(dtype)](const RunContext&, std::span<const TensorView> in,
+                                                                    std::span<const TensorView> out, Workspace) {
+                       const auto* x = static_cast<const std::byte*>(in[0].data);
+                       auto* y = static_cast<std::byte*>(out[0].data);
+                       const int64_t total = out[0].size();
+                       if (bytes == 4)
+                         transpose_elements<4>(x, y, total, dims, src_strides);
+                       else if (bytes == 8)
+                         transpose_elements<8>(x, y, total, dims, src_strides);
+                       else
+                         transpose_elements<1>(x, y, total, dims, src_strides);
+                     });
+}
+
 class TransposeOp final : public Op {
  public:
   explicit TransposeOp(const Node& node) {
@@ -277,25 +302,7 @@ class TransposeOp final : public Op {
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
-    const Shape& x = sig.inputs[0].shape();
-    std::vector<int64_t> p = perm(x.size());
-    Shape in_strides(x.size(), 1);
-    for (size_t i = x.size(); i-- > 1;) in_strides[i - 1] = in_strides[i] * x[i];
-    Shape src_strides(x.size());
-    for (size_t i = 0; i < x.size(); ++i) src_strides[i] = in_strides[p[i]];
-    return make_kernel(
-        {}, [dims = sig.outputs[0].shape(), src_strides, bytes = dtype_size(sig.inputs[0].dtype())](
-                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
-          const auto* x = static_cast<const std::byte*>(in[0].data);
-          auto* y = static_cast<std::byte*>(out[0].data);
-          const int64_t total = out[0].size();
-          if (bytes == 4)
-            transpose_elements<4>(x, y, total, dims, src_strides);
-          else if (bytes == 8)
-            transpose_elements<8>(x, y, total, dims, src_strides);
-          else
-            transpose_elements<1>(x, y, total, dims, src_strides);
-        });
+    return transpose_kernel(sig.inputs[0].shape(), perm(sig.inputs[0].shape().size()), sig.inputs[0].dtype());
   }
 
  private:
@@ -318,8 +325,140 @@ class TransposeOp final : public Op {
   std::vector<int64_t> perm_attr_;
 };
 
+// DepthToSpace (modes DCR and CRD) and SpaceToDepth on N x C x H x W with block b: a
+// transpose of the input viewed in six axes.
+class BlockRearrangeOp final : public Op {
+ public:
+  explicit BlockRearrangeOp(const Node& node) : to_space_(node.op_type == "DepthToSpace") {
+    if (to_space_)
+      node.attrs.check_known({"blocksize", "mode"});
+    else
+      node.attrs.check_known({"blocksize"});
+    if (!node.attrs.has("blocksize")) throw OpError("attribute 'blocksize' is required");
+    block_ = node.attrs.get_int("blocksize", 0);
+    if (block_ < 1) throw OpError(fmt::format("attribute 'blocksize' must be positive, got {}", block_));
+    const std::string mode = node.attrs.get_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD")
+      throw OpError(fmt::format("attribute 'mode' must be DCR or CRD, got '{}'", mode));
+    crd_ = mode == "CRD";
+  }
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 1, 1);
+    const Shape& x = in[0].shape();
+    if (x.size() != 4) throw OpError(fmt::format("input must be N x C x H x W, got {}", shape_str(x)));
+    const int64_t b2 = checked_mul({block_, block_});
+    if (to_space_) {
+      if (x[1] % b2 != 0) throw OpError(fmt::format("{} channels are not a multiple of blocksize^2 = {}", x[1], b2));
+      return {{in[0].dtype(), {x[0], x[1] / b2, checked_mul({x[2], block_}), checked_mul({x[3], block_})}}};
+    }
+    if (x[2] % block_ != 0 || x[3] % block_ != 0)
+      throw OpError(fmt::format("height and width {}x{} are not multiples of blocksize {}", x[2], x[3], block_));
+    return {{in[0].dtype(), {x[0], checked_mul({x[1], b2}), x[2] / block_, x[3] / block_}}};
+  }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& x = sig.inputs[0].shape();
+    const int64_t n = x[0], c = x[1], h = x[2], w = x[3], b = block_;
+    if (!to_space_) return transpose_kernel({n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, sig.inputs[0].dtype());
+    if (crd_) return transpose_kernel({n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3}, sig.inputs[0].dtype());
+    return transpose_kernel({n, b, b, c / (b * b), h, w}, {0, 3, 4, 1, 5, 2}, sig.inputs[0].dtype());
+  }
+
+ private:
+  bool to_space_, crd_ = false;
+  int64_t block_;
+};
+
+// Split along an axis into the node's outputs: sizes from the split input (opset 13),
+// the split attribute (before 13), or equal parts (num_outputs, opset 18: the last part
+// may be smaller).
+class SplitOp final : public Op {
+ public:
+  explicit SplitOp(const Node& node) : outputs_(static_cast<int64_t>(node.outputs.size())) {
+    node.attrs.check_known({"axis", "split", "num_outputs"});
+    axis_ = node.attrs.get_int("axis", 0);
+    split_attr_ = node.attrs.get_ints("split");
+    if (node.attrs.has("num_outputs") && node.attrs.get_int("num_outputs", 0) != outputs_)
+      throw OpError(fmt::format("attribute 'num_outputs' is {} but the node has {} outputs",
+                                node.attrs.get_int("num_outputs", 0), outputs_));
+    uneven_ = node.attrs.has("num_outputs");
+  }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = 0b10;  // the split sizes
+    return t;
+  }
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 1, 2);
+    const Shape& x = in[0].shape();
+    const int64_t axis = normalize_axis(axis_, static_cast<int64_t>(x.size()));
+    std::vector<TensorType> out;
+    for (int64_t part : parts(in, x[axis])) {
+      Shape y = x;
+      y[axis] = part;
+      out.push_back({in[0].dtype(), y});
+    }
+    return out;
+  }
+  OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Shape& x = sig.inputs[0].shape();
+    const size_t a = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(x.size())));
+    int64_t outer = 1, inner = dtype_size(sig.inputs[0].dtype());  // inner counts bytes
+    for (size_t d = 0; d < a; ++d) outer *= x[d];
+    for (size_t d = a + 1; d < x.size(); ++d) inner *= x[d];
+    return make_kernel({}, [outer, inner, a, row = x[a] * inner](const RunContext&, std::span<const TensorView> in,
+                                                                 std::span<const TensorView> out, Workspace) {
+      const auto* x = static_cast<const std::byte*>(in[0].data);
+      int64_t offset = 0;  // along the axis, in bytes of one outer slice
+      for (const TensorView& t : out) {
+        const int64_t chunk = t.shape()[a] * inner;
+        for (int64_t o = 0; o < outer; ++o)
+          std::memcpy(static_cast<std::byte*>(t.data) + o * chunk, x + o * row + offset, static_cast<size_t>(chunk));
+        offset += chunk;
+      }
+    });
+  }
+
+ private:
+  std::vector<int64_t> parts(std::span<const OpInput> in, int64_t dim) const {
+    std::vector<int64_t> sizes = split_attr_;
+    if (in.size() > 1 && in[1].present) sizes = constant_ints(in, 1, "split");
+    if (sizes.empty()) {
+      if (outputs_ < 1) throw OpError("Split needs at least one output");
+      const int64_t part = uneven_ ? (dim + outputs_ - 1) / outputs_ : dim / outputs_;
+      if (!uneven_ && dim % outputs_ != 0)
+        throw OpError(fmt::format("axis of size {} does not split into {} equal parts", dim, outputs_));
+      for (int64_t i = 0; i < outputs_; ++i) sizes.push_back(std::max<int64_t>(0, std::min(part, dim - i * part)));
+      return sizes;
+    }
+    if (static_cast<int64_t>(sizes.size()) != outputs_)
+      throw OpError(fmt::format("split has {} sizes for {} outputs", sizes.size(), outputs_));
+    int64_t total = 0;
+    for (int64_t s : sizes) {
+      if (s < 0) throw OpError(fmt::format("split size {} is negative", s));
+      total = checked_add({total, s});
+    }
+    if (total != dim) throw OpError(fmt::format("split sizes add up to {}, the axis has {}", total, dim));
+    return sizes;
+  }
+
+  int64_t outputs_, axis_;
+  std::vector<int64_t> split_attr_;
+  bool uneven_ = false;
+};
+
 }  // namespace
 
+std::unique_ptr<Op> make_depth_to_space(const Node& node) {
+  return std::make_unique<BlockRearrangeOp>(node);
+}
+std::unique_ptr<Op> make_space_to_depth(const Node& node) {
+  return std::make_unique<BlockRearrangeOp>(node);
+}
+std::unique_ptr<Op> make_split(const Node& node) {
+  return std::make_unique<SplitOp>(node);
+}
 std::unique_ptr<Op> make_flatten(const Node& node) {
   return std::make_unique<FlattenOp>(node);
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numeric>
 
 namespace minfer::test {
 
@@ -11,6 +12,12 @@ std::vector<float> random_values(int64_t n, uint32_t seed, float lo, float hi) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
   for (float& x : v) x = dist(rng);
+  return v;
+}
+
+std::vector<float> iota_values(int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), 0.0f);
   return v;
 }
 
@@ -73,8 +80,8 @@ OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& input
   return r;
 }
 
-OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs) {
-  auto model = compile(single_op_graph(op_type, inputs, std::move(attrs)));
+OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs, int num_outputs) {
+  auto model = compile(single_op_graph(op_type, inputs, std::move(attrs), num_outputs));
   OpResult r;
   r.cost = model->steps()[0].cost;
   r.kind = model->steps()[0].kind();

@@ -24,6 +24,8 @@ inline TestTensor weight(Shape shape, std::vector<float> data) {
 }
 
 std::vector<float> random_values(int64_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
+// 0, 1, ..., n - 1: values that show where each element came from.
+std::vector<float> iota_values(int64_t n);
 
 // A one-node graph: inputs named in0, in1, ...; outputs out0, ...; an empty-shaped
 // TestTensor with no data marks an omitted optional input.
@@ -42,7 +44,8 @@ OpResult run_op(const std::string& op_type, const std::vector<TestTensor>& input
                 int num_outputs = 1, int threads = 1);
 
 // Compiles without running: the cost and kind of the op on these inputs.
-OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {});
+OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {},
+                 int num_outputs = 1);
 
 // A float32 tensor's elements (throws for another type).
 inline std::vector<float> float_values(const Tensor& t) {

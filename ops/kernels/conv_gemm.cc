@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/kernels/padded_rows.h"
+
 namespace minfer::kernels {
 namespace {
 
@@ -35,17 +37,11 @@ void pack_im2col_panel(const void* source, int64_t k0, int64_t kb, int64_t j0, i
       } else {
         const float* row = plane + iy * s.w;
         const int64_t ix0 = ox * w.sw + x_off;
-        if (w.sw == 1) {
-          const int64_t lo = std::clamp<int64_t>(-ix0, 0, run), hi = std::clamp<int64_t>(s.w - ix0, lo, run);
-          std::fill(d, d + lo, 0.0f);
-          std::copy(row + ix0 + lo, row + ix0 + hi, d + lo);
-          std::fill(d + hi, d + run, 0.0f);
-        } else {
-          for (int64_t t = 0; t < run; ++t) {
-            const int64_t ix = ix0 + t * w.sw;
-            d[t] = ix >= 0 && ix < s.w ? row[ix] : 0.0f;
-          }
-        }
+        // The run's columns as phase 0 of a row padded by -ix0: [lo, hi) read the row.
+        const PhaseColumns in = phase_columns(s.w, -ix0, w.sw, 0, run);
+        std::fill(d, d + in.lo, 0.0f);
+        copy_phase(row, -ix0, w.sw, 0, in, d);
+        std::fill(d + in.hi, d + run, 0.0f);
       }
       q += run;
       ox = 0;

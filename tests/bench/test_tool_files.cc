@@ -72,6 +72,31 @@ TEST(ToolFiles, OneFileGivenTwiceIsRefusedBeforeTheRun) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// The files a model reads beside itself (weights, labels, external data) are inputs too:
+// an output onto one is refused before any run, for one model and for either --compare side.
+TEST(ToolFiles, AnOutputOntoAFileTheModelReadsIsRefused) {
+  const std::string dir = temp_dir("model_files");
+  const std::string weights(16, '\0');
+  write_file(dir + "/w.bin", weights);
+  write_file(dir + "/labels.txt", "a\nb\nc\nd\n");
+  write_file(dir + "/m.json",
+             R"({"inputs": [{"name": "x", "shape": [1, 4]}], "outputs": ["y"], "weights_file": "w.bin",
+                 "labels": "labels.txt", "initializers": {"b": {"shape": [4], "offset": 0}},
+                 "nodes": [{"name": "add", "op": "Add", "inputs": ["x", "b"], "outputs": ["y"]}]})");
+  const std::string model = dir + "/m.json";
+  expect_refused(bench("--model " + model + " --output " + dir + "/w.bin" + kMachine), "engine_bench",
+                 "--output '" + dir + "/w.bin' is the data file of the model '" + dir +
+                     "/w.bin': write the output to another file");
+  expect_refused(bench("--model " + model + " --num_runs 1 --html " + dir + "/labels.txt" + kMachine), "engine_bench",
+                 "--html '" + dir + "/labels.txt' is the data file of the model '" + dir +
+                     "/labels.txt': write the output to another file");
+  expect_refused(
+      bench("--compare " + kSmallCnn + " " + model + " --output " + dir + "/w.bin" + kMachine), "engine_bench",
+      "--output '" + dir + "/w.bin' is the data file of side B '" + dir + "/w.bin': write the output to another file");
+  EXPECT_EQ(read(dir + "/w.bin"), weights);
+  EXPECT_EQ(read(dir + "/labels.txt"), "a\nb\nc\nd\n");
+}
+
 TEST(ToolFiles, ConcurrentRunsOntoOneOutputEachLeaveAWholeReport) {
   const std::string dir = temp_dir("concurrent");
   const std::string report = dir + "/r.json";

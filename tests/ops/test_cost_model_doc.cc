@@ -59,12 +59,25 @@ TEST(CostModelDoc, ExamplesMatchTheCode) {
     std::vector<TestTensor> inputs;
     for (const auto& s : e["inputs"]) {
       std::string text = s;
+      if (text.empty()) {  // an omitted optional input
+        inputs.push_back({});
+        continue;
+      }
       const bool constant = text[0] == '*';
       if (constant) text = text.substr(1);
+      // A constant's values follow '=' ("*4=1,1,2,2": Resize's scales); 0.5 each otherwise.
+      std::vector<float> values;
+      if (const size_t eq = text.find('='); eq != std::string::npos) {
+        std::stringstream list(text.substr(eq + 1));
+        for (std::string v; std::getline(list, v, ',');) values.push_back(std::stof(v));
+        text = text.substr(0, eq);
+      }
       const Shape shape = parse_shape(text);
-      inputs.push_back(constant ? weight(shape, std::vector<float>(num_elements(shape), 0.5f)) : input(shape, {}));
+      if (values.empty()) values.assign(num_elements(shape), 0.5f);
+      inputs.push_back(constant ? weight(shape, values) : input(shape, {}));
     }
-    const OpResult r = cost_of(e["op"], inputs, parse_attrs(e.value("attrs", nlohmann::json::object())));
+    const OpResult r =
+        cost_of(e["op"], inputs, parse_attrs(e.value("attrs", nlohmann::json::object())), e.value("outputs", 1));
     const std::pair<const char*, int64_t> fields[] = {{"macs", r.cost.macs},
                                                       {"flops", r.cost.flops},
                                                       {"params", r.cost.params},

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <set>
 
 #include "ops/kernels/gemm.h"
 #include "tests/op_test_util.h"
+#include "tests/recurrent_test_util.h"
 
 namespace minfer::test {
 namespace {
@@ -452,27 +452,9 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
     EXPECT_EQ(det["cell_macs"], 4 * 7 * (5 + 7));
     EXPECT_EQ(det["hidden_size"], 7);
     EXPECT_EQ(det["directions"], 2);
-    // The cell's buffers: inside the workspace, each alive within the sub-steps, and
-    // no two alive at the same sub-step overlapping.
-    const auto& buffers = det["cell_buffers"];
-    const int sub_steps = static_cast<int>(det["cell_steps"].size());
-    EXPECT_EQ(sub_steps, minimal ? 7 : 6);
-    std::set<int64_t> offsets;
-    for (const auto& b : buffers) {
-      EXPECT_LE(b["offset"].get<int64_t>() + b["bytes"].get<int64_t>(), plan_bytes) << b.dump();
-      EXPECT_GE(b["first_step"].get<int>(), 0);
-      EXPECT_LT(b["last_step"].get<int>(), sub_steps);
-      offsets.insert(b["offset"].get<int64_t>());
-    }
-    EXPECT_EQ(offsets.size(), minimal ? 4u : 3u);  // minimal: C, H and two scratch slots reused
-    for (size_t i = 0; i < buffers.size(); ++i)
-      for (size_t j = i + 1; j < buffers.size(); ++j) {
-        const auto &a = buffers[i], &b = buffers[j];
-        const bool together = a["first_step"] <= b["last_step"] && b["first_step"] <= a["last_step"];
-        const bool overlap = a["offset"].get<int64_t>() < b["offset"].get<int64_t>() + b["bytes"].get<int64_t>() &&
-                             b["offset"].get<int64_t>() < a["offset"].get<int64_t>() + a["bytes"].get<int64_t>();
-        EXPECT_FALSE(together && overlap) << a.dump() << " and " << b.dump();
-      }
+    EXPECT_EQ(det["cell_steps"].size(), minimal ? 7u : 6u);
+    // minimal: C, H and two scratch slots reused
+    EXPECT_EQ(expect_cell_buffers_fit(det, plan_bytes), minimal ? 4u : 3u);
     // The workspace is one arena buffer of the step.
     bool planned = false;
     for (const BufferSpan& b : model->buffers())
@@ -496,14 +478,6 @@ TEST(Lstm, BatchMajorLayoutIsTheTransposedProblem) {
   // layout 1 puts batch first in X, Y, the initial states and Y_h/Y_c; everything else
   // is the same computation as layout 0. The GEMMs read its X rows and write the fused
   // plan's gate inputs with strides instead of gathering them.
-  // Transposes [a, b, inner] to [b, a, inner].
-  auto swap01 = [](const std::vector<float>& v, int64_t a, int64_t b, int64_t inner) {
-    std::vector<float> t(v.size());
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < b; ++j)
-        std::copy_n(v.begin() + (i * b + j) * inner, inner, t.begin() + (j * a + i) * inner);
-    return t;
-  };
   for (LstmCase c : {LstmCase{4, 3, 5, 6, "bidirectional", true, true, true}, LstmCase{5, 2, 19, 20, "reverse", true}})
     for (bool weights_as_inputs : {false, true})
       for (const char* plan : {"minimal", "fused"}) {
@@ -513,10 +487,10 @@ TEST(Lstm, BatchMajorLayoutIsTheTransposedProblem) {
         const int64_t dirs = directions(c), h = c.hidden;
         const OpResult seq_major = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3);
         std::vector<TestTensor> in = lstm_inputs(c, d);
-        in[0] = input({c.batch, c.seq, c.input}, swap01(d.x, c.seq, c.batch, c.input));
+        in[0] = input({c.batch, c.seq, c.input}, swap_leading(d.x, c.seq, c.batch, c.input));
         if (c.initial_state) {
-          in[5] = input({c.batch, dirs, h}, swap01(d.h0, dirs, c.batch, h));
-          in[6] = input({c.batch, dirs, h}, swap01(d.c0, dirs, c.batch, h));
+          in[5] = input({c.batch, dirs, h}, swap_leading(d.h0, dirs, c.batch, h));
+          in[6] = input({c.batch, dirs, h}, swap_leading(d.c0, dirs, c.batch, h));
         }
         Attributes attrs = lstm_attrs(c, plan);
         attrs.set("layout", int64_t{1});
@@ -524,9 +498,10 @@ TEST(Lstm, BatchMajorLayoutIsTheTransposedProblem) {
         ASSERT_EQ(batch_major.shapes[0], (Shape{c.batch, c.seq, dirs, h}));
         ASSERT_EQ(batch_major.shapes[1], (Shape{c.batch, dirs, h}));
         // Y [seq, dirs, batch, H] viewed as [seq*dirs, batch, H] -> [batch, seq*dirs, H].
-        EXPECT_LT(max_rel_error(batch_major.outputs[0], swap01(seq_major.outputs[0], c.seq * dirs, c.batch, h)), 1e-6);
-        EXPECT_LT(max_rel_error(batch_major.outputs[1], swap01(seq_major.outputs[1], dirs, c.batch, h)), 1e-6);
-        EXPECT_LT(max_rel_error(batch_major.outputs[2], swap01(seq_major.outputs[2], dirs, c.batch, h)), 1e-6);
+        EXPECT_LT(max_rel_error(batch_major.outputs[0], swap_leading(seq_major.outputs[0], c.seq * dirs, c.batch, h)),
+                  1e-6);
+        EXPECT_LT(max_rel_error(batch_major.outputs[1], swap_leading(seq_major.outputs[1], dirs, c.batch, h)), 1e-6);
+        EXPECT_LT(max_rel_error(batch_major.outputs[2], swap_leading(seq_major.outputs[2], dirs, c.batch, h)), 1e-6);
         EXPECT_EQ(batch_major.cost, seq_major.cost);
         // And against the step-by-step reference.
         const LstmOutputs want = reference_lstm(c, d);

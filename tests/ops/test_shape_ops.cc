@@ -1,18 +1,10 @@
 // Data-movement ops: shapes and element order against definitions written here.
 #include <gtest/gtest.h>
 
-#include <numeric>
-
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
 namespace {
-
-std::vector<float> iota_values(int64_t n) {
-  std::vector<float> v(n);
-  std::iota(v.begin(), v.end(), 0.0f);
-  return v;
-}
 
 TEST(Flatten, AxesIncludingZeroAndNegative) {
   auto x = iota_values(2 * 3 * 4 * 5);

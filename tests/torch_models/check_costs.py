@@ -6,9 +6,9 @@
 For every exported model the engine supports, its MACs must equal the count made in
 PyTorch with forward hooks (expected_costs.json). MobileNetV2 and ResNet-18 must also
 match their papers (300 M and 1.8 G multiply-adds), and their parameters PyTorch's
-parameters plus BatchNormalization's running statistics. (The LSTM's parameters are
-not compared: its exported initial states are constants too, which the engine may or
-may not count as weights.) Models with an op the
+parameters plus BatchNormalization's running statistics. (The recurrent models'
+parameters are not compared: their exported initial states are constants too, which
+the engine may or may not count as weights.) Models with an op the
 engine lacks (the LSTM and ConvTranspose ones until those ops exist), which
 engine_check reports as SKIP, are skipped here too. Exit status 0 iff every check passed.
 """

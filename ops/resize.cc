@@ -1,0 +1,301 @@
+// Resize (opset 10 to 13: nearest, linear and cubic; the coordinate transformations
+// half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn; scales
+// or sizes) and Upsample (opset 7 and 9: nearest or linear, asymmetric), on float32 of any
+// rank, as ONNX's reference computes them: each output coordinate maps to a point of the
+// input along each axis, which is read from its taps (1 for nearest, 2 for linear, 4 for
+// cubic), indices clamped to the axis.
+//
+// FLOPs per output element, for each axis whose size changes: linear 3 (a lerp: two
+// multiplies and an add), cubic 7 (four multiplies and three adds), nearest 0.
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+
+#include "ops/op_helpers.h"
+
+namespace minfer {
+namespace {
+
+enum class Mode { kNearest, kLinear, kCubic };
+enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn };
+enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+constexpr size_t kMaxRank = 8;
+
+// One output coordinate's taps along one axis: input indices and their weights.
+struct AxisTaps {
+  int64_t count = 0;  // taps per output coordinate
+  std::vector<int64_t> index;
+  std::vector<float> weight;  // count per output coordinate, in order
+};
+
+// ONNX's cubic convolution weights for the four taps around a point `ratio` past the second.
+std::array<double, 4> cubic_weights(double r, double a) {
+  const double s = 1 - r;
+  return {((a * (r + 1) - 5 * a) * (r + 1) + 8 * a) * (r + 1) - 4 * a, ((a + 2) * r - (a + 3)) * r * r + 1,
+          ((a + 2) * s - (a + 3)) * s * s + 1, ((a * (s + 1) - 5 * a) * (s + 1) + 8 * a) * (s + 1) - 4 * a};
+}
+
+Mode parse_mode(const std::string& mode) {
+  if (mode == "nearest") return Mode::kNearest;
+  if (mode == "linear" || mode == "bilinear") return Mode::kLinear;
+  if (mode == "cubic") return Mode::kCubic;
+  throw OpError(fmt::format("attribute 'mode' must be nearest, linear or cubic, got '{}'", mode));
+}
+
+Transform parse_transform(const std::string& t) {
+  if (t == "half_pixel") return Transform::kHalfPixel;
+  if (t == "pytorch_half_pixel") return Transform::kPytorchHalfPixel;
+  if (t == "align_corners") return Transform::kAlignCorners;
+  if (t == "asymmetric") return Transform::kAsymmetric;
+  if (t == "tf_half_pixel_for_nn") return Transform::kTfHalfPixelForNn;
+  if (t == "tf_crop_and_resize")
+    throw UnsupportedError("coordinate_transformation_mode 'tf_crop_and_resize' is not supported");
+  throw OpError(fmt::format("unknown coordinate_transformation_mode '{}'", t));
+}
+
+Rounding parse_rounding(const std::string& r) {
+  if (r == "round_prefer_floor") return Rounding::kRoundPreferFloor;
+  if (r == "round_prefer_ceil") return Rounding::kRoundPreferCeil;
+  if (r == "floor") return Rounding::kFloor;
+  if (r == "ceil") return Rounding::kCeil;
+  throw OpError(fmt::format("unknown nearest_mode '{}'", r));
+}
+
+struct ResizeSettings {
+  Mode mode = Mode::kNearest;
+  Transform transform = Transform::kHalfPixel;
+  Rounding rounding = Rounding::kRoundPreferFloor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+};
+
+// The taps of every output coordinate of one axis from `in` to `out` elements at
+// `scale` (out / in unless the scales input said otherwise).
+AxisTaps axis_taps(const ResizeSettings& s, int64_t in, int64_t out, double scale) {
+  AxisTaps t;
+  t.count = s.mode == Mode::kNearest ? 1 : s.mode == Mode::kLinear ? 2 : 4;
+  if (in == out && scale == 1.0) t.count = 1;  // every transform maps o to o
+  auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  for (int64_t o = 0; o < out; ++o) {
+    if (t.count == 1 && in == out && scale == 1.0) {
+      t.index.push_back(o);
+      t.weight.push_back(1.0f);
+      continue;
+    }
+    // The reference's output length in the transforms is scale * in, not the rounded size.
+    const double length = scale * static_cast<double>(in), od = static_cast<double>(o);
+    double x = 0;
+    switch (s.transform) {
+      case Transform::kHalfPixel: x = (od + 0.5) / scale - 0.5; break;
+      case Transform::kPytorchHalfPixel: x = length == 1 ? -0.5 : (od + 0.5) / scale - 0.5; break;
+      case Transform::kAlignCorners: x = length == 1 ? 0 : od * static_cast<double>(in - 1) / (length - 1); break;
+      case Transform::kAsymmetric: x = od / scale; break;
+      case Transform::kTfHalfPixelForNn: x = (od + 0.5) / scale; break;
+    }
+    // The reference's base tap: the point lies `r` past it, r in (0, 1] (an integral
+    // point is all weight on the tap after the base).
+    const double fl = std::floor(x);
+    const int64_t base = x == fl ? static_cast<int64_t>(fl) - 1 : static_cast<int64_t>(fl);
+    const double r = x - static_cast<double>(base);
+    if (s.mode == Mode::kNearest) {
+      bool after = true;
+      if (r < 1) switch (s.rounding) {
+          case Rounding::kRoundPreferFloor: after = r > 0.5; break;
+          case Rounding::kRoundPreferCeil: after = r >= 0.5; break;
+          case Rounding::kFloor: after = false; break;
+          case Rounding::kCeil: after = true; break;
+        }
+      t.index.push_back(clamp(after ? base + 1 : base));
+      t.weight.push_back(1.0f);
+    } else if (s.mode == Mode::kLinear) {
+      t.index.insert(t.index.end(), {clamp(base), clamp(base + 1)});
+      t.weight.insert(t.weight.end(), {static_cast<float>(1 - r), static_cast<float>(r)});
+    } else {
+      std::array<double, 4> w = cubic_weights(r, s.cubic_a);
+      double sum = 0;
+      for (int64_t k = 0; k < 4; ++k) {
+        const int64_t i = base - 1 + k;
+        if (s.exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+        sum += w[k];
+      }
+      for (int64_t k = 0; k < 4; ++k) {
+        t.index.push_back(clamp(base - 1 + k));
+        t.weight.push_back(static_cast<float>(s.exclude_outside ? w[k] / sum : w[k]));
+      }
+    }
+  }
+  return t;
+}
+
+class ResizeKernel final : public Kernel {
+ public:
+  ResizeKernel(std::vector<AxisTaps> taps, Shape in, Shape out)
+      : Kernel({}), taps_(std::move(taps)), in_(std::move(in)), out_(std::move(out)) {
+    in_strides_.assign(in_.size(), 1);
+    for (size_t d = in_.size(); d-- > 1;) in_strides_[d - 1] = in_strides_[d] * in_[d];
+  }
+
+  // Each output element sums its taps' tensor product; a taps' odometer walks them.
+  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+           Workspace) const override {
+    const float* x = in[0].f32();
+    float* y = out[0].f32();
+    const size_t rank = out_.size();
+    std::array<int64_t, kMaxRank> coord{}, tap{};
+    const int64_t total = out[0].size();
+    for (int64_t i = 0; i < total; ++i) {
+      tap.fill(0);
+      double sum = 0;
+      for (;;) {
+        double w = 1;
+        int64_t src = 0;
+        for (size_t d = 0; d < rank; ++d) {
+          const AxisTaps& t = taps_[d];
+          const size_t at = static_cast<size_t>(coord[d] * t.count + tap[d]);
+          w *= t.weight[at];
+          src += t.index[at] * in_strides_[d];
+        }
+        sum += w * x[src];
+        size_t d = rank;
+        while (d-- > 0 && ++tap[d] == taps_[d].count) tap[d] = 0;
+        if (d == static_cast<size_t>(-1)) break;
+      }
+      y[i] = static_cast<float>(sum);
+      for (size_t d = rank; d-- > 0;) {
+        if (++coord[d] < out_[d]) break;
+        coord[d] = 0;
+      }
+    }
+  }
+
+ private:
+  std::vector<AxisTaps> taps_;
+  Shape in_, out_, in_strides_;
+};
+
+class ResizeOp final : public Op {
+ public:
+  explicit ResizeOp(const Node& node) : upsample_(node.op_type == "Upsample") {
+    if (upsample_) {
+      node.attrs.check_known({"mode", "scales"});
+      scales_attr_ = node.attrs.get_floats("scales");
+      s_.transform = Transform::kAsymmetric;
+      s_.rounding = Rounding::kFloor;
+    } else {
+      node.attrs.check_known({"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                              "exclude_outside", "extrapolation_value"});
+      s_.transform = parse_transform(node.attrs.get_string("coordinate_transformation_mode", "half_pixel"));
+      s_.rounding = parse_rounding(node.attrs.get_string("nearest_mode", "round_prefer_floor"));
+      s_.cubic_a = node.attrs.get_float("cubic_coeff_a", -0.75);
+      s_.exclude_outside = node.attrs.get_int("exclude_outside", 0) != 0;
+      // Opset 10's Resize (inputs X and scales only) maps coordinates asymmetrically.
+      opset10_ = node.inputs.size() == 2;
+      if (opset10_) {
+        s_.transform = Transform::kAsymmetric;
+        s_.rounding = Rounding::kFloor;
+      }
+    }
+    s_.mode = parse_mode(node.attrs.get_string("mode", "nearest"));
+    if (upsample_ && s_.mode == Mode::kCubic) throw OpError("Upsample's mode must be nearest or linear");
+  }
+  OpTraits traits() const override {
+    OpTraits t;
+    t.non_data_inputs = ~1u;  // roi, scales, sizes
+    return t;
+  }
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    check_input_count(in, 1, 4);
+    require_float(in.first(1));
+    if (in[0].shape().size() > kMaxRank)
+      throw UnsupportedError(fmt::format("rank {} is above the supported {}", in[0].shape().size(), kMaxRank));
+    return {{DType::kFloat32, plan(in).out}};
+  }
+  OpCost cost(const OpSignature& sig) const override {
+    const Shape &x = sig.inputs[0].shape(), &y = sig.outputs[0].shape();
+    int64_t axes = 0;
+    for (size_t d = 0; d < x.size(); ++d) axes += x[d] != y[d];
+    const int64_t per_axis = s_.mode == Mode::kLinear ? 3 : s_.mode == Mode::kCubic ? 7 : 0;
+    const int64_t e = num_elements(y);
+    const CostExpr flops = per_axis == 0 ? CostExpr(0)
+                                         : CostExpr::of("FLOPs/axis", per_axis) * CostExpr::of("resized axes", axes) *
+                                               CostExpr::of("output elements", e);
+    return op_cost(*this, sig, 0, flops);
+  }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const Plan p = plan(sig.inputs);
+    const Shape& x = sig.inputs[0].shape();
+    std::vector<AxisTaps> taps;
+    for (size_t d = 0; d < x.size(); ++d) taps.push_back(axis_taps(s_, x[d], p.out[d], p.scales[d]));
+    return std::make_unique<ResizeKernel>(std::move(taps), x, p.out);
+  }
+
+ private:
+  struct Plan {
+    Shape out;
+    std::vector<double> scales;
+  };
+
+  static std::vector<double> constant_floats(std::span<const OpInput> in, size_t index, const char* what) {
+    if (!in[index].constant) throw UnsupportedError(fmt::format("{} must be a constant", what));
+    std::vector<double> v;
+    for (int64_t i = 0; i < in[index].constant->size(); ++i) v.push_back(in[index].constant->number(i));
+    return v;
+  }
+
+  // The output shape and each axis's scale from the scales (or sizes) input or attribute.
+  Plan plan(std::span<const OpInput> in) const {
+    const Shape& x = in[0].shape();
+    std::vector<double> scales;
+    Shape sizes;
+    if (upsample_) {
+      check_input_count(in, 1, 2);
+      scales = in.size() == 2 ? constant_floats(in, 1, "scales") : scales_attr_;
+    } else {
+      check_input_count(in, 1, 4);
+      const size_t scales_at = opset10_ ? 1 : 2;
+      if (in.size() > scales_at && in[scales_at].present && in[scales_at].constant &&
+          in[scales_at].constant->size() > 0)
+        scales = constant_floats(in, scales_at, "scales");
+      else if (in.size() > scales_at && in[scales_at].present && !in[scales_at].constant)
+        throw UnsupportedError("scales must be a constant");
+      if (!opset10_ && in.size() > 3 && in[3].present) sizes = constant_ints(in, 3, "sizes");
+    }
+    if (scales.empty() == sizes.empty()) throw OpError("exactly one of scales and sizes must be given");
+    Plan p{x, {}};
+    if (!sizes.empty()) {
+      if (sizes.size() != x.size())
+        throw OpError(fmt::format("sizes has {} values for rank {}", sizes.size(), x.size()));
+      for (size_t d = 0; d < x.size(); ++d) {
+        if (sizes[d] < 1) throw OpError(fmt::format("sizes[{}] is {}; it must be positive", d, sizes[d]));
+        p.out[d] = sizes[d];
+        p.scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x[d]));
+      }
+      return p;
+    }
+    if (scales.size() != x.size())
+      throw OpError(fmt::format("scales has {} values for rank {}", scales.size(), x.size()));
+    for (size_t d = 0; d < x.size(); ++d) {
+      if (!(scales[d] > 0) || !std::isfinite(scales[d]))
+        throw OpError(fmt::format("scales[{}] is {}; it must be positive", d, scales[d]));
+      const double size = std::floor(static_cast<double>(x[d]) * scales[d]);
+      if (size > 1e15) throw OpError(fmt::format("scales[{}] = {} makes the output too large", d, scales[d]));
+      p.out[d] = static_cast<int64_t>(size);
+      p.scales.push_back(scales[d]);
+    }
+    return p;
+  }
+
+  bool upsample_, opset10_ = false;
+  std::vector<double> scales_attr_;
+  ResizeSettings s_;
+};
+
+}  // namespace
+
+std::unique_ptr<Op> make_resize(const Node& node) {
+  return std::make_unique<ResizeOp>(node);
+}
+
+}  // namespace minfer
