@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/separable_pairs.h"
+#include "profiler/cpu_info.h"
 #include "profiler/isa.h"
 #include "profiler/report.h"
 
@@ -27,6 +28,8 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
   in.latency_unprofiled_ms = unprofiled_ms;
   in.load_ms = m.load_ms();
   in.compile_ms = m.compile_ms();
+  in.load_average = load_average();
+  in.logical_cpus = logical_cpus();
   in.machine = machine;
   for (size_t i = 0; i < m.steps().size(); ++i) {
     const Step& s = m.steps()[i];

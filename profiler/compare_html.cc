@@ -204,7 +204,8 @@ std::string format_compare_html(const json& c) {
       fmt::format("</ul>\n<p class=\"note\">{} runs of each side after {} warmup; {}.</p>\n", a["runs"].get<int64_t>(),
                   a["warmup_runs"].get<int>(), escape_html(c["schedule"].get<std::string>()));
   std::vector<HtmlSection> sections = {
-      {"compare", "A against B", intro + metric_table(c["metrics"])},
+      {"compare", "A against B",
+       intro + metric_table(c["metrics"]) + "<p class=\"note\">" + escape_html(noise_text(c)) + "</p>\n"},
       {"compare-ratios", "B/A of each figure",
        "<p class=\"note\">Left of 1 (blue), B has less of it than A; right of 1 (orange), more. The axis is "
        "logarithmic.</p>\n" +

@@ -1,6 +1,7 @@
 #include "profiler/compare_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -161,6 +162,20 @@ json node_changes(const json& a, const json& b) {
   return {{"groups", groups}, {"a_total", sum_of(all_a)}, {"b_total", sum_of(all_b)}};
 }
 
+// How far apart an A/A pair lands: two halves of each side's runs are one (same model,
+// same settings, interleaved; build_report's halves_median_ratio), so the larger of their median ratios' distances from
+// 1 is the noise floor a latency ratio must clear to mean anything.
+json noise_json(const json& a, const json& b) {
+  const json &ha = a["stability"]["halves_median_ratio"], &hb = b["stability"]["halves_median_ratio"];
+  json noise = {{"a_halves_median_ratio", ha}, {"b_halves_median_ratio", hb}, {"floor", nullptr}};
+  if (ha.is_null() || hb.is_null()) return noise;
+  const double floor = std::max(std::abs(ha.get<double>() - 1.0), std::abs(hb.get<double>() - 1.0));
+  const double a_ms = a["latency_ms"]["median"].get<double>(), b_ms = b["latency_ms"]["median"].get<double>();
+  noise["floor"] = floor;
+  noise["latency_ratio_beyond_floor"] = a_ms > 0 && std::abs(b_ms / a_ms - 1.0) > floor;
+  return noise;
+}
+
 }  // namespace
 
 json build_compare_report(const CompareSide& a, const CompareSide& b, const std::string& schedule) {
@@ -173,7 +188,8 @@ json build_compare_report(const CompareSide& a, const CompareSide& b, const std:
               {"schedule", schedule},
               {"same_model", same_model},
               {"metrics", metrics(ra, rb)},
-              {"op_types", op_types(ra, rb)}};
+              {"op_types", op_types(ra, rb)},
+              {"noise", noise_json(ra, rb)}};
   if (same_model) doc["node_changes"] = node_changes(ra, rb);
   return doc;
 }

@@ -19,6 +19,8 @@ struct CompareSide {
 nlohmann::json build_compare_report(const CompareSide& a, const CompareSide& b, const std::string& schedule);
 
 std::string format_compare_text(const nlohmann::json& comparison);
+// The comparison's noise floor in one sentence (text and HTML).
+std::string noise_text(const nlohmann::json& comparison);
 std::string format_compare_csv(const nlohmann::json& comparison);
 // One self-contained page: the comparison's table and charts, then each side's report.
 std::string format_compare_html(const nlohmann::json& comparison);

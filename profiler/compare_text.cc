@@ -97,6 +97,19 @@ std::string csv_number(const json& v) {
 
 }  // namespace
 
+std::string noise_text(const json& c) {
+  const json& n = c["noise"];
+  if (n["floor"].is_null()) return "Noise floor: unknown (fewer than 4 runs of a side).";
+  const json& latency = *std::find_if(c["metrics"].begin(), c["metrics"].end(),
+                                      [](const json& m) { return m["key"] == "latency_median_ms"; });
+  return fmt::format(
+      "Noise floor: two halves of one side's runs (an A/A pair) differ by up to {:.1f}% in median latency "
+      "(A {:.3f}, B {:.3f}); the median latency ratio B/A {} is {}.",
+      100.0 * n["floor"].get<double>(), n["a_halves_median_ratio"].get<double>(),
+      n["b_halves_median_ratio"].get<double>(), value_text(latency["ratio"]),
+      n["latency_ratio_beyond_floor"].get<bool>() ? "beyond it" : "within it: no difference this run can show");
+}
+
 std::string format_compare_text(const json& c) {
   std::string out = banner("Compare");
   for (const json& side : c["sides"]) out += side_line(side);
@@ -104,6 +117,7 @@ std::string format_compare_text(const json& c) {
   out += fmt::format("Runs:     {} of each side after {} warmup; {}\n\n", a["runs"].get<int64_t>(),
                      a["warmup_runs"].get<int>(), c["schedule"].get<std::string>());
   metric_table(out, c["metrics"]);
+  out += "\n" + noise_text(c) + "\n";
   out += "\n" + banner("By op type (mean ms per run)");
   op_type_table(out, c["op_types"]);
   if (c.contains("node_changes")) {

@@ -59,18 +59,53 @@ void write_cache(const std::string& path, const json& cache) {
   }
 }
 
+// The cached bandwidth of every level, when the entry has them all (an entry written
+// before the cache levels were probed has one number: it is probed again).
+bool cached_levels(const json& entry, std::array<double, 4>& gbs) {
+  if (!entry.contains("bandwidth_gbs") || !entry["bandwidth_gbs"].is_object()) return false;
+  const json& levels = entry["bandwidth_gbs"];
+  for (MemoryLevel level : kMemoryLevels) {
+    const char* name = memory_level_name(level);
+    if (!levels.contains(name) || !levels[name].is_number() || !(levels[name].get<double>() > 0)) return false;
+    gbs[static_cast<size_t>(level)] = levels[name];
+  }
+  return true;
+}
+
 }  // namespace
+
+const char* memory_level_name(MemoryLevel level) {
+  switch (level) {
+    case MemoryLevel::kL1: return "l1";
+    case MemoryLevel::kL2: return "l2";
+    case MemoryLevel::kL3: return "l3";
+    case MemoryLevel::kDram: break;
+  }
+  return "dram";
+}
+
+MemoryLevel MachineModel::level_of(int64_t working_set_bytes) const {
+  for (size_t i = 0; i < cache_bytes.size(); ++i)
+    if (working_set_bytes <= cache_bytes[i]) return kMemoryLevels[i];
+  return MemoryLevel::kDram;
+}
 
 json to_json(const MachineModel& m) {
   const TheoreticalPeak& t = m.theoretical;
+  json bandwidth = json::object(), caches = json::object();
+  for (MemoryLevel level : kMemoryLevels) {
+    bandwidth[memory_level_name(level)] = m.bandwidth(level);
+    if (level != MemoryLevel::kDram) caches[memory_level_name(level)] = m.cache_bytes[static_cast<size_t>(level)];
+  }
   return {{"cpu", m.cpu},
           {"isa", m.isa},
           {"threads", m.threads},
           {"peak_gflops", m.peak_gflops},
           {"peak_source", m.peak_source},
-          {"bandwidth_gbs", m.bandwidth_gbs},
+          {"bandwidth_gbs", bandwidth},
           {"bandwidth_source", m.bandwidth_source},
-          {"ridge_intensity", m.ridge_intensity()},
+          {"cache_bytes", caches},
+          {"ridge_intensity", m.ridge_intensity()},  // main memory's
           {"theoretical",
            {{"cores", t.cores},
             {"clock_ghz", t.clock_ghz},
@@ -98,6 +133,9 @@ MachineModel machine_model(const MachineOptions& o) {
   m.threads = o.threads;
   m.theoretical = {std::min(o.threads, cpu.physical_cores), cpu.clock_ghz, cpu.clock_source, isa.vector_bits,
                    o.fma_units};
+  // Each thread's share of an op's data sits in its own core's L1 and L2.
+  const CacheSizes& caches = cache_sizes();
+  m.cache_bytes = {caches.l1 * m.theoretical.cores, caches.l2 * m.theoretical.cores, caches.l3};
 
   const std::string machine_key = cpu.model + " / " + isa.name;
   const std::string threads_key = std::to_string(o.threads);
@@ -105,24 +143,33 @@ MachineModel machine_model(const MachineOptions& o) {
   const bool cached = !o.cache_file.empty() && !(o.peak_gflops && o.bandwidth_gbs);
   json cache = cached ? read_cache(o.cache_file) : json::object();
   json& entry = object_at(object_at(object_at(cache, "machines"), machine_key), threads_key);
-  auto resolve = [&](const std::optional<double>& flag, const char* key, double (*probe)(int), const char* what,
-                     double& value, std::string& source) {
-    if (flag) {
-      value = *flag;
-      source = "flag";
-    } else if (!o.reprobe && entry.contains(key) && entry[key].is_number() && entry[key].get<double>() > 0) {
-      value = entry[key];
-      source = "cache";
-    } else {
-      if (o.progress) std::cerr << "probing " << what << " on " << o.threads << " thread(s)...\n";
-      value = probe(o.threads);
-      source = "probe";
-      entry[key] = value;
-    }
+  const auto progress = [&](const char* what) {
+    if (o.progress) std::cerr << "probing " << what << " on " << o.threads << " thread(s)...\n";
   };
-  resolve(o.peak_gflops, "peak_gflops", probe_peak_gflops, "peak FLOP/s", m.peak_gflops, m.peak_source);
-  resolve(o.bandwidth_gbs, "bandwidth_gbs", probe_bandwidth_gbs, "memory bandwidth", m.bandwidth_gbs,
-          m.bandwidth_source);
+  if (o.peak_gflops) {
+    m.peak_gflops = *o.peak_gflops;
+  } else if (!o.reprobe && entry.contains("peak_gflops") && entry["peak_gflops"].is_number() &&
+             entry["peak_gflops"].get<double>() > 0) {
+    m.peak_gflops = entry["peak_gflops"];
+    m.peak_source = "cache";
+  } else {
+    progress("peak FLOP/s");
+    m.peak_gflops = probe_peak_gflops(o.threads);
+    m.peak_source = "probe";
+    entry["peak_gflops"] = m.peak_gflops;
+  }
+  if (o.bandwidth_gbs) {
+    m.bandwidth_gbs.fill(*o.bandwidth_gbs);
+  } else if (!o.reprobe && cached_levels(entry, m.bandwidth_gbs)) {
+    m.bandwidth_source = "cache";
+  } else {
+    progress("the bandwidth of L1, L2, L3 and memory");
+    m.bandwidth_gbs = probe_bandwidth_gbs(o.threads, caches);
+    m.bandwidth_source = "probe";
+    json levels = json::object();
+    for (MemoryLevel level : kMemoryLevels) levels[memory_level_name(level)] = m.bandwidth(level);
+    entry["bandwidth_gbs"] = levels;
+  }
   if (!o.cache_file.empty() && (m.peak_source == "probe" || m.bandwidth_source == "probe"))
     write_cache(o.cache_file, cache);
   return m;

@@ -1,12 +1,13 @@
 #include "profiler/machine_probe.h"
 
-#include <unistd.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "profiler/isa.h"
 #include "profiler/run_profile.h"
+#include "profiler/triad.h"
 
 namespace minfer {
 
@@ -67,20 +68,45 @@ double probe_peak_gflops(int threads) {
   return flops / seconds * 1e-9;
 }
 
-double probe_bandwidth_gbs(int threads) {
-  // Each array as large as the last-level cache (and at least 32 MiB): a pass streams
-  // three times the cache, so every pass reads memory, not what the last one left.
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  const size_t n = static_cast<size_t>(std::max<long>(8L << 20, l3 > 0 ? l3 / 4 : 0));
-  std::vector<float> a(n), b(n, 1.0f), c(n, 2.0f);
-  const float s = 3.0f;
-  const auto triad = [&] {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (size_t i = 0; i < n; ++i) a[i] = b[i] + s * c[i];
-  };
-  triad();  // brings the pages in
-  const double seconds = best_seconds(0.3, triad);
-  return 12.0 * static_cast<double>(n) / seconds * 1e-9;
+std::array<int64_t, 4> triad_working_sets(const CacheSizes& caches, int threads) {
+  const int64_t l1 = caches.l1 > 0 ? caches.l1 : 32 << 10;
+  const int64_t l2 = caches.l2 > 0 ? caches.l2 : 256 << 10;
+  const int64_t l3 = caches.l3 > 0 ? caches.l3 : 8 << 20;
+  // Half of a level leaves room for the stack, the code and the level's associativity;
+  // three times the L3 means every pass reads memory, not what the last one left (at
+  // most 384 MiB: an L3 that large is a virtual machine reporting its host's).
+  return {l1 / 2 * threads, l2 / 2 * threads, l3 / 2,
+          std::clamp<int64_t>(3 * l3, int64_t{96} << 20, int64_t{384} << 20)};
+}
+
+std::array<double, 4> probe_bandwidth_gbs(int threads, const CacheSizes& caches) {
+  const std::array<int64_t, 4> sets = triad_working_sets(caches, threads);
+  // Seconds spent on each level: main memory's passes are long, the caches' short.
+  constexpr double kBudget[] = {0.04, 0.04, 0.08, 0.2};
+  constexpr size_t kAlign = 16;  // floats: one cache line, so no two threads share one
+  std::array<double, 4> gbs{};
+  for (size_t level = 0; level < sets.size(); ++level) {
+    const size_t n = static_cast<size_t>(sets[level]) / 12 / kAlign * kAlign;
+    std::vector<float> a(n + kAlign), b(n + kAlign, 1.0f), c(n + kAlign, 2.0f);
+    // A pass moves at least 32 MiB, long against the parallel region's start-up.
+    const int repeats = static_cast<int>(std::max<int64_t>(1, (int64_t{32} << 20) / sets[level]));
+    const auto pass = [&] {
+#pragma omp parallel num_threads(threads)
+      {
+        // Each thread streams its own slice, the same one every pass, so a slice sized
+        // for one core's L1 or L2 stays there.
+        const size_t t = static_cast<size_t>(omp_get_thread_num()), nt = static_cast<size_t>(omp_get_num_threads());
+        const size_t begin = n / kAlign * t / nt * kAlign, end = n / kAlign * (t + 1) / nt * kAlign;
+        with_probe_arch([&](auto arch) {
+          TriadKernel{}(arch, a.data() + begin, b.data() + begin, c.data() + begin, end - begin, 3.0f, repeats);
+        });
+      }
+    };
+    pass();  // brings the pages, and the level's data, in
+    const double seconds = best_seconds(kBudget[level], pass);
+    gbs[level] = 12.0 * static_cast<double>(n) * repeats / seconds * 1e-9;
+  }
+  return gbs;
 }
 
 }  // namespace minfer

@@ -40,6 +40,7 @@ void add_roofline(json& j, const Cost& cost, double ms, const MachineModel& mach
   j["roofline_ms"] = r.ms;
   j["roofline_fraction"] = r.fraction;
   j["bound"] = r.compute_bound ? "compute" : "memory";
+  j["memory_level"] = memory_level_name(r.level);
 }
 
 // A count's formula: symbolic, with this op's numbers, and its value (profiler/cost.h).
@@ -131,6 +132,52 @@ json by_pass_json(const ReportInput& in) {
   return list;
 }
 
+// Thresholds of the busy-machine warning (docs/profiling.md, "Was the machine busy?").
+// More runnable threads than CPUs means some waited for one; a mean 10% above the
+// median means some runs were delayed well beyond the others (delays only add time).
+constexpr double kBusyMeanOverMedian = 1.10;
+constexpr int kMinRunsForSpread = 5;
+
+// Whether the machine was busy during the runs, and the figures that say so. The
+// median latencies of two halves of the runs are an A/A pair inside one side: their
+// ratio is what the same model, run twice, differs by on this machine at this time.
+json stability_json(const ReportInput& in, const TimingStats& latency) {
+  json reasons = json::array();
+  if (in.load_average >= 0 && in.load_average > in.logical_cpus)
+    reasons.push_back(fmt::format("load average {:.2f} on {} logical CPUs", in.load_average, in.logical_cpus));
+  const double mean_over_median = latency.median > 0 ? latency.mean / latency.median : 1.0;
+  if (latency.count >= kMinRunsForSpread && mean_over_median > kBusyMeanOverMedian)
+    reasons.push_back(fmt::format("mean latency {:.0f}% above the median", 100.0 * (mean_over_median - 1.0)));
+  json halves = nullptr;
+  if (in.latency_ms.size() >= 4) {
+    // Runs in alternating pairs (1-2, 5-6, ... against 3-4, 7-8, ...): a comparison runs
+    // its sides A B, B A, A B, ..., so each half holds as many runs first as second of
+    // their pair, and a side's position alone (a cache warmed by the other) splits nothing.
+    std::vector<double> first, second;
+    for (size_t i = 0; i < in.latency_ms.size(); ++i) (i / 2 % 2 ? second : first).push_back(in.latency_ms[i]);
+    halves = summarize(first).median / summarize(second).median;
+  }
+  return {{"load_average", in.load_average >= 0 ? json(in.load_average) : json(nullptr)},
+          {"logical_cpus", in.logical_cpus},
+          {"mean_over_median", mean_over_median},
+          {"halves_median_ratio", halves},
+          {"busy", !reasons.empty()},
+          {"reasons", reasons}};
+}
+
+// A depthwise-separable pair's (or all pairs') MACs against the regular convolution's,
+// and the mean time of each part.
+json pair_figures(const SeparablePairRecord& p, double depthwise_ms, double pointwise_ms) {
+  const int64_t separable = p.depthwise_macs + p.pointwise_macs;
+  return {{"depthwise_macs", p.depthwise_macs},
+          {"pointwise_macs", p.pointwise_macs},
+          {"separable_macs", separable},
+          {"regular_macs", p.regular_macs},
+          {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / static_cast<double>(separable) : 0.0},
+          {"depthwise_ms", depthwise_ms},
+          {"pointwise_ms", pointwise_ms}};
+}
+
 json shapes_json(const std::vector<NamedShape>& shapes) {
   json list = json::array();
   for (const NamedShape& s : shapes) list.push_back({{"name", s.name}, {"shape", s.shape}});
@@ -200,20 +247,21 @@ json build_report(const ReportInput& in) {
     if (p.step >= 0) a["time_ms_after"] = op_stats[p.step].mean;
     passes.push_back(a);
   }
+  std::map<std::string, double> mean_ms;  // by op name
+  for (size_t i = 0; i < in.ops.size(); ++i) mean_ms[in.ops[i].name] = op_stats[i].mean;
   json pairs = json::array();
+  SeparablePairRecord all;  // the pairs together
+  double all_dw_ms = 0, all_pw_ms = 0;
   for (const SeparablePairRecord& p : in.separable_pairs) {
-    const int64_t separable = p.depthwise_macs + p.pointwise_macs;
-    pairs.push_back({{"depthwise", p.depthwise},
-                     {"pointwise", p.pointwise},
-                     {"through", p.through},
-                     {"kernel", p.kernel},
-                     {"in_channels", p.in_channels},
-                     {"out_channels", p.out_channels},
-                     {"depthwise_macs", p.depthwise_macs},
-                     {"pointwise_macs", p.pointwise_macs},
-                     {"separable_macs", separable},
-                     {"regular_macs", p.regular_macs},
-                     {"ratio", separable > 0 ? static_cast<double>(p.regular_macs) / separable : 0.0}});
+    const double dw_ms = mean_ms.count(p.depthwise) ? mean_ms[p.depthwise] : 0.0;
+    const double pw_ms = mean_ms.count(p.pointwise) ? mean_ms[p.pointwise] : 0.0;
+    all.depthwise_macs += p.depthwise_macs, all.pointwise_macs += p.pointwise_macs;
+    all.regular_macs += p.regular_macs;
+    all_dw_ms += dw_ms, all_pw_ms += pw_ms;
+    json pair = {{"depthwise", p.depthwise}, {"pointwise", p.pointwise},     {"through", p.through},
+                 {"kernel", p.kernel},       {"in_channels", p.in_channels}, {"out_channels", p.out_channels}};
+    pair.update(pair_figures(p, dw_ms, pw_ms));
+    pairs.push_back(pair);
   }
 
   json totals = {{"macs", total.macs},
@@ -250,6 +298,7 @@ json build_report(const ReportInput& in) {
                  {"latency_ms_unprofiled", stats_json(summarize(in.latency_unprofiled_ms))},
                  {"unprofiled_runs", in.latency_unprofiled_ms.size()},
                  {"init_ms", {{"load", in.load_ms}, {"compile", in.compile_ms}}},
+                 {"stability", stability_json(in, latency)},
                  {"op_types", op_types_json(ops, total, sum_mean_ms)},
                  {"ops", ops},
                  {"passes",
@@ -262,7 +311,8 @@ json build_report(const ReportInput& in) {
                    {"naive_bytes", in.naive_activation_bytes},
                    {"lower_bound_bytes", in.lower_bound_bytes},
                    {"buffers", buffers}}},
-                 {"separable_pairs", pairs}};
+                 {"separable_pairs", pairs},
+                 {"separable_pairs_total", pair_figures(all, all_dw_ms, all_pw_ms)}};
   if (in.machine) report["machine"] = to_json(*in.machine);
   return report;
 }

@@ -62,7 +62,11 @@ struct ReportInput {
   std::vector<double> latency_ms;  // one per profiled run
   // One per run without per-op timing, interleaved with the profiled runs (may be empty).
   std::vector<double> latency_unprofiled_ms;
-  double load_ms = 0, compile_ms = 0;   // reading the model file, compiling the graph
+  double load_ms = 0, compile_ms = 0;  // reading the model file, compiling the graph
+  // The 1-minute load average just after the runs (-1: unknown) and the logical CPUs:
+  // with the runs' spread, whether the machine was busy (the report's `stability`).
+  double load_average = -1;
+  int logical_cpus = 0;
   std::vector<OpRecord> ops;            // in execution order
   std::vector<BufferSpan> buffers;      // the activation arena's plan
   std::vector<std::string> passes_run;  // every pass that ran, in order
@@ -84,6 +88,14 @@ struct TextOptions {
 std::string format_text(const nlohmann::json& report, const TextOptions& options = {});
 std::string format_csv(const nlohmann::json& report);
 std::string format_memory_plan(const nlohmann::json& report);
+// A cost object of the report (macs, flops, params, bytes_read, bytes_written) in one line.
+std::string cost_line(const nlohmann::json& cost);
+// One line per graph pass (passes.by_pass): the nodes it took and its net change of cost,
+// e.g. "fold_bn: 27 BatchNormalizations folded: -10,085,376 FLOPs, ...".
+std::vector<std::string> pass_summary_lines(const nlohmann::json& by_pass);
+// The report's `stability` in one line; and, when the machine was busy, why (else "").
+std::string stability_summary(const nlohmann::json& stability);
+std::string busy_warning(const nlohmann::json& stability);
 
 // An op's type with its kind: "Conv/depthwise", or "Relu" when it has none.
 std::string op_label(const nlohmann::json& op);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numbers>
 
 #include "profiler/report.h"
 
@@ -57,6 +56,24 @@ std::string line(double x1, double y1, double x2, double y2, const std::string& 
 // 0.01, 0.1, 1, 10, 100, 1000 without trailing zeros.
 std::string decade_label(double v) {
   return fmt::format("{:g}", v);
+}
+
+// A line of text at (x, y): its baseline.
+struct Label {
+  double x, y;
+  std::string text;
+};
+
+// The labels, moved apart vertically (keeping their order) so that no two lines of
+// 13 px overlap: parallel roofs of near bandwidths, or close peaks, stay readable.
+std::string spread_labels(std::vector<Label> labels, const std::string& cls) {
+  constexpr double kLine = 13;
+  std::sort(labels.begin(), labels.end(), [](const Label& a, const Label& b) { return a.y < b.y; });
+  for (size_t i = 1; i < labels.size(); ++i) labels[i].y = std::max(labels[i].y, labels[i - 1].y + kLine);
+  std::string out;
+  for (const Label& l : labels)
+    out += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"{}\">{}</text>\n", l.x, l.y, cls, escape_html(l.text));
+  return out;
 }
 
 double decade_below(double v) {
@@ -139,7 +156,7 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
   const json& ops = report["ops"];
   const bool has_machine = report.contains("machine");
   const double peak = has_machine ? report["machine"]["peak_gflops"].get<double>() : 0;
-  const double bandwidth = has_machine ? report["machine"]["bandwidth_gbs"].get<double>() : 0;
+  const double fastest = has_machine ? report["machine"]["bandwidth_gbs"]["l1"].get<double>() : 0;
   const double theoretical = has_machine ? report["machine"]["theoretical"]["peak_gflops"].get<double>() : 0;
   const double ridge = has_machine ? report["machine"]["ridge_intensity"].get<double>() : 0;
 
@@ -157,7 +174,7 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
     g_lo = std::min(g_lo, g), g_hi = std::max(g_hi, g);
   }
   if (has_machine) {
-    i_lo = std::min(i_lo, ridge / 8), i_hi = std::max(i_hi, ridge * 8);
+    i_lo = std::min(i_lo, std::min(ridge, peak / fastest) / 8), i_hi = std::max(i_hi, ridge * 8);
     g_hi = std::max({g_hi, peak, theoretical});
     g_lo = std::min(g_lo, peak / 100);
   }
@@ -183,33 +200,51 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
            fmt::format("class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 18 {:.1f})\"", (y.p0 + y.p1) / 2));
 
   if (has_machine) {
-    // The memory roof rises with intensity until it meets the compute roof at the ridge.
-    const double start = std::max(x.lo, y.lo / bandwidth);
+    // Each level's memory roof rises with intensity until it meets the compute roof at
+    // that level's ridge; levels of equal bandwidth (one given by flag) share one roof.
+    struct Roof {
+      std::string name;  // the levels it stands for
+      double gbs;
+      const char* key;  // the slowest of them: its style
+    };
+    std::vector<Roof> roofs;  // fastest first
+    for (const auto& [key, name] : {std::pair{"l1", "L1"}, {"l2", "L2"}, {"l3", "L3"}, {"dram", "memory"}}) {
+      const double gbs = report["machine"]["bandwidth_gbs"][key].get<double>();
+      if (!roofs.empty() && roofs.back().gbs == gbs)
+        roofs.back().name += std::string(", ") + name, roofs.back().key = key;
+      else
+        roofs.push_back({name, gbs, key});
+    }
+    std::vector<Label> labels;
+    for (const auto& [name, gbs, key] : roofs) {
+      const double level_ridge = peak / gbs;
+      const double start = std::max(x.lo, y.lo / gbs);
+      svg += fmt::format(
+          "<polyline class=\"roof memory-roof roof-{}\" points=\"{:.1f},{:.1f} {:.1f},{:.1f}\"><title>{}</title>"
+          "</polyline>\n",
+          key, x(start), y(start * gbs), x(level_ridge), y(peak),
+          escape_html(fmt::format("{} roof: intensity x {:.1f} GB/s up to its ridge at {:.2f} FLOPs/byte", name, gbs,
+                                  level_ridge)));
+      // Labelled at its left end, where the roofs are furthest from the ops' points.
+      labels.push_back({x(start) + 6, y(start * gbs) - 4, fmt::format("{} {:.1f} GB/s", name, gbs)});
+    }
     svg += fmt::format(
-        "<polyline id=\"roof\" class=\"roof\" points=\"{:.1f},{:.1f} {:.1f},{:.1f} {:.1f},{:.1f}\">"
-        "<title>{}</title></polyline>\n",
-        x(start), y(start * bandwidth), x(ridge), y(peak), x.p1, y(peak),
-        escape_html(fmt::format("roofline: min({:.1f} GFLOP/s, intensity x {:.1f} GB/s); ridge at {:.2f} FLOPs/byte",
-                                peak, bandwidth, ridge)));
-    svg += text(x.p1 + 6, y(peak) + 4, fmt::format("measured peak {:.1f} GFLOP/s", peak), "class=\"roof-label\"");
-    // The label runs along the memory roof, just above it, ending short of the ridge
-    // (low intensities are where element-wise ops crowd).
-    const double at = std::max(start, ridge / 12);
-    const double lx = x(at), ly = y(at * bandwidth) - 6;
-    const double angle = std::atan2(y(start * 10 * bandwidth) - y(start * bandwidth), x(start * 10) - x(start));
-    svg += text(lx, ly, fmt::format("memory {:.1f} GB/s", bandwidth),
-                fmt::format("class=\"roof-label\" transform=\"rotate({:.1f} {:.1f} {:.1f})\"",
-                            angle * 180 / std::numbers::pi, lx, ly));
+        "<line id=\"roof\" class=\"roof\" x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\"><title>{}</title>"
+        "</line>\n",
+        x(peak / roofs.front().gbs), y(peak), x.p1, y(peak),
+        escape_html(fmt::format("compute roof: {:.1f} GFLOP/s measured", peak)));
     svg += line(x(ridge), y(peak), x(ridge), y.p0, "ridge");
-    svg += text(x(ridge) + 4, y.p0 - 6, fmt::format("ridge {:.2f}", ridge), "class=\"roof-label\"");
+    svg += text(x(ridge) + 4, y.p0 - 6, fmt::format("memory ridge {:.2f}", ridge), "class=\"roof-label\"");
+    svg += spread_labels(labels, "roof-label");
+    std::vector<Label> peaks = {{x.p1 + 6, y(peak) + 4, fmt::format("measured peak {:.1f} GFLOP/s", peak)}};
     if (theoretical > 0) {
       svg += fmt::format(
           "<line id=\"theoretical-roof\" class=\"roof theoretical\" x1=\"{:.1f}\" y1=\"{:.1f}\" "
           "x2=\"{:.1f}\" y2=\"{:.1f}\"><title>theoretical peak {:.1f} GFLOP/s</title></line>\n",
           x.p0, y(theoretical), x.p1, y(theoretical), theoretical);
-      svg += text(x.p1 + 6, y(theoretical) + 4, fmt::format("theoretical {:.1f} GFLOP/s", theoretical),
-                  "class=\"roof-label\"");
+      peaks.push_back({x.p1 + 6, y(theoretical) + 4, fmt::format("theoretical {:.1f} GFLOP/s", theoretical)});
     }
+    svg += spread_labels(peaks, "roof-label");
   }
   for (const json* p : points) {
     const json& o = *p;
@@ -218,8 +253,9 @@ std::string roofline_chart(const json& report, const OpColours& colours) {
                                   o["gflops_per_s"].get<double>(), o["gbytes_per_s"].get<double>(),
                                   o["time_ms"]["median"].get<double>());
     if (o.contains("bound"))
-      tip += fmt::format("; {}-bound, {:.1f}% of its roofline bound {:.2f} GFLOP/s", o["bound"].get<std::string>(),
-                         100.0 * o["roofline_fraction"].get<double>(), o["roofline_gflops_per_s"].get<double>());
+      tip += fmt::format("; {}-bound, {:.1f}% of its roofline bound {:.2f} GFLOP/s (its bytes fit in {})",
+                         o["bound"].get<std::string>(), 100.0 * o["roofline_fraction"].get<double>(),
+                         o["roofline_gflops_per_s"].get<double>(), o["memory_level"].get<std::string>());
     svg += fmt::format(
         "<circle class=\"op-point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"5\" fill=\"{}\"><title>{}</title>"
         "</circle>\n",
@@ -259,7 +295,11 @@ std::string memory_chart(const json& report) {
     svg += text(x(s), y.p0 + 18, std::to_string(s), "class=\"tick\" text-anchor=\"middle\"");
   }
   svg += text((x.p0 + x.p1) / 2, kHeight - 8, "step (op in run order)", "class=\"axis\" text-anchor=\"middle\"");
+  svg +=
+      text(14, (y.p0 + y.p1) / 2, "arena offset",
+           fmt::format("class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 14 {:.1f})\"", (y.p0 + y.p1) / 2));
   svg += line(x.p0, y(arena), x.p1, y(arena), "arena-top");
+  std::string labels;  // drawn after every rectangle, so none hides one
   for (size_t i = 0; i < buffers.size(); ++i) {
     const json& b = buffers[i];
     const std::string name = b["name"].get<std::string>();
@@ -276,8 +316,25 @@ std::string memory_chart(const json& report) {
         workspace ? " workspace" : "", x(first), y(offset + bytes), std::max(x(last + 1) - x(first), 1.0),
         std::max(y(offset) - y(offset + bytes), 1.0), workspace ? "#bab0ac" : kPalette[i % (kPaletteSize - 1)],
         escape_html(tip));
+    // The buffer's first tensor, where the rectangle has room for it across or up (about
+    // 6 px a character at 10 px); the others are in its tooltip.
+    const std::string label = b["tensors"].empty() ? name : b["tensors"][0].get<std::string>();
+    const double width = x(last + 1) - x(first), height = y(offset) - y(offset + bytes);
+    const double needed = 6.0 * static_cast<double>(label.size()) + 6;
+    if (height >= 13 && width >= needed) {
+      labels += text(x(first) + 3, y(offset + bytes) + 11, label, "class=\"buffer-label\"");
+    } else if (width >= 13 && height >= needed) {  // a tall, narrow buffer: read upwards
+      const double lx = x(first) + 10, ly = y(offset) - 3;
+      labels +=
+          text(lx, ly, label, fmt::format("class=\"buffer-label\" transform=\"rotate(-90 {:.1f} {:.1f})\"", lx, ly));
+    }
   }
-  return svg + "</svg>\n";
+  svg += labels + "</svg>\n";
+  return svg +
+         "<div class=\"legend\"><span><i style=\"background:#4e79a7\"></i><i style=\"background:#f28e2b\"></i>"
+         "activation buffers (one colour each; labelled with their first tensor where they have room)</span>"
+         "<span><i style=\"background:#bab0ac\"></i>kernel workspace (scratch alive for its op's step)</span>"
+         "<span><i style=\"background:none;border-top:2px dashed #c00;height:0\"></i>top of the arena</span></div>\n";
 }
 
 }  // namespace minfer

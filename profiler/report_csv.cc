@@ -24,7 +24,7 @@ std::string format_csv(const json& r) {
   std::string out =
       "name,type,kind,output_shape,macs,flops,params,bytes_read,bytes_written,first_ms,mean_ms,min_ms,median_ms,"
       "max_ms,std_ms,percent,cdf_percent,gflops_per_s,arithmetic_intensity,gbytes_per_s,roofline_gflops_per_s,"
-      "roofline_fraction,bound\n";
+      "roofline_fraction,bound,memory_level\n";
   for (const json& o : r["ops"]) {
     const json& t = o["time_ms"];
     out += fmt::format(
@@ -37,10 +37,11 @@ std::string format_csv(const json& r) {
         o["gbytes_per_s"].get<double>());
     // Roofline columns stay empty when the report was built without a machine model.
     if (o.contains("bound"))
-      out += fmt::format(",{:.4f},{:.4f},{}\n", o["roofline_gflops_per_s"].get<double>(),
-                         o["roofline_fraction"].get<double>(), o["bound"].get<std::string>());
+      out += fmt::format(",{:.4f},{:.4f},{},{}\n", o["roofline_gflops_per_s"].get<double>(),
+                         o["roofline_fraction"].get<double>(), o["bound"].get<std::string>(),
+                         o["memory_level"].get<std::string>());
     else
-      out += ",,,\n";
+      out += ",,,,\n";
   }
   return out;
 }

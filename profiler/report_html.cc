@@ -12,30 +12,47 @@ using nlohmann::json;
 namespace {
 
 constexpr const char* kStyle = R"(
-body { font: 14px/1.4 system-ui, sans-serif; margin: 24px auto; max-width: 1000px; color: #222; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; }
 h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; border-bottom: 1px solid #ddd; }
 table { border-collapse: collapse; margin: 8px 0; }
-th, td { padding: 2px 10px; text-align: right; border-bottom: 1px solid #eee; }
+th, td { padding: 2px 6px; text-align: right; border-bottom: 1px solid #eee; vertical-align: top; }
+th { white-space: normal; }
 th:first-child, td:first-child { text-align: left; }
 td.name { text-align: left; font-family: monospace; }
 table.summary td { text-align: left; }
 table.machine td { white-space: nowrap; }
 table.machine td:last-child, table.machine th:last-child { white-space: normal; text-align: left; }
 svg { max-width: 100%; height: auto; }
-div.wide { overflow-x: auto; } table.ops { font-size: 12px; }
+table.ops, table.types, table.pairs, table.formulas, table.actions { font-size: 12px; }
+td.name { min-width: 8em; } td.formula { text-align: left; font-family: monospace; overflow-wrap: anywhere; }
+tr.total th, tr.total td { border-top: 2px solid #888; font-weight: bold; }
 .legend span { display: inline-block; margin: 2px 12px 2px 0; }
 .legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -1px; }
-.note { color: #666; }
+.note { color: #666; } td.warning { color: #b00; font-weight: bold; }
 svg text { font: 11px system-ui, sans-serif; fill: #333; }
-svg text.axis { font-size: 13px; } svg text.roof-label { font-size: 12px; fill: #000; }
+svg text.axis { font-size: 13px; }
+svg text.roof-label { font-size: 12px; fill: #000; paint-order: stroke; stroke: #fff; stroke-width: 3px; }
 svg .grid { stroke: #e4e4e4; } svg .axis-line { stroke: #888; }
 svg .roof { fill: none; stroke: #222; stroke-width: 2.5; }
+svg .roof-l1 { stroke: #bbb; } svg .roof-l2 { stroke: #999; } svg .roof-l3 { stroke: #666; }
 svg .theoretical { stroke: #888; stroke-dasharray: 6 4; stroke-width: 1.5; }
 svg .ridge { stroke: #888; stroke-dasharray: 2 3; }
 svg .arena-top { stroke: #c00; stroke-dasharray: 4 3; }
 svg circle.op-point { stroke: #222; stroke-width: 0.8; fill-opacity: 0.85; }
 svg rect.buffer { stroke: #fff; stroke-width: 0.5; fill-opacity: 0.9; }
+svg text.buffer-label { font-size: 10px; fill: #000; }
 )";
+
+// An op name that may wrap after '+', '_' and '/' (names such as
+// "block13_pw+block13_pw_bn+block13_pw_relu" stay whole, on several lines if need be).
+std::string breakable(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    out += escape_html(std::string(1, c));
+    if (c == '+' || c == '_' || c == '/') out += "<wbr>";
+  }
+  return out;
+}
 
 std::string row(const std::string& label, const std::string& value) {
   return fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape_html(label), escape_html(value));
@@ -67,6 +84,9 @@ std::string summary(const json& r) {
       row("latency (ms)", fmt::format("mean {:.3f}, median {:.3f}, min {:.3f}, max {:.3f}, std {:.3f}, first {:.3f}",
                                       lat["mean"].get<double>(), lat["median"].get<double>(), lat["min"].get<double>(),
                                       lat["max"].get<double>(), lat["std"].get<double>(), lat["first"].get<double>()));
+  out += row("stability", stability_summary(r["stability"]));
+  if (const std::string w = busy_warning(r["stability"]); !w.empty())
+    out += fmt::format("<tr><th>warning</th><td class=\"warning\">{}</td></tr>\n", escape_html(w));
   if (r.contains("classification")) {
     const json& c = r["classification"];
     std::string top;
@@ -120,10 +140,19 @@ std::string summary(const json& r) {
       escape_html(mc["peak_source"]), th["cores"].get<int>(), th["clock_ghz"].get<double>(),
       th["flops_per_cycle"].get<int>(), th["fma_units"].get<int>(), th["vector_bits"].get<int>(),
       escape_html(th["clock_source"]), th["implied_clock_ghz"].get<double>());
-  out += fmt::format("<tr><th>memory bandwidth</th><td>{:.1f} GB/s</td><td></td><td>STREAM-like triad ({})</td></tr>\n",
-                     mc["bandwidth_gbs"].get<double>(), escape_html(mc["bandwidth_source"]));
-  out += fmt::format("<tr><th>ridge point</th><td>{:.2f} FLOPs/byte</td><td></td><td>peak / bandwidth</td></tr>\n",
-                     mc["ridge_intensity"].get<double>());
+  const json& caches = mc["cache_bytes"];
+  for (const auto& [key, name] : {std::pair{"l1", "L1"}, {"l2", "L2"}, {"l3", "L3"}, {"dram", "memory"}})
+    out += fmt::format(
+        "<tr><th>{} bandwidth</th><td>{:.1f} GB/s</td><td></td><td>STREAM-like triad over {} ({})</td></tr>\n", name,
+        mc["bandwidth_gbs"][key].get<double>(),
+        caches.contains(key)
+            ? fmt::format("half the {} ({}B for the threads in use)", name, si_units(caches[key].get<double>()))
+            : std::string("three times the L3"),
+        escape_html(mc["bandwidth_source"]));
+  out += fmt::format(
+      "<tr><th>ridge point</th><td>{:.2f} FLOPs/byte</td><td></td><td>peak / memory bandwidth; an op is held to the "
+      "roof of the first level its bytes moved fit in</td></tr>\n",
+      mc["ridge_intensity"].get<double>());
   return out + "</table>\n";
 }
 
@@ -138,21 +167,101 @@ std::string op_table(const json& r) {
       "<table class=\"ops\">\n<tr><th>#</th><th>name</th><th>type</th><th>output</th><th>mean ms</th><th>median ms</th>"
       "<th>%</th>"
       "<th>MACs</th><th>FLOPs</th><th>bytes</th><th>FLOPs/byte</th><th>GFLOP/s</th><th>GB/s</th><th>% of roof</th>"
-      "<th>bound</th></tr>\n";
+      "<th>bound</th><th>level</th></tr>\n";
   int i = 0;
   for (const json& o : r["ops"]) {
     out += fmt::format(
         "<tr><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{:.3f}</td>"
-        "<td>{:.2f}</td>{}{}<td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td></tr>\n",
-        i++, escape_html(o["name"]), escape_html(op_label(o)), shape_text(o["output_shape"]),
+        "<td>{:.2f}</td>{}{}<td>{}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{}</td><td>{}</td><td>{}</td></"
+        "tr>\n",
+        i++, breakable(o["name"]), breakable(op_label(o)), shape_text(o["output_shape"]),
         o["time_ms"]["mean"].get<double>(), o["time_ms"]["median"].get<double>(), o["percent"].get<double>(),
         formula_cell(o["cost_formula"]["macs"]), formula_cell(o["cost_formula"]["flops"]),
         with_commas(o["bytes_read"].get<int64_t>() + o["bytes_written"].get<int64_t>()),
         o["arithmetic_intensity"].get<double>(), o["gflops_per_s"].get<double>(), o["gbytes_per_s"].get<double>(),
         o.contains("roofline_fraction") ? fmt::format("{:.1f}%", 100.0 * o["roofline_fraction"].get<double>()) : "-",
-        o.value("bound", "-"));
+        o.value("bound", "-"), o.value("memory_level", "-"));
   }
-  return "<div class=\"wide\">" + out + "</table></div>\n";
+  return out + "</table>\n";
+}
+
+std::string type_table(const json& r) {
+  std::string out =
+      "<table class=\"types\">\n<tr><th>node type</th><th>count</th><th>mean ms</th><th>% of time</th>"
+      "<th>% of MACs</th><th>% of bytes</th><th>MACs</th><th>FLOPs</th><th>bytes moved</th><th>params</th>"
+      "<th>GFLOP/s</th></tr>\n";
+  for (const json& t : r["op_types"])
+    out += fmt::format(
+        "<tr><td class=\"name\">{}</td><td>{}</td><td>{:.3f}</td><td>{:.2f}</td><td>{:.2f}</td><td>{:.2f}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f}</td></tr>\n",
+        breakable(t["type"]), t["count"].get<int>(), t["time_ms"].get<double>(), t["time_percent"].get<double>(),
+        t["macs_percent"].get<double>(), t["bytes_percent"].get<double>(), with_commas(t["macs"]),
+        with_commas(t["flops"]), with_commas(t["bytes"]), with_commas(t["params"]), t["gflops_per_s"].get<double>());
+  return out + "</table>\n";
+}
+
+std::string passes_section(const json& r) {
+  const json& passes = r["passes"];
+  std::string out = "<ul class=\"passes\">\n";
+  for (const std::string& line : pass_summary_lines(passes["by_pass"])) out += "<li>" + escape_html(line) + "</li>\n";
+  out += fmt::format("</ul>\n<p>Model before passes: {}<br>Model after passes: {}</p>\n",
+                     cost_line(passes["cost_before"]), cost_line(passes["cost_after"]));
+  if (passes["actions"].empty()) return out;
+  out += fmt::format(
+      "<details><summary>Every action ({})</summary>\n<table class=\"actions\">\n<tr><th>pass</th><th>action</th>"
+      "<th>nodes</th><th>result</th><th>before</th><th>after</th></tr>\n",
+      passes["actions"].size());
+  for (const json& a : passes["actions"]) {
+    std::string nodes;
+    for (const json& n : a["nodes"]) nodes += (nodes.empty() ? "" : " + ") + n.get<std::string>();
+    const std::string reason = a["reason"];
+    out += fmt::format(
+        "<tr><td class=\"name\">{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td><td "
+        "class=\"name\">{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td></tr>\n",
+        escape_html(a["pass"]), escape_html(a["action"]), breakable(nodes),
+        breakable(a["result"].get<std::string>() + (reason.empty() ? "" : " (" + reason + ")")),
+        escape_html(cost_line(a["cost_before"])), escape_html(cost_line(a["cost_after"])));
+  }
+  return out + "</table></details>\n";
+}
+
+std::string pairs_table(const json& r) {
+  std::string out =
+      "<table class=\"pairs\">\n<tr><th>depthwise -&gt; pointwise</th><th>regular conv</th><th>depthwise MACs</th>"
+      "<th>pointwise MACs</th><th>separable MACs</th><th>regular MACs</th><th>ratio</th><th>depthwise ms</th>"
+      "<th>pointwise ms</th></tr>\n";
+  for (const json& p : r["separable_pairs"])
+    out += fmt::format(
+        "<tr><td class=\"name\">{} -&gt; {}</td><td>{} {}-&gt;{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+        "<td>{:.2f}x</td><td>{:.3f}</td><td>{:.3f}</td></tr>\n",
+        breakable(p["depthwise"]), breakable(p["pointwise"]), shape_text(p["kernel"]), p["in_channels"].get<int64_t>(),
+        p["out_channels"].get<int64_t>(), with_commas(p["depthwise_macs"]), with_commas(p["pointwise_macs"]),
+        with_commas(p["separable_macs"]), with_commas(p["regular_macs"]), p["ratio"].get<double>(),
+        p["depthwise_ms"].get<double>(), p["pointwise_ms"].get<double>());
+  const json& t = r["separable_pairs_total"];
+  out += fmt::format(
+      "<tr class=\"total\"><th>total of {} pair(s)</th><td></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+      "<td>{:.2f}x</td><td>{:.3f}</td><td>{:.3f}</td></tr>\n",
+      r["separable_pairs"].size(), with_commas(t["depthwise_macs"]), with_commas(t["pointwise_macs"]),
+      with_commas(t["separable_macs"]), with_commas(t["regular_macs"]), t["ratio"].get<double>(),
+      t["depthwise_ms"].get<double>(), t["pointwise_ms"].get<double>());
+  return out + "</table>\n";
+}
+
+std::string formula_table(const json& r) {
+  std::string out =
+      "<table class=\"formulas\">\n<tr><th>op</th><th>count</th><th>formula</th><th>with this op's numbers</th>"
+      "<th>value</th></tr>\n";
+  for (const json& o : r["ops"])
+    for (const auto& [key, unit] : {std::pair{"macs", "MACs"}, {"flops", "FLOPs"}}) {
+      const json& f = o["cost_formula"][key];
+      out += fmt::format(
+          "<tr><td class=\"name\">{}</td><td>{}</td><td class=\"formula\">{}</td><td class=\"formula\">{}</td>"
+          "<td>{}</td></tr>\n",
+          std::string(key) == "macs" ? breakable(o["name"].get<std::string>() + " (" + op_label(o) + ")") : "", unit,
+          escape_html(f["symbolic"]), escape_html(f["substituted"]), with_commas(f["value"]));
+    }
+  return out + "</table>\n";
 }
 
 }  // namespace
@@ -160,26 +269,44 @@ std::string op_table(const json& r) {
 std::vector<HtmlSection> html_report_sections(const json& r) {
   const OpColours colours(r["ops"]);
   const json& plan = r["memory_plan"];
-  return {
+  std::vector<HtmlSection> sections = {
       {"summary", "Summary", summary(r)},
       {"op-times", "Time per op (mean over runs, coloured by op type)",
        colours.legend_html() + op_time_chart(r, colours)},
       {"roofline", "Roofline",
        "<p class=\"note\">Each op at its arithmetic intensity and attained GFLOP/s; below the roof is room to gain. "
-       "A point above the memory roof read its data from cache, faster than from memory. Hover a point for its "
-       "figures.</p>\n" +
+       "The diagonal roofs are the measured bandwidths of L1, L2, L3 and main memory: each op is held to the roof "
+       "of the level its bytes moved fit in. Hover a point for its figures and level.</p>\n" +
            colours.legend_html() + roofline_chart(r, colours)},
       {"memory", "Memory plan",
-       fmt::format("<p class=\"note\">{} buffers in one arena of {} bytes ({}B; every tensor in its own buffer: "
-                   "{}B). Each rectangle spans its buffer's lifetime across and its bytes up.</p>\n",
-                   plan["buffers"].size(), with_commas(plan["arena_bytes"]),
-                   si_units(plan["arena_bytes"].get<double>()), si_units(plan["naive_bytes"].get<double>())) +
+       fmt::format(
+           "<p class=\"note\">{} buffers in one arena of {} bytes ({}B; every tensor in its own buffer: "
+           "{}B). Each rectangle is one buffer: across, the steps it is alive (from the op that writes it to the last "
+           "that reads it); up, its offset and size in the arena. Hover one for its tensors.</p>\n",
+           plan["buffers"].size(), with_commas(plan["arena_bytes"]), si_units(plan["arena_bytes"].get<double>()),
+           si_units(plan["naive_bytes"].get<double>())) +
            memory_chart(r)},
       {"ops", "Ops in run order",
        "<p class=\"note\">Hover a count of MACs or FLOPs for its formula. Throughput and the share of the roof come "
-       "from each op's median time.</p>\n" +
+       "from each op's median time; the roof is that of the level (L1, L2, L3 or main memory) the op's bytes fit "
+       "in.</p>\n" +
            op_table(r)},
+      {"types", "Summary by node type",
+       "<p class=\"note\">Each share is of the sum over all ops: a type that takes more of the time than of the "
+       "MACs is slower per MAC than the rest.</p>\n" +
+           type_table(r)},
+      {"passes", "Graph passes", passes_section(r)},
   };
+  if (!r["separable_pairs"].empty())
+    sections.push_back({"pairs", "Depthwise-separable pairs",
+                        "<p class=\"note\">Each depthwise convolution feeding a pointwise one, beside the regular "
+                        "convolution it stands for (ratio = regular / separable MACs).</p>\n" +
+                            pairs_table(r)});
+  sections.push_back({"formulas", "Cost formulas",
+                      "<p class=\"note\">Each op's MACs and FLOPs: the formula of its cost code, the same with "
+                      "this op's numbers, and the count.</p>\n" +
+                          formula_table(r)});
+  return sections;
 }
 
 std::string html_page(const std::string& title, const std::vector<HtmlSection>& sections) {

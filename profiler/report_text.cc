@@ -28,9 +28,10 @@ std::string roofline_percent(const json& o) {
 void op_table(std::string& out, const std::vector<const json*>& rows) {
   out += fmt::format(
       "{:>24} {:>9} {:>9} {:>9} {:>9} {:>7} {:>7} {:>10} {:>14} {:>14} {:>11} {:>11} {:>9} {:>8} {:>8} "
-      "{:>8} {:>7}  {:<16} {}\n",
+      "{:>8} {:>7} {:>6}  {:<16} {}\n",
       "[node type]", "[start]", "[first]", "[avg ms]", "[median]", "[%]", "[cdf%]", "[mem KB]", "[MACs]", "[FLOPs]",
-      "[params]", "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]", "[output shape]", "[Name]");
+      "[params]", "[bytes KB]", "[GFLOP/s]", "[FLOP/B]", "[GB/s]", "[%roof]", "[bound]", "[level]", "[output shape]",
+      "[Name]");
   double cdf = 0;
   for (const json* op : rows) {
     const json& o = *op;
@@ -38,13 +39,13 @@ void op_table(std::string& out, const std::vector<const json*>& rows) {
     const double bytes_kb = (o["bytes_read"].get<double>() + o["bytes_written"].get<double>()) / 1024.0;
     out += fmt::format(
         "{:>24} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>6.2f}% {:>6.2f}% {:>10.1f} {:>14} {:>14} {:>11} {:>11.1f} "
-        "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7}  {:<16} {}\n",
+        "{:>9.2f} {:>8.2f} {:>8.2f} {:>8} {:>7} {:>6}  {:<16} {}\n",
         op_label(o), o["start_ms"].get<double>(), o["time_ms"]["first"].get<double>(),
         o["time_ms"]["mean"].get<double>(), o["time_ms"]["median"].get<double>(), o["percent"].get<double>(), cdf,
         o["bytes_written"].get<double>() / 1024.0, with_commas(o["macs"]), with_commas(o["flops"]),
         with_commas(o["params"]), bytes_kb, o["gflops_per_s"].get<double>(), o["arithmetic_intensity"].get<double>(),
-        o["gbytes_per_s"].get<double>(), roofline_percent(o), o.value("bound", "-"), shape_text(o["output_shape"]),
-        o["name"].get<std::string>());
+        o["gbytes_per_s"].get<double>(), roofline_percent(o), o.value("bound", "-"), o.value("memory_level", "-"),
+        shape_text(o["output_shape"]), o["name"].get<std::string>());
   }
 }
 
@@ -74,12 +75,6 @@ void type_summary(std::string& out, const json& types) {
   }
 }
 
-std::string cost_line(const json& c) {
-  return fmt::format("MACs {}, FLOPs {}, params {}, bytes {}", with_commas(c["macs"]), with_commas(c["flops"]),
-                     with_commas(c["params"]),
-                     with_commas(c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>()));
-}
-
 // A signed change: "-10,085,376 FLOPs", bytes as "-40.50 MB".
 std::string change_text(int64_t change, const char* unit, bool si) {
   const std::string sign = change < 0 ? "-" : "+";
@@ -90,21 +85,7 @@ std::string change_text(int64_t change, const char* unit, bool si) {
 
 // One line per pass: the nodes its actions took and its net change of the model's cost.
 void pass_summary(std::string& out, const json& by_pass) {
-  for (const json& p : by_pass) {
-    std::string what;
-    for (const json& c : p["counts"]) {
-      const int64_t n = c["nodes"];
-      what += fmt::format("{}{} {}{} {}", what.empty() ? "" : ", ", n, c["op_type"].get<std::string>(),
-                          n == 1 ? "" : "s", c["action"].get<std::string>());
-    }
-    std::string change;
-    const json& d = p["change"];
-    for (const auto& [key, unit] : {std::pair{"macs", "MACs"}, {"flops", "FLOPs"}, {"params", "parameters"}})
-      if (d[key].get<int64_t>() != 0) change += (change.empty() ? "" : ", ") + change_text(d[key], unit, false);
-    if (d["bytes"].get<int64_t>() != 0) change += (change.empty() ? "" : ", ") + change_text(d["bytes"], "moved", true);
-    out += fmt::format("{}: {}: {}\n", p["pass"].get<std::string>(), what.empty() ? "nothing to do" : what,
-                       change.empty() ? "no change of cost" : change);
-  }
+  for (const std::string& line : pass_summary_lines(by_pass)) out += line + "\n";
 }
 
 // Every action of every pass, each with its nodes' cost before and the result's after.
@@ -175,20 +156,28 @@ void details_section(std::string& out, const json& ops) {
   }
 }
 
-// Each depthwise-separable pair beside the regular convolution it replaces.
-void separable_pairs(std::string& out, const json& pairs) {
-  out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>8}  {:<22} {}\n", "[depthwise]", "[pointwise]", "[separable]",
-                     "[regular]", "[ratio]", "[regular conv]", "[depthwise -> pointwise]");
+// Each depthwise-separable pair beside the regular convolution it replaces, with the
+// mean time of each part, then the pairs together.
+void separable_pairs(std::string& out, const json& pairs, const json& total) {
+  out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>8}  {:<22} {:>8} {:>8}  {}\n", "[depthwise]", "[pointwise]",
+                     "[separable]", "[regular]", "[ratio]", "[regular conv]", "[dw ms]", "[pw ms]",
+                     "[depthwise -> pointwise]");
   for (const json& p : pairs) {
     std::string via;
     for (const json& t : p["through"]) via += t.get<std::string>() + " -> ";
-    out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>7.2f}x  {:<22} {} -> {}{}\n", with_commas(p["depthwise_macs"]),
-                       with_commas(p["pointwise_macs"]), with_commas(p["separable_macs"]),
-                       with_commas(p["regular_macs"]), p["ratio"].get<double>(),
+    out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>7.2f}x  {:<22} {:>8.3f} {:>8.3f}  {} -> {}{}\n",
+                       with_commas(p["depthwise_macs"]), with_commas(p["pointwise_macs"]),
+                       with_commas(p["separable_macs"]), with_commas(p["regular_macs"]), p["ratio"].get<double>(),
                        fmt::format("{} {}->{}", shape_text(p["kernel"]), p["in_channels"].get<int64_t>(),
                                    p["out_channels"].get<int64_t>()),
+                       p["depthwise_ms"].get<double>(), p["pointwise_ms"].get<double>(),
                        p["depthwise"].get<std::string>(), via, p["pointwise"].get<std::string>());
   }
+  out += fmt::format("{:>14} {:>14} {:>14} {:>14} {:>7.2f}x  {:<22} {:>8.3f} {:>8.3f}  total of {} pair(s)\n",
+                     with_commas(total["depthwise_macs"]), with_commas(total["pointwise_macs"]),
+                     with_commas(total["separable_macs"]), with_commas(total["regular_macs"]),
+                     total["ratio"].get<double>(), "", total["depthwise_ms"].get<double>(),
+                     total["pointwise_ms"].get<double>(), pairs.size());
 }
 
 void machine_section(std::string& out, const json& m) {
@@ -204,9 +193,16 @@ void machine_section(std::string& out, const json& m) {
       "bits / 32);\n                   clock from {}; the measured peak implies {:.2f} GHz\n",
       t["cores"].get<int>(), t["clock_ghz"].get<double>(), t["flops_per_cycle"].get<int>(), t["fma_units"].get<int>(),
       t["vector_bits"].get<int>(), t["clock_source"].get<std::string>(), t["implied_clock_ghz"].get<double>());
-  out += fmt::format("Memory bandwidth:  {:.1f} GB/s measured ({})\n", m["bandwidth_gbs"].get<double>(),
+  const json& bw = m["bandwidth_gbs"];
+  const json& caches = m["cache_bytes"];
+  out += fmt::format("Bandwidth (GB/s):  L1 {:.1f}, L2 {:.1f}, L3 {:.1f}, memory {:.1f} ({})\n", bw["l1"].get<double>(),
+                     bw["l2"].get<double>(), bw["l3"].get<double>(), bw["dram"].get<double>(),
                      m["bandwidth_source"].get<std::string>());
-  out += fmt::format("Ridge point:       {:.2f} FLOPs/byte (ops above it are compute-bound)\n",
+  out += fmt::format(
+      "Cache bytes:       L1 {}B, L2 {}B, L3 {}B for the threads in use; each op is held to the roof of the "
+      "first level its bytes moved fit in ([level])\n",
+      si_units(caches["l1"].get<double>()), si_units(caches["l2"].get<double>()), si_units(caches["l3"].get<double>()));
+  out += fmt::format("Ridge point:       {:.2f} FLOPs/byte from memory (ops above it are compute-bound)\n",
                      m["ridge_intensity"].get<double>());
 }
 
@@ -242,6 +238,54 @@ std::string named_shapes(const json& list) {
 }
 
 }  // namespace
+
+std::string cost_line(const json& c) {
+  return fmt::format("MACs {}, FLOPs {}, params {}, bytes {}", with_commas(c["macs"]), with_commas(c["flops"]),
+                     with_commas(c["params"]),
+                     with_commas(c["bytes_read"].get<int64_t>() + c["bytes_written"].get<int64_t>()));
+}
+
+std::vector<std::string> pass_summary_lines(const json& by_pass) {
+  std::vector<std::string> lines;
+  for (const json& p : by_pass) {
+    std::string what;
+    for (const json& c : p["counts"]) {
+      const int64_t n = c["nodes"];
+      what += fmt::format("{}{} {}{} {}", what.empty() ? "" : ", ", n, c["op_type"].get<std::string>(),
+                          n == 1 ? "" : "s", c["action"].get<std::string>());
+    }
+    std::string change;
+    const json& d = p["change"];
+    for (const auto& [key, unit] : {std::pair{"macs", "MACs"}, {"flops", "FLOPs"}, {"params", "parameters"}})
+      if (d[key].get<int64_t>() != 0) change += (change.empty() ? "" : ", ") + change_text(d[key], unit, false);
+    if (d["bytes"].get<int64_t>() != 0) change += (change.empty() ? "" : ", ") + change_text(d["bytes"], "moved", true);
+    lines.push_back(fmt::format("{}: {}: {}", p["pass"].get<std::string>(), what.empty() ? "nothing to do" : what,
+                                change.empty() ? "no change of cost" : change));
+  }
+  return lines;
+}
+
+std::string stability_summary(const json& s) {
+  std::string out = s["load_average"].is_null()
+                        ? "load average unknown"
+                        : fmt::format("load average {:.2f} on {} logical CPUs", s["load_average"].get<double>(),
+                                      s["logical_cpus"].get<int>());
+  out += fmt::format("; mean/median latency {:.3f}", s["mean_over_median"].get<double>());
+  if (!s["halves_median_ratio"].is_null())
+    out += fmt::format("; median of two halves of the runs {:.3f} (an A/A pair: this run's noise floor)",
+                       s["halves_median_ratio"].get<double>());
+  return out;
+}
+
+std::string busy_warning(const json& s) {
+  if (!s["busy"].get<bool>()) return "";
+  std::string why;
+  for (const json& r : s["reasons"]) why += (why.empty() ? "" : "; ") + r.get<std::string>();
+  return fmt::format(
+      "the machine was busy during the runs ({}): read the median and minimum, not the mean, and rerun on an idle "
+      "machine before trusting small differences",
+      why);
+}
 
 std::string format_text(const json& r, const TextOptions& options) {
   std::string out;
@@ -281,6 +325,8 @@ std::string format_text(const json& r, const TextOptions& options) {
   const json& plain = r["latency_ms_unprofiled"];
   if (r["unprofiled_runs"].get<int64_t>() > 0)
     out += timings_line("Without per-op timing (ms)", r["unprofiled_runs"].get<int64_t>(), plain);
+  out += "Stability: " + stability_summary(r["stability"]) + "\n";
+  if (const std::string w = busy_warning(r["stability"]); !w.empty()) out += "WARNING: " + w + "\n";
   out += "\n";
   const json& ops = r["ops"];
   std::vector<const json*> order;
@@ -309,7 +355,7 @@ std::string format_text(const json& r, const TextOptions& options) {
   if (!details.empty()) out += "\n" + banner("Op details") + details;
   if (!r["separable_pairs"].empty()) {
     out += "\n" + banner("Depthwise-separable pairs (MACs)");
-    separable_pairs(out, r["separable_pairs"]);
+    separable_pairs(out, r["separable_pairs"], r["separable_pairs_total"]);
   }
   if (r.contains("machine")) {
     out += "\n" + banner("Roofline");

@@ -18,7 +18,8 @@ Throughput throughput(const Cost& cost, double ms) {
 RooflineBound roofline_bound(const Cost& cost, double measured_ms, const MachineModel& machine) {
   RooflineBound r;
   const double compute_ms = static_cast<double>(cost.flops) / (machine.peak_gflops * 1e6);
-  const double memory_ms = static_cast<double>(cost.bytes()) / (machine.bandwidth_gbs * 1e6);
+  r.level = machine.level_of(cost.bytes());
+  const double memory_ms = static_cast<double>(cost.bytes()) / (machine.bandwidth(r.level) * 1e6);
   r.compute_bound = compute_ms > memory_ms;
   r.ms = std::max(compute_ms, memory_ms);
   r.gflops_per_s = r.ms > 0 ? static_cast<double>(cost.flops) / (r.ms * 1e6) : 0.0;

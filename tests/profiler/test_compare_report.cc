@@ -94,6 +94,33 @@ TEST(CompareReport, MetricsAndRatios) {
   EXPECT_EQ(c["sides"][0]["report"], unfolded());
 }
 
+// Two halves of each side's runs are an A/A pair: the larger of their ratios' distances
+// from 1 is the noise floor the latency ratio is read against.
+TEST(CompareReport, NoiseFloorFromEachSidesHalves) {
+  const auto report = [](std::vector<double> latency) {
+    ReportInput in;
+    in.model_name = "m";
+    in.model_file = "m.json";
+    in.latency_ms = std::move(latency);
+    return build_report(in);
+  };
+  // A: runs 1-2 at 10, runs 3-4 at 11 (ratio 10 / 11), median 10.5; B: 9 throughout.
+  nlohmann::json c = compare(report({10, 10, 11, 11}), report({9, 9, 9, 9}));
+  EXPECT_DOUBLE_EQ(c["noise"]["a_halves_median_ratio"].get<double>(), 10.0 / 11);
+  EXPECT_DOUBLE_EQ(c["noise"]["b_halves_median_ratio"].get<double>(), 1.0);
+  EXPECT_NEAR(c["noise"]["floor"].get<double>(), 1.0 / 11, 1e-12);
+  EXPECT_TRUE(c["noise"]["latency_ratio_beyond_floor"].get<bool>());  // 9 / 10.5 = 0.857
+  EXPECT_NE(format_compare_text(c).find("Noise floor: two halves of one side's runs (an A/A pair) differ by up to "
+                                        "9.1% in median latency (A 0.909, B 1.000); the median latency ratio B/A "
+                                        "0.857 is beyond it."),
+            std::string::npos)
+      << format_compare_text(c);
+  c = compare(report({10, 10, 11, 11}), report({10, 10, 10, 10}));  // 10 / 10.5 = 0.952: within 9.1%
+  EXPECT_FALSE(c["noise"]["latency_ratio_beyond_floor"].get<bool>());
+  EXPECT_NE(format_compare_html(c).find("is within it: no difference this run can show"), std::string::npos);
+  EXPECT_TRUE(compare(unfolded(), folded())["noise"]["floor"].is_null()) << "3 runs: no halves to compare";
+}
+
 TEST(CompareReport, NoRatioAgainstZero) {
   // A is a lone Relu: no MACs, no parameters.
   ReportInput in;

@@ -11,7 +11,8 @@ inline MachineModel test_machine() {
   m.cpu = "Test CPU";
   m.isa = "fma3+avx2";
   m.peak_gflops = 100;
-  m.bandwidth_gbs = 10;
+  m.bandwidth_gbs.fill(10);                       // every level
+  m.cache_bytes = {64 << 10, 2 << 20, 32 << 20};  // two cores of 32 KiB L1d and 1 MiB L2; 32 MiB L3
   m.theoretical = {2, 2.5, "test", 256, 2};
   return m;
 }

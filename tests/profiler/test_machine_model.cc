@@ -96,8 +96,11 @@ TEST(MachineModel, FlagsNeedNoProbeAndNoCache) {
   o.fma_units = 1;
   o.cache_file = cache;
   const MachineModel m = machine_model(o);
+  const CacheSizes& caches = cache_sizes();
+  EXPECT_EQ(m.cache_bytes,
+            (std::array<int64_t, 3>{caches.l1 * m.theoretical.cores, caches.l2 * m.theoretical.cores, caches.l3}));
   EXPECT_EQ(m.peak_gflops, 123.0);
-  EXPECT_EQ(m.bandwidth_gbs, 12.5);
+  for (MemoryLevel level : kMemoryLevels) EXPECT_EQ(m.bandwidth(level), 12.5) << "one roof for every level";
   EXPECT_EQ(m.peak_source, "flag");
   EXPECT_EQ(m.bandwidth_source, "flag");
   EXPECT_EQ(m.threads, 2);
@@ -108,8 +111,10 @@ TEST(MachineModel, FlagsNeedNoProbeAndNoCache) {
   EXPECT_FALSE(std::filesystem::exists(cache)) << "nothing was probed, so nothing is cached";
   const nlohmann::json j = to_json(m);
   for (const char* key : {"cpu", "isa", "threads", "peak_gflops", "peak_source", "bandwidth_gbs", "bandwidth_source",
-                          "ridge_intensity", "theoretical"})
+                          "cache_bytes", "ridge_intensity", "theoretical"})
     EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"l1", "l2", "l3", "dram"}) EXPECT_EQ(j["bandwidth_gbs"][key], 12.5) << key;
+  for (const char* key : {"l1", "l2", "l3"}) EXPECT_TRUE(j["cache_bytes"][key].is_number_integer()) << key;
   for (const char* key :
        {"cores", "clock_ghz", "vector_bits", "fma_units", "flops_per_cycle", "peak_gflops", "implied_clock_ghz"})
     EXPECT_TRUE(j["theoretical"].contains(key)) << key;
@@ -119,8 +124,9 @@ TEST(MachineModel, CachedFiguresAreUsedPerCpuAndThreadCount) {
   const std::string cache = temp_path("minfer_machine_cache.json");
   const std::string key = cpu_info().model + " / " + probe_isa().name;
   nlohmann::json doc;
-  doc["machines"][key]["1"] = {{"peak_gflops", 77.0}, {"bandwidth_gbs", 7.0}};
-  doc["machines"][key]["3"] = {{"peak_gflops", 211.0}, {"bandwidth_gbs", 19.0}};
+  const nlohmann::json levels = {{"l1", 400.0}, {"l2", 190.0}, {"l3", 80.0}, {"dram", 19.0}};
+  doc["machines"][key]["1"] = {{"peak_gflops", 77.0}, {"bandwidth_gbs", levels}};
+  doc["machines"][key]["3"] = {{"peak_gflops", 211.0}, {"bandwidth_gbs", levels}};
   doc["machines"]["Some other CPU / sse2"]["1"] = {{"peak_gflops", 1.0}, {"bandwidth_gbs", 1.0}};
   std::ofstream(cache) << doc.dump();
   MachineOptions o;
@@ -128,13 +134,14 @@ TEST(MachineModel, CachedFiguresAreUsedPerCpuAndThreadCount) {
   o.threads = 3;
   MachineModel m = machine_model(o);
   EXPECT_EQ(m.peak_gflops, 211.0);
-  EXPECT_EQ(m.bandwidth_gbs, 19.0);
+  EXPECT_EQ(m.bandwidth_gbs, (std::array<double, 4>{400.0, 190.0, 80.0, 19.0}));
   EXPECT_EQ(m.peak_source, "cache");
+  EXPECT_EQ(m.bandwidth_source, "cache");
   o.threads = 1;
   o.bandwidth_gbs = 9.5;  // a flag beats the cache
   m = machine_model(o);
   EXPECT_EQ(m.peak_gflops, 77.0);
-  EXPECT_EQ(m.bandwidth_gbs, 9.5);
+  EXPECT_EQ(m.bandwidth(MemoryLevel::kL1), 9.5);
   EXPECT_EQ(m.bandwidth_source, "flag");
   std::filesystem::remove(cache);
 }
@@ -181,6 +188,43 @@ TEST(MachineModel, ACacheThatIsNoRegularFileIsRefused) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(CacheSizes, ReadFromSysfsSkippingInstructionCaches) {
+  const std::filesystem::path dir = temp_path("cache");
+  const auto index = [&](int i, const char* level, const char* type, const char* size) {
+    std::filesystem::create_directories(dir / ("index" + std::to_string(i)));
+    std::ofstream(dir / ("index" + std::to_string(i)) / "level") << level << "\n";
+    std::ofstream(dir / ("index" + std::to_string(i)) / "type") << type << "\n";
+    std::ofstream(dir / ("index" + std::to_string(i)) / "size") << size << "\n";
+  };
+  index(0, "1", "Data", "48K");
+  index(1, "1", "Instruction", "32K");
+  index(2, "2", "Unified", "2048K");
+  index(3, "3", "Unified", "105M");
+  const CacheSizes sizes = read_cache_sizes(dir.string());
+  EXPECT_EQ(sizes.l1, 48 << 10);
+  EXPECT_EQ(sizes.l2, 2 << 20);
+  EXPECT_EQ(sizes.l3, int64_t{105} << 20);
+  const CacheSizes none = read_cache_sizes((dir / "absent").string());
+  EXPECT_EQ(none.l1 + none.l2 + none.l3, 0);
+}
+
+TEST(MachineModel, AnOpIsPlacedInTheFirstLevelItsBytesFitIn) {
+  MachineModel m;
+  m.cache_bytes = {64 << 10, 2 << 20, 32 << 20};  // two cores of 32 KiB L1d and 1 MiB L2; 32 MiB L3
+  EXPECT_EQ(m.level_of(0), MemoryLevel::kL1);
+  EXPECT_EQ(m.level_of(64 << 10), MemoryLevel::kL1);
+  EXPECT_EQ(m.level_of((64 << 10) + 1), MemoryLevel::kL2);
+  EXPECT_EQ(m.level_of(2 << 20), MemoryLevel::kL2);
+  EXPECT_EQ(m.level_of(32 << 20), MemoryLevel::kL3);
+  EXPECT_EQ(m.level_of((32 << 20) + 1), MemoryLevel::kDram);
+  m.cache_bytes = {0, 0, 0};  // sizes unknown: every op against main memory
+  EXPECT_EQ(m.level_of(1), MemoryLevel::kDram);
+  // The working sets the probe streams sit in their level: half of it, and past the one before.
+  const auto sets = triad_working_sets({32 << 10, 1 << 20, 32 << 20}, 2);
+  EXPECT_EQ(sets, (std::array<int64_t, 4>{32 << 10, 1 << 20, 16 << 20, int64_t{96} << 20}));
+  EXPECT_EQ(triad_working_sets({}, 1)[2], 4 << 20) << "an unknown L3 taken as 8 MiB";
+}
+
 TEST(MachineModel, DefaultCacheFileFollowsXdg) {
   const char* old = std::getenv("XDG_CACHE_HOME");
   const std::string saved = old ? old : "";
@@ -207,11 +251,15 @@ TEST(MachineModel, ProbeSmokeTest) {
   // than 32 FMAs of 16 lanes per cycle at 6 GHz; memory moves 0.1 to 1000 GB/s.
   EXPECT_GT(probed.peak_gflops, 1.0);
   EXPECT_LT(probed.peak_gflops, 6.0 * 32 * 16 * 2);
-  EXPECT_GT(probed.bandwidth_gbs, 0.1);
-  EXPECT_LT(probed.bandwidth_gbs, 1000.0);
+  for (MemoryLevel level : kMemoryLevels) {
+    EXPECT_GT(probed.bandwidth(level), 0.1) << memory_level_name(level);
+    EXPECT_LT(probed.bandwidth(level), 10000.0) << memory_level_name(level);
+  }
+  // (Their order is CacheRoofline's test.)
   o.reprobe = false;
   const MachineModel cached = machine_model(o);  // written back by the probe
   EXPECT_EQ(cached.peak_source, "cache");
+  EXPECT_EQ(cached.bandwidth_source, "cache");
   EXPECT_EQ(cached.peak_gflops, probed.peak_gflops);
   EXPECT_EQ(cached.bandwidth_gbs, probed.bandwidth_gbs);
   std::filesystem::remove(cache);

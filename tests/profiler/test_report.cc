@@ -184,15 +184,18 @@ TEST(Report, TextAndCsvShowTheRoofline) {
   const std::string text = format_text(r);
   for (const char* s :
        {"Machine", "Test CPU (fma3+avx2, 256-bit vectors)", "100.0 GFLOP/s measured (flag)",
-        "160.0 GFLOP/s theoretical", "2 cores x 2.50 GHz x 32 FLOPs/cycle", "10.0 GB/s measured",
-        "Ridge point:       10.00", "[FLOP/B]", "[%roof]", "[bound]", "Roofline", "Arithmetic intensity"})
+        "160.0 GFLOP/s theoretical", "2 cores x 2.50 GHz x 32 FLOPs/cycle",
+        "L1 10.0, L2 10.0, L3 10.0, memory 10.0 (flag)", "L1 65.54 KB, L2 2.10 MB, L3 33.55 MB for the threads in use",
+        "[level]", "Ridge point:       10.00", "[FLOP/B]", "[%roof]", "[bound]", "Roofline", "Arithmetic intensity"})
     EXPECT_NE(text.find(s), std::string::npos) << s;
-  // The gemm row: 85.33 FLOPs/byte, 0.59 GB/s, 50.0% of its roof, compute-bound.
-  EXPECT_NE(text.find("85.33     0.59    50.0% compute"), std::string::npos) << text;
+  // The gemm row: 85.33 FLOPs/byte, 0.59 GB/s, 50.0% of its roof, compute-bound, its
+  // 3 MiB in the L3; the relu's 128 MiB in main memory.
+  EXPECT_NE(text.find("85.33     0.59    50.0% compute     l3"), std::string::npos) << text;
+  EXPECT_NE(text.find("67.1%  memory   dram"), std::string::npos) << text;
   const std::string csv = format_csv(r);
-  EXPECT_NE(csv.find(",arithmetic_intensity,gbytes_per_s,roofline_gflops_per_s,roofline_fraction,bound\n"),
+  EXPECT_NE(csv.find(",arithmetic_intensity,gbytes_per_s,roofline_gflops_per_s,roofline_fraction,bound,memory_level\n"),
             std::string::npos);
-  EXPECT_NE(csv.find(",0.1250,6.7109,1.2500,0.6711,memory\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0.1250,6.7109,1.2500,0.6711,memory,dram\n"), std::string::npos) << csv;
 }
 
 // The same classification from ops the engine compiled, costed and timed itself.

@@ -9,6 +9,7 @@
 
 #include "engine/engine.h"
 #include "profiler/report.h"
+#include "profiler/report_html.h"
 #include "tests/profiler/literal_cost.h"
 #include "tests/profiler/test_machine.h"
 
@@ -316,6 +317,68 @@ TEST(ReportExplains, InitAndUnprofiledTimes) {
   Session memory(compile(load_model(std::string(MINFER_SOURCE_DIR) + "/models/small_cnn.json")));
   EXPECT_EQ(profile_report(memory, 0)["init_ms"]["load"], 0.0);
   EXPECT_GT(profile_report(memory, 0)["init_ms"]["compile"].get<double>(), 0.0);
+}
+
+// The busy-machine warning's two criteria (docs/profiling.md), each alone, and the
+// two halves of the runs (an A/A pair), by hand.
+TEST(ReportExplains, BusyMachineIsWarnedAbout) {
+  ReportInput in;
+  in.model_name = "m";
+  in.model_file = "m.json";
+  in.latency_ms = {10.0, 10.0, 10.0, 10.0, 10.0, 12.0};  // mean 10.33, 3.3% above the median
+  in.load_average = 1.5;
+  in.logical_cpus = 2;
+  nlohmann::json r = build_report(in);
+  EXPECT_FALSE(r["stability"]["busy"].get<bool>());
+  EXPECT_EQ(r["stability"]["reasons"].size(), 0u);
+  // Runs 1-2 and 5-6 (10, 10, 10, 12: median 10) over runs 3-4 (10, 10).
+  EXPECT_DOUBLE_EQ(r["stability"]["halves_median_ratio"].get<double>(), 1.0);
+  std::string text = format_text(r);
+  EXPECT_NE(text.find("Stability: load average 1.50 on 2 logical CPUs; mean/median latency 1.033"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("WARNING"), std::string::npos);
+
+  in.load_average = 2.5;  // more runnable threads than CPUs
+  r = build_report(in);
+  EXPECT_TRUE(r["stability"]["busy"].get<bool>());
+  EXPECT_EQ(r["stability"]["reasons"], nlohmann::json({"load average 2.50 on 2 logical CPUs"}));
+  EXPECT_NE(format_text(r).find("WARNING: the machine was busy during the runs (load average 2.50 on 2 logical CPUs)"),
+            std::string::npos);
+  EXPECT_NE(format_html(r).find("<td class=\"warning\">the machine was busy"), std::string::npos);
+
+  in.load_average = -1;                                  // unknown
+  in.latency_ms = {10.0, 10.0, 12.0, 12.0, 10.0, 40.0};  // mean 15.67, 42% above the median 11
+  r = build_report(in);
+  EXPECT_EQ(r["stability"]["load_average"], nullptr);
+  EXPECT_EQ(r["stability"]["reasons"], nlohmann::json({"mean latency 42% above the median"}));
+  EXPECT_DOUBLE_EQ(r["stability"]["halves_median_ratio"].get<double>(), 10.0 / 12.0);  // 10, 10, 10, 40 / 12, 12
+  in.latency_ms = {10.0, 10.0, 10.0, 40.0};  // as far apart, but under 5 runs the spread says nothing
+  EXPECT_FALSE(build_report(in)["stability"]["busy"].get<bool>());
+}
+
+TEST(ReportExplains, SeparablePairsHaveTheTimeOfEachPartAndATotal) {
+  ReportInput in;
+  in.model_name = "m";
+  in.model_file = "m.json";
+  in.latency_ms = {3.0};
+  in.ops.push_back({"dw", "Conv", "depthwise", {1}, test::literal_cost({7'225'344, 0, 0, 0, 0}), {1.0, 2.0}});
+  in.ops.push_back({"pw", "Conv", "pointwise", {1}, test::literal_cost({102'760'448, 0, 0, 0, 0}), {0.5}});
+  in.separable_pairs.push_back({"dw", "pw", {}, {3, 3}, 64, 128, 7'225'344, 102'760'448, 924'844'032});
+  in.separable_pairs.push_back({"dw", "pw", {}, {3, 3}, 64, 128, 7'225'344, 102'760'448, 924'844'032});
+  const nlohmann::json r = build_report(in);
+  EXPECT_EQ(r["separable_pairs"][0]["depthwise_ms"], 1.5);  // the mean
+  EXPECT_EQ(r["separable_pairs"][0]["pointwise_ms"], 0.5);
+  const nlohmann::json& total = r["separable_pairs_total"];
+  EXPECT_EQ(total["separable_macs"], 2 * 109'985'792);
+  EXPECT_EQ(total["regular_macs"], 2 * 924'844'032);
+  EXPECT_DOUBLE_EQ(total["ratio"].get<double>(), 924'844'032.0 / 109'985'792);
+  EXPECT_EQ(total["depthwise_ms"], 3.0);
+  EXPECT_EQ(total["pointwise_ms"], 1.0);
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("    14,450,688    205,520,896    219,971,584  1,849,688,064    8.41x                            "
+                      "3.000    1.000  total of 2 pair(s)"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 
 #include "engine/engine.h"
@@ -68,7 +69,8 @@ TEST_F(ChromiumTest, RendersTheChartsOfARealReport) {
   ASSERT_EQ(chromium(page, "--dump-dom", dom_file), 0) << read_file(dir_ / "chromium.log");
   const std::string dom = read_file(dom_file);
   for (const char* s : {"<svg id=\"op-time-chart\"", "<svg id=\"roofline-chart\"", "<svg id=\"memory-chart\"",
-                        "<section id=\"summary\"", "<polyline id=\"roof\"", "minfer profile: digits_cnn"})
+                        "<section id=\"summary\"", "<line id=\"roof\"", "class=\"roof memory-roof roof-dram\"",
+                        "minfer profile: digits_cnn"})
     EXPECT_NE(dom.find(s), std::string::npos) << s;
   size_t with_flops = 0;
   for (const auto& op : r["ops"]) with_flops += op["flops"].get<int64_t>() > 0;
@@ -97,6 +99,61 @@ TEST_F(ChromiumTest, RendersTheChartsOfARealReport) {
   EXPECT_GT(non_white, static_cast<size_t>(w * h / 50));
 }
 
+// A script appended to a copy of the page (the page itself has none) that, once
+// Chromium has laid it out, lists every table or chart wider than the page's body and
+// every section with no height, into a <pre id="layout-check"> the DOM dump shows.
+constexpr const char* kLayoutCheck = R"(<script>
+const right = document.body.getBoundingClientRect().right + 1;
+const bad = [];
+for (const e of document.querySelectorAll('table, svg'))
+  if (e.getBoundingClientRect().right > right || e.scrollWidth > e.clientWidth + 1)
+    bad.push(e.tagName + '.' + (e.id || e.className.baseVal || e.className));
+for (const s of document.querySelectorAll('section'))
+  if (s.getBoundingClientRect().height < 40) bad.push('empty section ' + s.id);
+const out = document.createElement('pre');
+out.id = 'layout-check';
+out.textContent = 'sections=' + document.querySelectorAll('section').length + ' bad=[' + bad.join(', ') + ']';
+document.body.appendChild(out);
+</script>
+)";
+
+// The layout check's line for `html` rendered 1280 px wide.
+std::string layout_check(const std::string& html, const fs::path& dir, const std::string& name,
+                         const std::function<int(const fs::path&, const std::string&, const fs::path&)>& chromium) {
+  std::string page = html;
+  page.insert(page.rfind("</body>"), kLayoutCheck);
+  const fs::path file = dir / (name + ".html"), dom_file = dir / (name + "-dom.html");
+  std::ofstream(file) << page;
+  if (chromium(file, "--window-size=1280,1000 --dump-dom", dom_file) != 0) return "chromium failed";
+  const std::string dom = read_file(dom_file);
+  const size_t at = dom.find("<pre id=\"layout-check\">");
+  if (at == std::string::npos) return "no layout check in the DOM";
+  const size_t begin = dom.find('>', at) + 1;
+  return dom.substr(begin, dom.find("</pre>", begin) - begin);
+}
+
+// The page a teacher hands out: every section of the text report is there, with
+// something in it, and nothing is wider than the page at 1280 px (names wrap, no
+// table hides columns behind a scrollbar).
+TEST_F(ChromiumTest, EverySectionRendersAndNoTableOverflows) {
+  const nlohmann::json r = digits_report("mobilenet_v1.json");
+  const std::string html = format_html(r);
+  for (const char* id : {"summary", "op-times", "roofline", "memory", "ops", "types", "passes", "pairs", "formulas"})
+    EXPECT_NE(html.find(std::string("<section id=\"") + id + "\""), std::string::npos) << id;
+  // The one-line pass summary of the text report, and the full names of merged nodes.
+  EXPECT_NE(html.find("fold_bn: 27 BatchNormalizations folded: -10,085,376 FLOPs"), std::string::npos);
+  EXPECT_NE(html.find("block13_<wbr>pw+<wbr>block13_<wbr>pw_<wbr>bn"), std::string::npos);
+  const auto run = [this](const fs::path& page, const std::string& args, const fs::path& out) {
+    return chromium(page, args, out);
+  };
+  EXPECT_EQ(layout_check(html, dir_, "report", run), "sections=9 bad=[]");
+
+  const nlohmann::json c = build_compare_report({"A", "", digits_report("mobilenet_v1.json")},
+                                                {"B", "", digits_report("small_cnn.json")}, "interleaved");
+  const std::string compare = layout_check(format_compare_html(c), dir_, "compare", run);
+  EXPECT_NE(compare.find(" bad=[]"), std::string::npos) << compare;
+}
+
 TEST_F(ChromiumTest, RendersTheCompareView) {
   const nlohmann::json c = build_compare_report({"A", "", digits_report("small_cnn.json")},
                                                 {"B", "", digits_report("digits_cnn.json")}, "interleaved");
@@ -116,7 +173,7 @@ TEST_F(ChromiumTest, RendersTheCompareView) {
 
   // The top of the page holds the comparison: its bars in A's blue and B's orange.
   const fs::path shot = dir_ / "compare.png";
-  ASSERT_EQ(chromium(page, "--window-size=1000,1400 --screenshot=" + shot.string(), dir_ / "stdout.txt"), 0)
+  ASSERT_EQ(chromium(page, "--window-size=1000,1800 --screenshot=" + shot.string(), dir_ / "stdout.txt"), 0)
       << read_file(dir_ / "chromium.log");
   int w = 0, h = 0, ch = 0;
   std::unique_ptr<unsigned char, decltype(&stbi_image_free)> px(stbi_load(shot.c_str(), &w, &h, &ch, 3),

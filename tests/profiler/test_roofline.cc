@@ -9,7 +9,7 @@ namespace {
 MachineModel machine(double peak_gflops, double bandwidth_gbs) {
   MachineModel m;
   m.peak_gflops = peak_gflops;
-  m.bandwidth_gbs = bandwidth_gbs;
+  m.bandwidth_gbs.fill(bandwidth_gbs);
   return m;
 }
 

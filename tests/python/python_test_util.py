@@ -18,7 +18,8 @@ MACHINE = {"peak_gflops": 100, "bandwidth_gbs": 10}
 # Report and comparison keys whose values are measured times or derive from them.
 TIMED_KEYS = {"latency_ms", "time_ms", "start_ms", "percent", "cdf_percent", "gflops_per_s", "gbytes_per_s",
               "flops_per_s", "roofline_fraction", "time_ms_after", "ms", "ms_ratio", "latency_ms_unprofiled",
-              "init_ms", "time_percent"}
+              "init_ms", "time_percent", "depthwise_ms", "pointwise_ms",
+              "stability", "noise"}  # the load average and the spread of the runs, and what follows from them
 # The comparison's rows of measured figures.
 TIMED_METRICS = {"latency_median_ms", "latency_mean_ms", "latency_min_ms", "gflops_per_s", "roofline_fraction"}
 
