@@ -1,8 +1,12 @@
 #include "ops/kernels/conv_gemm.h"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 #include "ops/kernels/padded_rows.h"
+#include "ops/kernels/threads.h"
 
 namespace minfer::kernels {
 namespace {
@@ -66,12 +70,29 @@ ConvGemm::ConvGemm(const ConvGeometry& s, const float* constant_weights, Isa isa
     packed_.push_back(PackedMatrix::pack_a(*kernel_, constant_weights + g * m() * k(), k(), false, m(), k()));
 }
 
+namespace {
+
+// Threads that each run whole groups' GEMMs (one thread per GEMM), or 1: then the groups
+// run one after the other, each GEMM split over the threads. Groups are independent, so
+// a grouped convolution whose groups are too small to split (RegNet's, 16 channels wide)
+// still keeps every thread busy.
+int group_threads(const ConvGeometry& s, int64_t m, int64_t n, int64_t k, int threads) {
+  if (s.group < 2 || threads < 2) return 1;
+  return threads_worth_starting(s.group * m * n * k, s.group, threads, Work::kDense);
+}
+
+int64_t gemm_floats(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool weights_prepacked) {
+  return gemm_workspace_bytes(kernel, m, n, k, threads, weights_prepacked ? GemmPacked::kA : GemmPacked::kNone) / 4;
+}
+
+}  // namespace
+
 int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kernel, bool weights_prepacked,
                                    int threads) {
-  const int64_t k = s.cin_per_group() * s.win.kh * s.win.kw;
-  return gemm_workspace_bytes(kernel, s.cout_per_group(), s.out_h * s.out_w, k, threads,
-                              weights_prepacked ? GemmPacked::kA : GemmPacked::kNone) /
-         4;
+  const int64_t m = s.cout_per_group(), n = s.out_h * s.out_w, k = s.cin_per_group() * s.win.kh * s.win.kw;
+  const int team = group_threads(s, m, n, k, threads);
+  if (team > 1) return team * gemm_floats(kernel, m, n, k, 1, weights_prepacked);
+  return gemm_floats(kernel, m, n, k, threads, weights_prepacked);
 }
 
 void ConvGemm::run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
@@ -79,8 +100,20 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
   const ConvGeometry& s = shape_;
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * n();
   const int64_t in_group = s.cin_per_group() * s.h * s.w;
+  const int team = group_threads(s, m(), n(), k(), threads);
+  const int64_t team_floats = team > 1 ? gemm_floats(*kernel_, m(), n(), k(), 1, prepacked()) : 0;
+  if (team > 1 && static_cast<int64_t>(workspace.size()) < team * team_floats)
+    throw std::invalid_argument("ConvGemm: workspace smaller than conv_gemm_workspace_floats()");
   for (int64_t b = 0; b < batch; ++b) {
+#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
     for (int64_t g = 0; g < s.group; ++g) {
+      std::span<float> scratch = workspace;
+      int gemm_threads = threads;
+      if (team > 1) {
+        scratch = workspace.subspan(static_cast<size_t>(omp_get_thread_num() * team_floats),
+                                    static_cast<size_t>(team_floats));
+        gemm_threads = 1;
+      }
       const float* xg = x + b * in_image + g * in_group;
       const GemmOperand a = prepacked() ? GemmOperand(packed_[g]) : GemmOperand(weights + g * m() * k(), k());
       GemmEpilogue epilogue;
@@ -89,11 +122,11 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
       epilogue.activation = act;
       float* yg = y + b * out_image + g * m() * n();
       if (pointwise_) {
-        gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, workspace, threads, *kernel_);
+        gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
       } else {
         const Im2colSource source{&s, xg};
         const BPanelPacker packer{&pack_im2col_panel, &source};
-        gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, workspace, threads, *kernel_);
+        gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
       }
     }
   }

@@ -113,6 +113,9 @@ TEST(ConvGemm, MatchesNaiveOnEdgeShapes) {
       {conv_shape(2, 70, 70, 3, 1, 1, 1, 0, 0, 0, 0), 1},     // N 4900: two column blocks
       {conv_shape(3, 64, 67, 5, 1, 3, 3, 2, 0, 1, 2), 1},     // stride 3, asymmetric pads
       {conv_shape(4, 12, 12, 6, 1, 3, 1, 3, 3, 3, 3), 1},     // pads beyond the window's reach
+      // Groups worth a thread each (group_threads): 2 threads run whole groups' GEMMs.
+      {conv_shape(64, 14, 14, 64, 4, 3, 1, 1, 1, 1, 1), 1},  // RegNet-like 16-wide groups
+      {conv_shape(48, 20, 20, 48, 3, 1, 1, 0, 0, 0, 0), 2},  // an odd count, pointwise, batch 2
   };
   uint32_t seed = 500;
   for (const Case& c : cases) {
@@ -128,6 +131,15 @@ TEST(ConvGemm, AppliesBiasAndEveryActivationInTheEpilogue) {
     if (!check(conv_shape(5, 9, 13, 14, 1, 3, 2, 1, 1, 1, 1), 2, true, act, seed++)) return;  // im2col
     if (!check(conv_shape(6, 7, 5, 10, 2, 1, 1, 0, 0, 0, 0), 1, true, act, seed++)) return;   // pointwise
   }
+}
+
+TEST(ConvGemm, GroupsTooSmallToSplitRunOnePerThread) {
+  // RegNetX-400MF's last stage: 25 groups of 16 channels on 7x7, each group's GEMM too
+  // small to split, so two threads take whole groups, each with one thread's scratch.
+  const ConvGeometry s = conv_shape(400, 7, 7, 400, 25, 3, 1, 1, 1, 1, 1);
+  const kernels::GemmKernel& kn = kernels::gemm_kernel(active_isa());
+  EXPECT_EQ(kernels::conv_gemm_workspace_floats(s, kn, true, 2),
+            2 * kernels::conv_gemm_workspace_floats(s, kn, true, 1));
 }
 
 TEST(ConvGemm, WorkspaceHoldsNoColumnMatrix) {
