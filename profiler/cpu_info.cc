@@ -98,6 +98,10 @@ CpuInfo parse_cpu_info(const std::string& text, long max_khz) {
       physical_id = value;
     } else if (key == "core id") {
       cores.emplace(physical_id, value);
+    } else if (key == "vendor_id" && info.vendor.empty()) {
+      info.vendor = value;
+    } else if (key == "cpu family" && info.family == 0) {
+      info.family = std::atoi(value.c_str());
     }
   }
   // SMT siblings share one core's FMA units, so the formula counts physical cores.
@@ -110,6 +114,10 @@ CpuInfo parse_cpu_info(const std::string& text, long max_khz) {
     info.clock_source = "/proc/cpuinfo cpu MHz";
   }
   return info;
+}
+
+int CpuInfo::fma_units(int vector_bits) const {
+  return vendor == "AuthenticAMD" && family == 25 && vector_bits >= 512 ? 1 : 2;
 }
 
 const CpuInfo& cpu_info() {

@@ -14,6 +14,15 @@ struct CpuInfo {
   double clock_ghz = 0;      // 0 when the system does not say
   std::string clock_source;  // where clock_ghz came from
   int physical_cores = 1;
+  std::string vendor;  // vendor_id, e.g. "AuthenticAMD"; empty when not said
+  int family = 0;      // cpu family, e.g. 25 for AMD Zen 3 and Zen 4
+
+  // FMA units per core that issue one FMA of `vector_bits` per cycle each: 2 for AMD Zen
+  // and Intel cores since Haswell, except that AMD family 25 (Zen 4, the one with
+  // AVX-512) runs a 512-bit FMA on both of its 256-bit pipes at once: 1 at 512 bits. Some
+  // Xeons with one 512-bit unit also have 1, which /proc/cpuinfo does not tell
+  // (--fma_units).
+  int fma_units(int vector_bits) const;
 };
 
 // Data cache sizes in bytes as cpu0 sees them: L1d and L2 of one core, L3 shared by the

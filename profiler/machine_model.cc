@@ -124,7 +124,8 @@ MachineModel machine_model(const MachineOptions& o) {
   for (const auto& [name, value] :
        {std::pair{"peak_gflops", o.peak_gflops}, std::pair{"bandwidth_gbs", o.bandwidth_gbs}})
     if (value && !(*value > 0)) throw UsageError(fmt::format("{} must be positive, got {}", name, *value));
-  if (o.fma_units < 1) throw UsageError(fmt::format("fma_units must be at least 1, got {}", o.fma_units));
+  if (o.fma_units < 0)
+    throw UsageError(fmt::format("fma_units must be at least 1 (0: the CPU's), got {}", o.fma_units));
   const CpuInfo& cpu = cpu_info();
   const ProbeIsa isa = probe_isa();
   MachineModel m;
@@ -132,7 +133,7 @@ MachineModel machine_model(const MachineOptions& o) {
   m.isa = isa.name;
   m.threads = o.threads;
   m.theoretical = {std::min(o.threads, cpu.physical_cores), cpu.clock_ghz, cpu.clock_source, isa.vector_bits,
-                   o.fma_units};
+                   o.fma_units > 0 ? o.fma_units : cpu.fma_units(isa.vector_bits)};
   // Each thread's share of an op's data sits in its own core's L1 and L2.
   const CacheSizes& caches = cache_sizes();
   m.cache_bytes = {caches.l1 * m.theoretical.cores, caches.l2 * m.theoretical.cores, caches.l3};

@@ -19,8 +19,8 @@ struct TheoreticalPeak {
   double clock_ghz = 0;      // 0 when the system does not say: no theoretical peak then
   std::string clock_source;  // where the clock was read
   int vector_bits = 128;     // the widest float vector of the instruction set in use
-  // Not readable from the OS. 2 holds for AMD Zen 1-4 and Intel cores since Haswell
-  // (Xeons with one AVX-512 unit have 1 for 512-bit vectors); --fma_units overrides it.
+  // Not readable from the OS: CpuInfo::fma_units guesses from the vendor and family;
+  // --fma_units overrides it.
   int fma_units = 2;
 
   int flops_per_cycle() const { return fma_units * 2 * vector_bits / 32; }
@@ -61,7 +61,7 @@ struct MachineOptions {
   int threads = 1;
   // Given: not probed. A bandwidth given is every level's (one memory roof).
   std::optional<double> peak_gflops, bandwidth_gbs;
-  int fma_units = 2;
+  int fma_units = 0;       // of the theoretical peak; 0: the CPU's (CpuInfo::fma_units)
   bool reprobe = false;    // ignore cached figures (and replace them)
   std::string cache_file;  // empty: no cache
   bool progress = false;   // say on stderr what is being probed

@@ -87,6 +87,25 @@ TEST(TheoreticalPeak, SeedFormula) {
   EXPECT_DOUBLE_EQ(one_unit.gflops(), 78.4);
 }
 
+TEST(MachineModel, FmaUnitsComeFromTheVendorAndFamily) {
+  // /proc/cpuinfo excerpts: Zen 4 double-pumps 512-bit FMAs on its two 256-bit pipes.
+  const CpuInfo zen = parse_cpu_info("vendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n", 0);
+  EXPECT_EQ(zen.vendor, "AuthenticAMD");
+  EXPECT_EQ(zen.family, 25);
+  EXPECT_EQ(zen.fma_units(512), 1);
+  EXPECT_EQ(zen.fma_units(256), 2);
+  const CpuInfo xeon = parse_cpu_info("vendor_id\t: GenuineIntel\ncpu family\t: 6\n", 0);
+  EXPECT_EQ(xeon.fma_units(512), 2);
+  EXPECT_EQ(CpuInfo{}.fma_units(256), 2) << "nothing said: the common case";
+  // Unset, the theoretical peak takes this machine's; given, the flag's.
+  MachineOptions o;
+  o.peak_gflops = 100.0;
+  o.bandwidth_gbs = 10.0;
+  EXPECT_EQ(machine_model(o).theoretical.fma_units, cpu_info().fma_units(probe_isa().vector_bits));
+  o.fma_units = 3;
+  EXPECT_EQ(machine_model(o).theoretical.fma_units, 3);
+}
+
 TEST(MachineModel, FlagsNeedNoProbeAndNoCache) {
   const std::string cache = temp_path("minfer_machine_flags.json");
   MachineOptions o;
