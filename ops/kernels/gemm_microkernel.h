@@ -8,6 +8,7 @@
 #include <utility>
 #include <xsimd/xsimd.hpp>
 
+#include "ops/kernels/activation_math.h"
 #include "ops/kernels/gemm_kernel.h"
 
 namespace minfer::kernels {
@@ -18,32 +19,7 @@ using Vec = xsimd::batch<float, Arch>;
 
 template <class Arch>
 inline Vec<Arch> multiply_add(Vec<Arch> a, Vec<Arch> b, Vec<Arch> c) {
-  return xsimd::fma(a, b, c);
-}
-#if XSIMD_WITH_AVX512F
-// xsimd 8.1 has no avx512f fma (its generic one is a multiply then an add).
-template <>
-inline Vec<xsimd::avx512f> multiply_add(Vec<xsimd::avx512f> a, Vec<xsimd::avx512f> b, Vec<xsimd::avx512f> c) {
-  return _mm512_fmadd_ps(a, b, c);
-}
-#endif
-
-// The activations cheap enough to run on the registers; the others go through
-// Activation::apply on the stored row, still in L1.
-inline bool simd_activation(const Activation& act) {
-  return act.kind == ActivationKind::kNone || act.kind == ActivationKind::kRelu || act.kind == ActivationKind::kClip ||
-         act.kind == ActivationKind::kLeakyRelu;
-}
-
-template <class Arch>
-inline Vec<Arch> activate(Vec<Arch> x, const Activation& act) {
-  using V = Vec<Arch>;
-  switch (act.kind) {
-    case ActivationKind::kRelu: return xsimd::max(x, V(0.0f));
-    case ActivationKind::kClip: return xsimd::min(xsimd::max(x, V(act.alpha)), V(act.beta));
-    case ActivationKind::kLeakyRelu: return xsimd::select(x < V(0.0f), x * V(act.alpha), x);
-    default: return x;
-  }
+  return fused_multiply_add<Arch>(a, b, c);
 }
 
 // C tile = epilogue(alpha * acc (+ beta * C)) for a full [ROWS, NV vectors] tile.
@@ -54,7 +30,7 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
   const V alpha(blk.alpha), beta(blk.beta);
   const bool read_c = blk.beta != 0.0f;
   const Activation* act = blk.last ? blk.activation : nullptr;
-  const bool scalar_act = act && !simd_activation(*act);
+  const bool scalar_act = act && !activation_in_registers(*act);
   float* c = blk.c + i * blk.ldc + j;
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r, c += blk.ldc) {
