@@ -17,11 +17,6 @@ namespace {
 template <class Arch>
 using Vec = xsimd::batch<float, Arch>;
 
-template <class Arch>
-inline Vec<Arch> multiply_add(Vec<Arch> a, Vec<Arch> b, Vec<Arch> c) {
-  return fused_multiply_add<Arch>(a, b, c);
-}
-
 // C tile = epilogue(alpha * acc (+ beta * C)) for a full [ROWS, NV vectors] tile.
 template <class Arch, int ROWS, int NV>
 inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], int64_t i, int64_t j) {
@@ -37,7 +32,7 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       V x = acc[r][v] * alpha;
-      if (read_c) x = multiply_add(beta, V::load_unaligned(c + v * W), x);
+      if (read_c) x = fused_multiply_add<Arch>(beta, V::load_unaligned(c + v * W), x);
       if (blk.last) {
         if (blk.row_bias) x += V(blk.row_bias[i + r]);
         if (blk.col_bias) x += V::load_unaligned(blk.col_bias + j + v * W);
@@ -87,7 +82,7 @@ void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
     for (int r = 0; r < ROWS; ++r) {
       const V ar(a[r]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NVU; ++v) acc[r][v] = multiply_add(ar, bv[v], acc[r][v]);
+      for (int v = 0; v < NVU; ++v) acc[r][v] = fused_multiply_add<Arch>(ar, bv[v], acc[r][v]);
     }
   }
   if (nr == NVU * W) {
@@ -147,7 +142,7 @@ void wide_tile(const GemmBlock& blk, int64_t j) {
       for (int r = 0; r < ROWS; ++r) {
         const V ar(a[r]);
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[r][q * NV + v] = multiply_add(ar, bv[v], acc[r][q * NV + v]);
+        for (int v = 0; v < NV; ++v) acc[r][q * NV + v] = fused_multiply_add<Arch>(ar, bv[v], acc[r][q * NV + v]);
       }
     }
   }
