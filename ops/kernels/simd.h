@@ -74,7 +74,7 @@ inline xsimd::batch<float, Arch> leaky(xsimd::batch<float, Arch> x, xsimd::batch
 // the loops inside body are compiled once per kind with no branch on it. Always inlined:
 // called out of line (as GCC chose once the exponential kinds made it large), body's
 // captures are read through memory after every store, and the depthwise loops measured
-// 20% slower without an activation and 2x slower with SiLU (AVX-512).
+// 20% slower without an activation (AVX-512).
 template <class V, class Body>
 [[gnu::always_inline]] inline void with_activation(const Activation& act, Body&& body) {
   switch (act.kind) {
