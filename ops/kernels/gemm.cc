@@ -211,6 +211,18 @@ void gemv(int64_t n, int64_t k, float alpha, const GemmOperand& a, const PackedM
 
 }  // namespace
 
+GemmBlock gemv_block(const GemvCall& call) {
+  GemmBlock blk;
+  blk.m = 1;
+  blk.c = call.y;
+  blk.ldc = call.n;
+  blk.alpha = call.alpha;
+  if (call.epilogue->bias_kind == GemmBias::kPerRow) blk.row_bias = call.epilogue->bias;
+  if (call.epilogue->bias_kind == GemmBias::kPerColumn) blk.col_bias = call.epilogue->bias;
+  blk.activation = &call.epilogue->activation;
+  return blk;
+}
+
 int gemv_threads(int64_t n, int64_t k, int threads, const GemmKernel& kernel) {
   const int64_t groups = ceil_div(n, int64_t{kGemvPanels} * kernel.nr);
   // Between serial work (a classifier after pooling): a second thread has to be woken,

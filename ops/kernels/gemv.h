@@ -31,6 +31,10 @@ struct GemvCall {
   const GemmEpilogue* epilogue = nullptr;
 };
 
+// The GEMM block fields every k-block of a call shares: C (y), alpha, the bias and the
+// activation; each target sets the block's k, beta and last.
+GemmBlock gemv_block(const GemvCall& call);
+
 // The threads a batch-1 product of N columns and depth K runs on, of `threads`.
 int gemv_threads(int64_t n, int64_t k, int threads, const GemmKernel& kernel);
 

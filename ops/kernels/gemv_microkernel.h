@@ -52,14 +52,7 @@ template <class Arch, int NV>
 void run_gemv(const GemvCall& g) {
   constexpr int GROUP = kGemvPanels * NV * static_cast<int>(Vec<Arch>::size);
   const KBlocks blocks(g.k, g.kc);
-  GemmBlock blk;
-  blk.m = 1;
-  blk.c = g.y;
-  blk.ldc = g.n;
-  blk.alpha = g.alpha;
-  if (g.epilogue->bias_kind == GemmBias::kPerRow) blk.row_bias = g.epilogue->bias;
-  if (g.epilogue->bias_kind == GemmBias::kPerColumn) blk.col_bias = g.epilogue->bias;
-  blk.activation = &g.epilogue->activation;
+  GemmBlock blk = gemv_block(g);
   for (int64_t j = g.j0; j < g.j1; j += GROUP) {
     const float* w = g.w + j * g.k;
     for (int64_t i = 0; i < blocks.count; ++i) {

@@ -9,14 +9,7 @@ namespace minfer::kernels {
 void gemv_scalar(const GemvCall& g) {
   constexpr int kNr = 8, kGroup = kGemvPanels * kNr;
   const KBlocks blocks(g.k, g.kc);
-  GemmBlock blk;
-  blk.m = 1;
-  blk.c = g.y;
-  blk.ldc = g.n;
-  blk.alpha = g.alpha;
-  if (g.epilogue->bias_kind == GemmBias::kPerRow) blk.row_bias = g.epilogue->bias;
-  if (g.epilogue->bias_kind == GemmBias::kPerColumn) blk.col_bias = g.epilogue->bias;
-  blk.activation = &g.epilogue->activation;
+  GemmBlock blk = gemv_block(g);
   for (int64_t j = g.j0; j < g.j1; j += kGroup) {
     for (int64_t i = 0; i < blocks.count; ++i) {
       const int64_t k0 = blocks.begin(i);
