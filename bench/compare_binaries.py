@@ -8,7 +8,9 @@ machine noise falls on all sides alike; prints per model the median over the rou
 each side's median latency and the speed-up of each side over the first. engine_bench
 --compare does the same for two sides of one binary; this script is for comparing
 binaries, e.g. main's build against a branch's (docs/performance.md).
-Environment: ROUNDS (default 5), RUNS (profiled runs per engine_bench call, default 20).
+Environment: ROUNDS (default 5), RUNS (profiled runs per engine_bench call, default 20),
+STAT (each call's latency statistic: median, the default, or min: on a machine other
+jobs load, a call's fastest run is the one least disturbed by them).
 """
 import json
 import os
@@ -23,6 +25,9 @@ def main():
         sys.exit(__doc__)
     rounds = int(os.environ.get("ROUNDS", "5"))
     runs = os.environ.get("RUNS", "20")
+    stat = os.environ.get("STAT", "median")
+    if stat not in ("median", "min"):
+        sys.exit("STAT must be median or min")
     models = sys.argv[1].split(",")
     sides = [s.split("=", 1) for s in sys.argv[2:]]
     medians = {(m, label): [] for m in models for label, _ in sides}
@@ -36,7 +41,7 @@ def main():
                                                "json", "--output", out] + argv[1:], check=True,
                                    stdout=subprocess.DEVNULL)
                     with open(out) as f:
-                        medians[(m, label)].append(json.load(f)["latency_ms"]["median"])
+                        medians[(m, label)].append(json.load(f)["latency_ms"][stat])
     print("model | " + " | ".join(f"{label} ms (speed-up)" for label, _ in sides))
     for m in models:
         base = statistics.median(medians[(m, sides[0][0])])

@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -65,6 +66,10 @@ std::vector<GemmShape> shapes() {
   s.push_back({"r18_layer4_3x3", 512, 49, 4608});
   s.push_back({"r18_layer4_ds1x1", 512, 49, 256});
   s.push_back({"r18_fc", 1, 1000, 512, true});
+  // MobileNetV3-Large's two fully connected layers and EfficientNet-B0's classifier.
+  s.push_back({"mbv3_fc1", 1, 1280, 960, true});
+  s.push_back({"mbv3_fc2", 1, 1000, 1280, true});
+  s.push_back({"effb0_fc", 1, 1000, 1280, true});
   // The LSTM of models/lstm.json (D 64, H 256, 32 steps, batch 1): the fused plan's
   // input projection of all steps and its per-step recurrent product, the minimal
   // plan's per-gate recurrent product.
@@ -126,6 +131,31 @@ void engine_prepacked(benchmark::State& state, const GemmShape& s, int threads) 
   state.SetLabel(kn.name);
 }
 
+// A fully connected layer at batch 1 with its weights packed once, either for the GEMM's
+// tiles or for the GEMV (as the ops run it). `cold`: the calls cycle through copies of
+// the weights larger together than the L3 cache, so each call reads its weights from
+// memory, as a layer does in a model whose weights do not all fit in the cache.
+void engine_fc(benchmark::State& state, const GemmShape& s, int threads, bool gemv, bool cold) {
+  Matrices x(s);
+  const GemmKernel& kn = minfer::kernels::active_gemm_kernel();
+  const int64_t copies = cold ? std::max<int64_t>(2, (int64_t{96} << 20) / (4 * s.k * s.n)) : 1;
+  std::vector<PackedMatrix> w;
+  for (int64_t i = 0; i < copies; ++i)
+    w.push_back(gemv ? PackedMatrix::pack_b_for_gemv(kn, x.b.data(), x.ldb(s), true, s.k, s.n)
+                     : PackedMatrix::pack_b(kn, x.b.data(), x.ldb(s), true, s.k, s.n));
+  std::vector<float> ws(minfer::kernels::gemm_workspace_bytes(kn, s.m, s.n, s.k, threads, GemmPacked::kB) / 4);
+  int64_t i = 0;
+  for (auto _ : state) {
+    minfer::kernels::gemm(s.m, s.n, s.k, 1.0f, GemmOperand(x.a.data(), s.k), GemmOperand(w[i]), 0.0f, x.c.data(), s.n,
+                          {}, ws, threads, kn);
+    i = (i + 1) % copies;
+    benchmark::DoNotOptimize(x.c.data());
+    benchmark::ClobberMemory();
+  }
+  set_gflops(state, s);
+  state.SetLabel(kn.name);
+}
+
 #ifdef MINFER_HAVE_OPENBLAS
 void openblas(benchmark::State& state, const GemmShape& s, int threads) {
   Matrices x(s);
@@ -144,7 +174,7 @@ void openblas(benchmark::State& state, const GemmShape& s, int threads) {
 // Shapes also measured with two threads.
 bool two_thread_shape(const std::string& name) {
   return name == "square_1024" || name == "conv_128x3136x576" || name == "r18_layer1_3x3" || name == "mbv1_pw5" ||
-         name == "lstm_step";
+         name == "lstm_step" || name.ends_with("_fc") || name.starts_with("mbv3_fc");
 }
 
 void register_all() {
@@ -155,6 +185,14 @@ void register_all() {
       std::vector<benchmark::internal::Benchmark*> runs = {
           benchmark::RegisterBenchmark(("engine/" + suffix).c_str(), engine_plain, s, threads),
           benchmark::RegisterBenchmark(("engine_prepacked/" + suffix).c_str(), engine_prepacked, s, threads)};
+      if (s.m == 1 && s.weights_are_b) {
+        runs.push_back(
+            benchmark::RegisterBenchmark(("engine_gemv/" + suffix).c_str(), engine_fc, s, threads, true, false));
+        for (bool gemv : {false, true})
+          runs.push_back(
+              benchmark::RegisterBenchmark(((gemv ? "engine_gemv_cold/" : "engine_prepacked_cold/") + suffix).c_str(),
+                                           engine_fc, s, threads, gemv, true));
+      }
 #ifdef MINFER_HAVE_OPENBLAS
       runs.push_back(benchmark::RegisterBenchmark(("openblas/" + suffix).c_str(), openblas, s, threads));
 #endif

@@ -104,32 +104,30 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
   const int64_t team_floats = team > 1 ? gemm_floats(*kernel_, m(), n(), k(), 1, prepacked()) : 0;
   if (team > 1 && static_cast<int64_t>(workspace.size()) < team * team_floats)
     throw std::invalid_argument("ConvGemm: workspace smaller than conv_gemm_workspace_floats()");
-  for (int64_t b = 0; b < batch; ++b) {
-#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-    for (int64_t g = 0; g < s.group; ++g) {
-      std::span<float> scratch = workspace;
-      int gemm_threads = threads;
-      if (team > 1) {
-        scratch = workspace.subspan(static_cast<size_t>(omp_get_thread_num() * team_floats),
-                                    static_cast<size_t>(team_floats));
-        gemm_threads = 1;
-      }
-      const float* xg = x + b * in_image + g * in_group;
-      const GemmOperand a = prepacked() ? GemmOperand(packed_[g]) : GemmOperand(weights + g * m() * k(), k());
-      GemmEpilogue epilogue;
-      epilogue.bias_kind = bias ? GemmBias::kPerRow : GemmBias::kNone;
-      epilogue.bias = bias ? bias + g * m() : nullptr;
-      epilogue.activation = act;
-      float* yg = y + b * out_image + g * m() * n();
-      if (pointwise_) {
-        gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
-      } else {
-        const Im2colSource source{&s, xg};
-        const BPanelPacker packer{&pack_im2col_panel, &source};
-        gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
-      }
+  auto run_group = [&](int64_t b, int64_t g) {
+    std::span<float> scratch = workspace;
+    int gemm_threads = threads;
+    if (team > 1) {
+      scratch =
+          workspace.subspan(static_cast<size_t>(omp_get_thread_num() * team_floats), static_cast<size_t>(team_floats));
+      gemm_threads = 1;
     }
-  }
+    const float* xg = x + b * in_image + g * in_group;
+    const GemmOperand a = prepacked() ? GemmOperand(packed_[g]) : GemmOperand(weights + g * m() * k(), k());
+    GemmEpilogue epilogue;
+    epilogue.bias_kind = bias ? GemmBias::kPerRow : GemmBias::kNone;
+    epilogue.bias = bias ? bias + g * m() : nullptr;
+    epilogue.activation = act;
+    float* yg = y + b * out_image + g * m() * n();
+    if (pointwise_) {
+      gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
+    } else {
+      const Im2colSource source{&s, xg};
+      const BPanelPacker packer{&pack_im2col_panel, &source};
+      gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
+    }
+  };
+  for (int64_t b = 0; b < batch; ++b) for_each_on_team(team, s.group, [&](int64_t g) { run_group(b, g); });
 }
 
 }  // namespace minfer::kernels

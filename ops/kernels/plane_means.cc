@@ -1,8 +1,6 @@
 // The portable plane means, the choice among the targets and the threads.
 #include "ops/kernels/plane_means.h"
 
-#include <omp.h>
-
 #include "ops/kernels/threads.h"
 
 namespace minfer::kernels {
@@ -30,12 +28,10 @@ void plane_means(Isa isa, const float* x, int64_t planes, int64_t n, float* y, i
   const PlaneMeans& means = found ? *found : plane_means_scalar;
   const int team = threads_worth_starting(planes * n, planes, threads, Work::kStreaming);
   // Each thread a contiguous run of planes, fixed by the team size alone.
-#pragma omp parallel num_threads(team) if (team > 1)
-  {
-    const int t = omp_get_thread_num(), m = omp_get_num_threads();
-    const int64_t begin = planes * t / m, end = planes * (t + 1) / m;
+  for_each_on_team(team, team, [&](int64_t t) {
+    const int64_t begin = planes * t / team, end = planes * (t + 1) / team;
     means.run(x + begin * n, end - begin, n, y + begin);
-  }
+  });
 }
 
 }  // namespace minfer::kernels

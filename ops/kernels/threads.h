@@ -3,6 +3,8 @@
 // would get too little work to pay for starting (or waking) it.
 #pragma once
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -31,6 +33,22 @@ inline constexpr int64_t min_macs_per_thread(Work work) {
 inline int threads_worth_starting(int64_t macs, int64_t work_items, int threads, Work work) {
   const int64_t useful = std::min<int64_t>(work_items, std::max<int64_t>(1, macs / min_macs_per_thread(work)));
   return static_cast<int>(std::clamp<int64_t>(useful, 1, std::max(threads, 1)));
+}
+
+// fn(i) for i in [0, count), split statically over a team of `team` threads. A team of
+// one runs on the caller with no parallel region at all, not even an inactive one
+// (`#pragma omp parallel if (false)`): a kernel that splits its own work inside such a
+// region starts a nested team, and libgomp creates (and ends) that team's threads on
+// every call (measured: a thread created per convolution per run), while the pool's
+// idle thread spins on a core the new one needs.
+template <class Fn>
+void for_each_on_team(int team, int64_t count, Fn&& fn) {
+  if (team <= 1) {
+    for (int64_t i = 0; i < count; ++i) fn(i);
+    return;
+  }
+#pragma omp parallel for num_threads(team) schedule(static)
+  for (int64_t i = 0; i < count; ++i) fn(i);
 }
 
 }  // namespace minfer::kernels
