@@ -88,18 +88,21 @@ void add(const std::string& group, const Layer& layer, const std::string& method
   if (threads > 1) b->UseRealTime();
 }
 
-void add_depthwise(const Layer& l) {
+// The depthwise layer by the reference and by each target's kernel; `act` (a fused
+// activation) applies to the kernels only.
+void add_depthwise(const Layer& l, const std::string& group = "depthwise", const Activation& act = {}) {
   const ConvGeometry s = shape_of(l);
-  add("depthwise", l, "reference", 1, 0, [](const ConvGeometry& s, Tensors& t) {
+  add(group, l, "reference", 1, 0, [](const ConvGeometry& s, Tensors& t) {
     reference::depthwise_conv2d(s, t.x.data(), t.w.data(), t.b.data(), t.y.data());
   });
   for (Isa isa : runnable_isas()) {
     const kernels::DepthwiseKernel* k = kernels::find_depthwise_kernel(s, isa);
     for (int threads : {1, 2}) {
       if (threads == 2 && isa != active_isa()) continue;
-      add("depthwise", l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
-          [k, threads](const ConvGeometry& s, Tensors& t) {
-            kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
+      add(group, l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
+          [k, threads, act](const ConvGeometry& s, Tensors& t) {
+            kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads,
+                                      act);
           });
     }
   }
@@ -168,6 +171,16 @@ void register_all() {
       {"v3_5x5_672x14_s2", 672, 14, 672, 5, 2, 672},    {"v3_5x5_960x7_s1", 960, 7, 960, 5, 1, 960},
   };
   for (const Layer& l : depthwise) add_depthwise(l);
+  // EfficientNet-B0's depthwise layers, each with its fused SiLU (Swish, alpha 1).
+  const std::vector<Layer> efficientnet = {
+      {"b0_32x112_s1", 32, 112, 32, 3, 1, 32},       {"b0_96x112_s2", 96, 112, 96, 3, 2, 96},
+      {"b0_144x56_s1", 144, 56, 144, 3, 1, 144},     {"b0_5x5_144x56_s2", 144, 56, 144, 5, 2, 144},
+      {"b0_5x5_240x28_s1", 240, 28, 240, 5, 1, 240}, {"b0_240x28_s2", 240, 28, 240, 3, 2, 240},
+      {"b0_480x14_s1", 480, 14, 480, 3, 1, 480},     {"b0_5x5_672x14_s1", 672, 14, 672, 5, 1, 672},
+      {"b0_5x5_672x14_s2", 672, 14, 672, 5, 2, 672}, {"b0_5x5_1152x7_s1", 1152, 7, 1152, 5, 1, 1152},
+      {"b0_1152x7_s1", 1152, 7, 1152, 3, 1, 1152},
+  };
+  for (const Layer& l : efficientnet) add_depthwise(l, "depthwise_silu", {ActivationKind::kSwish, 1.0f});
   add_regular("first_layer", {"v1_conv1_3x224_3x3s2", 3, 224, 32, 3, 2, 1}, true);
   add_regular("first_layer", {"resnet18_conv1_3x224_7x7s2", 3, 224, 64, 7, 2, 1}, true);
   // Where the direct kernel stops paying: input channels 1..16 on a 3x3 layer of a first

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "ops/kernels/max_pool.h"
+#include "ops/kernels/plane_means.h"
 #include "ops/kernels/threads.h"
 #include "ops/op_helpers.h"
 #include "ops/window.h"
@@ -214,23 +215,19 @@ class GlobalPoolOp final : public Op {
     return op_cost(*this, sig, 0, CostExpr::of("input elements", num_elements(sig.inputs[0].shape())));
   }
 
-  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
-    return make_kernel({}, [kind = kind_](const RunContext&, std::span<const TensorView> in,
-                                          std::span<const TensorView> out, Workspace) {
+  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext& ctx) const override {
+    return make_kernel({}, [kind = kind_, ctx](const RunContext&, std::span<const TensorView> in,
+                                               std::span<const TensorView> out, Workspace) {
       const Shape& x = in[0].shape();
       const int64_t planes = x[0] * x[1];
-      const int64_t size = in[0].size() / planes;
+      const int64_t size = planes == 0 ? 0 : in[0].size() / planes;
+      if (kind == PoolKind::kAverage)
+        return kernels::plane_means(ctx.isa, in[0].f32(), planes, size, out[0].f32(), ctx.num_threads);
       for (int64_t p = 0; p < planes; ++p) {
         const float* src = in[0].f32() + p * size;
-        if (kind == PoolKind::kMax) {
-          float m = src[0];
-          for (int64_t i = 1; i < size; ++i) m = nan_max(m, src[i]);
-          out[0].f32()[p] = m;
-        } else {
-          double sum = 0.0;  // planes can be large; accumulate in double
-          for (int64_t i = 0; i < size; ++i) sum += src[i];
-          out[0].f32()[p] = static_cast<float>(sum / static_cast<double>(size));
-        }
+        float m = src[0];
+        for (int64_t i = 1; i < size; ++i) m = nan_max(m, src[i]);
+        out[0].f32()[p] = m;
       }
     });
   }

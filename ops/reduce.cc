@@ -23,6 +23,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/kernels/plane_means.h"
 #include "ops/op_helpers.h"
 
 namespace minfer {
@@ -259,13 +260,21 @@ class ReduceOp final : public Op {
     return op_cost(*this, sig, 0, flops);
   }
 
-  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
     const std::vector<bool> reduced = reduced_dims(sig.inputs);
     const Shape& x = sig.inputs[0].shape();
     const int64_t outputs = num_elements(sig.outputs[0].shape());
     KernelFacts facts;
     if (global_pool(x, reduced))
       facts.op_class = fn_.combine == Combine::kMax ? "global_max_pool" : "global_average_pool";
+    if (facts.op_class == "global_average_pool" && outputs > 0) {
+      // GlobalAveragePool's kernel: SIMD sums in double, threads over the planes.
+      const int64_t n = num_elements(x) / outputs;
+      return make_kernel(std::move(facts), [outputs, n, ctx](const RunContext&, std::span<const TensorView> in,
+                                                             std::span<const TensorView> out, Workspace) {
+        kernels::plane_means(ctx.isa, in[0].f32(), outputs, n, out[0].f32(), ctx.num_threads);
+      });
+    }
     return std::make_unique<ReduceKernel>(std::move(facts), fn_, plan_passes(x, reduced),
                                           outputs == 0 ? 0 : num_elements(x) / outputs);
   }

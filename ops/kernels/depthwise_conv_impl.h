@@ -28,12 +28,68 @@ inline V window_sum(const float* in, int64_t row_len, int64_t phase_len, int64_t
   return acc;
 }
 
+// Planes at most half a vector wide (the 7x7 planes of the last stage), stride 1: one
+// output vector per row would leave most of its lanes idle, so the padded plane is stored
+// flat, rows pitch = out_w + K - 1 apart, and the outputs are computed on that pitch:
+// output (oy, ox) is flat index oy * pitch + ox, each tap a constant offset from it, so a
+// 7x7 plane is 4 (3x3) or 5 (5x5) vectors instead of 7. The pitch's extra K - 1 columns
+// per row are computed and dropped when the rows are copied out.
+constexpr int64_t kFlatPlaneMaxOutputs = 256;  // out_h * pitch, so the flat outputs fit on the stack
+
+inline bool flat_plane_fits(const ConvGeometry& s, int64_t lanes, int k) {
+  return 2 * s.out_w <= lanes && s.out_h * (s.out_w + k - 1) <= kFlatPlaneMaxOutputs;
+}
+
+template <class V, int K>
+void depthwise_flat_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
+  constexpr int64_t W = V::size;
+  const ConvGeometry& s = *job.shape;
+  const int64_t pad_top = s.win.pad_top, pad_left = s.win.pad_left;
+  const Activation act = *job.activation;  // a local copy: stores to y cannot alias it
+  const int64_t pitch = s.out_w + K - 1, rows = s.out_h + K - 1;
+  const int64_t outputs = s.out_h * pitch;
+  // The last vector reads up to W - 1 floats past rows * pitch; the scratch, sized for
+  // rows of at least out_w + W - 1 floats (scratch_floats), has room for them.
+  std::fill(scratch, scratch + rows * pitch + W, 0.0f);
+  const PhaseColumns columns = phase_columns(s.w, pad_left, 1, 0, pitch);
+  const int64_t first_row = std::min(pad_top, rows), end_row = std::min(pad_top + s.h, rows);
+  const bool in_registers = activation_in_registers(act);
+  const int64_t plane = s.out_h * s.out_w;
+  alignas(64) float flat[kFlatPlaneMaxOutputs + W];
+  with_activation<V>(act, [&](auto activate) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t c = i % s.cin;
+      const float* x = job.x + i * s.h * s.w;
+      for (int64_t r = first_row; r < end_row; ++r)
+        copy_phase(x + (r - pad_top) * s.w, pad_left, 1, 0, columns, scratch + r * pitch);
+      V wk[K * K];
+      for (int t = 0; t < K * K; ++t) wk[t] = V(job.weights[c * K * K + t]);
+      const V b(job.bias ? job.bias[c] : 0.0f);
+      for (int64_t q = 0; q < outputs; q += W) {
+        V acc = b;
+#pragma GCC unroll 5
+        for (int ki = 0; ki < K; ++ki)
+#pragma GCC unroll 5
+          for (int kj = 0; kj < K; ++kj)
+            acc = multiply_add(V::load_unaligned(scratch + q + ki * pitch + kj), wk[ki * K + kj], acc);
+        activate(acc).store_unaligned(flat + q);
+      }
+      float* y = job.y + i * plane;
+      for (int64_t oy = 0; oy < s.out_h; ++oy)
+        for (int64_t ox = 0; ox < s.out_w; ++ox) y[oy * s.out_w + ox] = flat[oy * pitch + ox];
+      if (!in_registers) act.apply(y, plane);
+    }
+  });
+}
+
 // The padded plane is zeroed once per call; each plane then only copies its rows into
 // the interior, so the padding costs nothing per plane (small late layers have many
 // planes of a few rows each).
 template <class V, int K, int S>
 void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
   static_assert(S == 1 || S == 2);
+  if constexpr (S == 1 && V::size > 1)
+    if (flat_plane_fits(*job.shape, V::size, K)) return depthwise_flat_planes<V, K>(job, begin, end, scratch);
   constexpr int64_t W = V::size;
   const ConvGeometry& s = *job.shape;
   const int64_t pad_top = s.win.pad_top, pad_left = s.win.pad_left;

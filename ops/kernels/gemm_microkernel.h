@@ -8,6 +8,7 @@
 #include <utility>
 #include <xsimd/xsimd.hpp>
 
+#include "ops/kernels/activation_math.h"
 #include "ops/kernels/gemm_kernel.h"
 
 namespace minfer::kernels {
@@ -15,36 +16,6 @@ namespace {
 
 template <class Arch>
 using Vec = xsimd::batch<float, Arch>;
-
-template <class Arch>
-inline Vec<Arch> multiply_add(Vec<Arch> a, Vec<Arch> b, Vec<Arch> c) {
-  return xsimd::fma(a, b, c);
-}
-#if XSIMD_WITH_AVX512F
-// xsimd 8.1 has no avx512f fma (its generic one is a multiply then an add).
-template <>
-inline Vec<xsimd::avx512f> multiply_add(Vec<xsimd::avx512f> a, Vec<xsimd::avx512f> b, Vec<xsimd::avx512f> c) {
-  return _mm512_fmadd_ps(a, b, c);
-}
-#endif
-
-// The activations cheap enough to run on the registers; the others go through
-// Activation::apply on the stored row, still in L1.
-inline bool simd_activation(const Activation& act) {
-  return act.kind == ActivationKind::kNone || act.kind == ActivationKind::kRelu || act.kind == ActivationKind::kClip ||
-         act.kind == ActivationKind::kLeakyRelu;
-}
-
-template <class Arch>
-inline Vec<Arch> activate(Vec<Arch> x, const Activation& act) {
-  using V = Vec<Arch>;
-  switch (act.kind) {
-    case ActivationKind::kRelu: return xsimd::max(x, V(0.0f));
-    case ActivationKind::kClip: return xsimd::min(xsimd::max(x, V(act.alpha)), V(act.beta));
-    case ActivationKind::kLeakyRelu: return xsimd::select(x < V(0.0f), x * V(act.alpha), x);
-    default: return x;
-  }
-}
 
 // C tile = epilogue(alpha * acc (+ beta * C)) for a full [ROWS, NV vectors] tile.
 template <class Arch, int ROWS, int NV>
@@ -54,14 +25,14 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
   const V alpha(blk.alpha), beta(blk.beta);
   const bool read_c = blk.beta != 0.0f;
   const Activation* act = blk.last ? blk.activation : nullptr;
-  const bool scalar_act = act && !simd_activation(*act);
+  const bool scalar_act = act && !activation_in_registers(*act);
   float* c = blk.c + i * blk.ldc + j;
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r, c += blk.ldc) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       V x = acc[r][v] * alpha;
-      if (read_c) x = multiply_add(beta, V::load_unaligned(c + v * W), x);
+      if (read_c) x = fused_multiply_add<Arch>(beta, V::load_unaligned(c + v * W), x);
       if (blk.last) {
         if (blk.row_bias) x += V(blk.row_bias[i + r]);
         if (blk.col_bias) x += V::load_unaligned(blk.col_bias + j + v * W);
@@ -111,7 +82,7 @@ void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
     for (int r = 0; r < ROWS; ++r) {
       const V ar(a[r]);
 #pragma GCC unroll 4
-      for (int v = 0; v < NVU; ++v) acc[r][v] = multiply_add(ar, bv[v], acc[r][v]);
+      for (int v = 0; v < NVU; ++v) acc[r][v] = fused_multiply_add<Arch>(ar, bv[v], acc[r][v]);
     }
   }
   if (nr == NVU * W) {
@@ -171,7 +142,7 @@ void wide_tile(const GemmBlock& blk, int64_t j) {
       for (int r = 0; r < ROWS; ++r) {
         const V ar(a[r]);
 #pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) acc[r][q * NV + v] = multiply_add(ar, bv[v], acc[r][q * NV + v]);
+        for (int v = 0; v < NV; ++v) acc[r][q * NV + v] = fused_multiply_add<Arch>(ar, bv[v], acc[r][q * NV + v]);
       }
     }
   }

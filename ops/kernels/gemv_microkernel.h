@@ -28,7 +28,7 @@ void gemv_group_block(const GemvCall& g, const GemmBlock& blk, const float* w, i
     for (int l = 0; l < GROUP; l += 16) __builtin_prefetch(w + 16 * GROUP + l, 0, 0);
     const V xv(*x);
 #pragma GCC unroll 16
-    for (int v = 0; v < ACC; ++v) acc[v] = multiply_add(xv, V::load_aligned(w + v * W), acc[v]);
+    for (int v = 0; v < ACC; ++v) acc[v] = fused_multiply_add<Arch>(xv, V::load_aligned(w + v * W), acc[v]);
   }
 #pragma GCC unroll 8
   for (int q = 0; q < kGemvPanels; ++q) {

@@ -9,6 +9,8 @@
 #include <limits>
 #include <xsimd/xsimd.hpp>
 
+#include "ops/kernels/activation_math.h"
+
 namespace minfer::kernels {
 namespace {
 
@@ -27,11 +29,9 @@ void map_vectors(float* y, int64_t n, F f) {
   for (int64_t t = 0; t < n - i; ++t) y[i + t] = tail[t];
 }
 
-// 1 / (1 + e^-x): e^-x overflows to inf for x < -88, giving exactly 0.
 template <class Arch>
 void sigmoid(float* y, int64_t n) {
-  using V = xsimd::batch<float, Arch>;
-  map_vectors<Arch>(y, n, [](V x) { return V(1.0f) / (V(1.0f) + xsimd::exp(-x)); });
+  map_vectors<Arch>(y, n, [](xsimd::batch<float, Arch> x) { return sigmoid_of<Arch>(x); });
 }
 
 template <class Arch>
@@ -39,31 +39,21 @@ void tanh(float* y, int64_t n) {
   map_vectors<Arch>(y, n, [](xsimd::batch<float, Arch> x) { return xsimd::tanh(x); });
 }
 
-// min(max(v, 0), 1) written with comparisons so that a NaN stays NaN (the vector max and
-// min instructions would return the bound).
-template <class Arch>
-xsimd::batch<float, Arch> clamp01(xsimd::batch<float, Arch> v) {
-  using V = xsimd::batch<float, Arch>;
-  return xsimd::select(v < V(0.0f), V(0.0f), xsimd::select(v > V(1.0f), V(1.0f), v));
-}
-
 template <class Arch>
 void hard_sigmoid(float* y, int64_t n, float alpha, float beta) {
   using V = xsimd::batch<float, Arch>;
-  map_vectors<Arch>(y, n, [=](V x) { return clamp01<Arch>(xsimd::fma(V(alpha), x, V(beta))); });
+  map_vectors<Arch>(y, n, [=](V x) { return hard_sigmoid_of<Arch>(x, V(alpha), V(beta)); });
 }
 
 template <class Arch>
 void hard_swish(float* y, int64_t n) {
-  using V = xsimd::batch<float, Arch>;
-  map_vectors<Arch>(y, n, [](V x) { return x * clamp01<Arch>(xsimd::fma(V(1.0f / 6.0f), x, V(0.5f))); });
+  map_vectors<Arch>(y, n, [](xsimd::batch<float, Arch> x) { return hard_swish_of<Arch>(x); });
 }
 
-// x / (1 + e^(-alpha x)): 0 (signed) once e^(-alpha x) overflows, NaN at -inf as x * sigmoid(x).
 template <class Arch>
 void swish(float* y, int64_t n, float alpha) {
   using V = xsimd::batch<float, Arch>;
-  map_vectors<Arch>(y, n, [=](V x) { return x / (V(1.0f) + xsimd::exp(V(-alpha) * x)); });
+  map_vectors<Arch>(y, n, [=](V x) { return swish_of<Arch>(x, V(alpha)); });
 }
 
 template <class Arch>

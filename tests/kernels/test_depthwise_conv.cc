@@ -127,6 +127,23 @@ TEST(DepthwiseKernels, MatchReferenceOnLargerPlanesAndBatches) {
         }
 }
 
+// The late layers' planes (7x7 runs the flat-plane path at stride 1 on the SIMD
+// targets, 14x14 and 28x28 the row path), symmetric and asymmetric padding, with every
+// fused activation; 1 and 2 threads give the same bits (check()).
+TEST(DepthwiseKernels, MatchReferenceOnLateLayerPlanesWithEveryActivation) {
+  uint32_t seed = 3000;
+  for (Isa isa : isas_under_test())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
+      for (int64_t size : {7, 14, 28})
+        for (bool asymmetric : {false, true})
+          for (const Activation& act : every_activation()) {
+            const int64_t p = k.kernel_size / 2;
+            const ConvGeometry s = asymmetric ? conv_shape(5, size, size, 5, 5, k.kernel_size, k.stride, p - 1, p, p, 0)
+                                              : conv_shape(5, size, size, 5, 5, k.kernel_size, k.stride, p, p, p, p);
+            if (!check(k, s, 2, true, act, seed++)) return;
+          }
+}
+
 TEST(DepthwiseKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
   uint32_t seed = 2000;
   for (Isa isa : isas_under_test())

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <xsimd/xsimd.hpp>
@@ -45,6 +46,11 @@ Activation activation_of(ActivationKind kind) {
     a.beta = 0.5f;
   }
   if (kind == ActivationKind::kLeakyRelu) a.alpha = 0.1f;
+  if (kind == ActivationKind::kHardSigmoid) {
+    a.alpha = 0.2f;
+    a.beta = 0.5f;
+  }
+  if (kind == ActivationKind::kSwish) a.alpha = 1.0f;
   return a;
 }
 
@@ -55,6 +61,9 @@ float activate(ActivationKind kind, float x) {
     case ActivationKind::kClip: return x < -0.25f ? -0.25f : (x > 0.5f ? 0.5f : x);
     case ActivationKind::kLeakyRelu: return x < 0 ? 0.1f * x : x;
     case ActivationKind::kSigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case ActivationKind::kHardSigmoid: return std::clamp(0.2f * x + 0.5f, 0.0f, 1.0f);
+    case ActivationKind::kHardSwish: return x * std::clamp(x / 6.0f + 0.5f, 0.0f, 1.0f);
+    case ActivationKind::kSwish: return x / (1.0f + std::exp(-x));
     default: return x;
   }
 }
@@ -192,8 +201,9 @@ TEST(GemmKernel, TransposesAlphaBetaAndLeadingDimensions) {
 TEST(GemmKernel, EpilogueBiasAndActivation) {
   for (const GemmKernel* kn : kernels_under_test())
     for (GemmBias bias : {GemmBias::kNone, GemmBias::kPerRow, GemmBias::kPerColumn})
-      for (ActivationKind act : {ActivationKind::kNone, ActivationKind::kRelu, ActivationKind::kClip,
-                                 ActivationKind::kLeakyRelu, ActivationKind::kSigmoid})
+      for (ActivationKind act :
+           {ActivationKind::kNone, ActivationKind::kRelu, ActivationKind::kClip, ActivationKind::kLeakyRelu,
+            ActivationKind::kSigmoid, ActivationKind::kHardSigmoid, ActivationKind::kHardSwish, ActivationKind::kSwish})
         for (const Case& shape : {Case{13, 37, 9}, Case{8, 64, 520}}) {
           Case c = shape;
           c.bias = bias;
