@@ -43,7 +43,7 @@ class SoftmaxOp final : public Op {
     KernelFacts facts;
     facts.workspace_bytes = inner > 1 ? checked_mul({4, n, threads}) : 0;
     const auto row_fn = kernels::vector_activations_for(ctx.isa)->softmax;
-    return make_kernel(std::move(facts), [outer, inner, n, rows, threads, log = log_, row_fn](
+    return make_kernel(std::move(facts), [inner, n, rows, threads, log = log_, row_fn](
                                              const RunContext&, std::span<const TensorView> in,
                                              std::span<const TensorView> out, Workspace workspace) {
       const float* x = in[0].f32();
