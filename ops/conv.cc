@@ -43,10 +43,13 @@ std::string conv_class(const ConvGeometry& g) {
   return "regular";
 }
 
-// Where the blocked direct convolution replaces im2col + GEMM: windows larger than 1x1
-// (on 1x1 layers the GEMM over the input was 1.1-2.8x faster) with weights known at bind
-// time (they are packed then), on targets with a blocked kernel and groups of whole blocks.
+// Where the blocked direct convolution replaces im2col + GEMM (measured with
+// bench/conv_bench.cc, docs/performance.md): windows larger than 1x1 (on 1x1 layers the
+// GEMM was 1.5-3x faster) with weights known at bind time (they are packed then), on
+// targets with a blocked kernel and groups of whole blocks; on AVX2 not the strided
+// layers with one group, where it was 0.9-1.0x the GEMM.
 bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
+  if (isa == Isa::kAvx2 && g.group == 1 && (g.win.sh > 1 || g.win.sw > 1)) return false;
   return constant_weights && g.win.kh * g.win.kw > 1 && kernels::blocked_conv_applies(g, isa);
 }
 

@@ -27,7 +27,7 @@ int64_t blocks_of(int64_t channels, int64_t lanes) {
 
 const BlockedConvKernel* blocked_conv_kernel(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;
-  return per_isa<const BlockedConvKernel*>(isa, nullptr, &blocked_conv_f32_2x6_avx2, &blocked_conv_f32_4x6_avx512);
+  return per_isa<const BlockedConvKernel*>(isa, nullptr, &blocked_conv_f32_2x6_avx2, &blocked_conv_f32_4x7_avx512);
 }
 
 bool blocked_conv_applies(const ConvGeometry& s, Isa isa) {

@@ -96,6 +96,6 @@ class BlockedConv {
 };
 
 // Defined in blocked_conv_<isa>.cc; constant-initialised.
-extern const BlockedConvKernel blocked_conv_f32_2x6_avx2, blocked_conv_f32_4x6_avx512;
+extern const BlockedConvKernel blocked_conv_f32_2x6_avx2, blocked_conv_f32_4x7_avx512;
 
 }  // namespace minfer::kernels

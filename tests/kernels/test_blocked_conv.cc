@@ -16,30 +16,6 @@
 namespace minfer::test {
 namespace {
 
-std::vector<float> naive_conv(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
-                              const std::vector<float>& wt, const float* bias, const Activation& act) {
-  const Window2d& w = s.win;
-  const int64_t cin_g = s.cin_per_group(), cout_g = s.cout_per_group();
-  std::vector<float> y(batch * s.cout * s.out_h * s.out_w);
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t co = 0; co < s.cout; ++co)
-      for (int64_t oy = 0; oy < s.out_h; ++oy)
-        for (int64_t ox = 0; ox < s.out_w; ++ox) {
-          double sum = bias ? bias[co] : 0.0;
-          const int64_t g = co / cout_g;
-          for (int64_t ci = 0; ci < cin_g; ++ci)
-            for (int64_t ki = 0; ki < w.kh; ++ki)
-              for (int64_t kj = 0; kj < w.kw; ++kj) {
-                const int64_t iy = oy * w.sh - w.pad_top + ki * w.dh, ix = ox * w.sw - w.pad_left + kj * w.dw;
-                if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                sum += double(x[((n * s.cin + g * cin_g + ci) * s.h + iy) * s.w + ix]) *
-                       wt[((co * cin_g + ci) * w.kh + ki) * w.kw + kj];
-              }
-          y[((n * s.cout + co) * s.out_h + oy) * s.out_w + ox] = act.apply(static_cast<float>(sum));
-        }
-  return y;
-}
-
 std::vector<float> blocked_result(const kernels::BlockedConv& conv, const ConvGeometry& s, int64_t batch,
                                   const std::vector<float>& x, const float* bias, const Activation& act, int threads) {
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
