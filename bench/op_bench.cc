@@ -6,6 +6,8 @@
 //   - the LSTM of models/lstm.json (D=64, H=256, 32 steps) with both cell plans;
 //   - the element-wise activations (Sigmoid, Swish, HardSwish) and the squeeze-excitation
 //     gate (x[1,C,H,W] * s[1,C,1,1]) on EfficientNet/MobileNetV3 shapes, one thread;
+//   - Softmax over a transformer's attention weights, and Exp;
+//   - MaxPool 3x3 with strides 2 and 1 (ResNet's stem, GoogLeNet's inception branches);
 //   - the cost of the profiler: MobileNetV2 run with per-step timing on and off.
 // GFLOP/s by the op's own cost (Cost::flops). One-thread rates use CPU time, two-thread
 // rates wall time. Run: build/bench/op_bench [--benchmark_filter=...]
@@ -85,6 +87,15 @@ void register_ops() {
   add("swish_112x112x32", one_op("Swish", {1, 32, 112, 112}, {}, {}), 1);
   add("hardswish_56x56x72", one_op("HardSwish", {1, 72, 56, 56}, {}, {}), 1);
   add("mul_gate_56x56x72", one_op("Mul", {1, 72, 56, 56}, {{"s", {1, 72, 1, 1}}}, {}), 1);
+  // A transformer's attention weights (8 heads, 128 tokens) and Exp over as many elements.
+  add("softmax_8x128x128", one_op("Softmax", {1, 8, 128, 128}, {}, {}), 1);
+  add("exp_8x128x128", one_op("Exp", {1, 8, 128, 128}, {}, {}), 1);
+  // ResNet's 3x3/2 max pool after the stem, and GoogLeNet's 3x3/1 inside an inception.
+  Attributes pool_s2 = conv_attrs(3, 2, 1, 1), pool_s1 = conv_attrs(3, 1, 1, 1);
+  pool_s2.erase("group");
+  pool_s1.erase("group");
+  add("maxpool_112x112x64_k3s2", one_op("MaxPool", {1, 64, 112, 112}, {}, pool_s2), 1);
+  add("maxpool_28x28x192_k3s1", one_op("MaxPool", {1, 192, 28, 28}, {}, pool_s1), 1);
   const Shape bias64{64};
   for (int threads : {1, 2}) {
     // ResNet-18 layer1 3x3; the seed's depthwise and pointwise examples; a grouped 3x3.

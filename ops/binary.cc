@@ -2,11 +2,13 @@
 // int64 (1 FLOP per output element; int64 arithmetic is checked and integer division
 // truncates, as C and ONNX Runtime), Pow on float32 (1, as the other binaries), PRelu
 // (2: compare and multiply); variadic Sum, Min, Max ((n-1) per output element for n
-// inputs) and Mean (n: the adds and one divide).
+// inputs) and Mean (n: the adds and one divide). A binary op may run a fused float
+// activation on its output (ResNet's residual Add + Relu; the activation's FLOPs count).
 #include <fmt/format.h>
 
 #include <cmath>
 
+#include "ops/activation.h"
 #include "ops/broadcast.h"
 #include "ops/op_helpers.h"
 
@@ -60,10 +62,12 @@ T apply(Arith op, T a, T b) {
 }
 
 // y = fn(a, b) over the broadcast shape, row by row (broadcast_row): each input is read
-// with a stride of 0 or 1 along a row, so the common cases run as plain loops.
-template <typename T, typename Fn>
-void broadcast_apply(const T* a, const BroadcastIndex& ia, const T* b, const BroadcastIndex& ib, T* y, int64_t total,
-                     const BroadcastRow& rows, Fn fn) {
+// with a stride of 0 or 1 along a row, so the common cases run as plain loops. `finish`
+// runs on each row once written, while it is in cache (a fused activation).
+template <typename T, typename Fn, typename Finish = void (*)(T*, int64_t)>
+void broadcast_apply(
+    const T* a, const BroadcastIndex& ia, const T* b, const BroadcastIndex& ib, T* y, int64_t total,
+    const BroadcastRow& rows, Fn fn, Finish finish = [](T*, int64_t) {}) {
   const int64_t inner = rows.length;
   const int64_t sa = rows.strides[0], sb = rows.strides[1];
   for (int64_t row = 0; row < total; row += inner) {
@@ -82,12 +86,14 @@ void broadcast_apply(const T* a, const BroadcastIndex& ia, const T* b, const Bro
       const T v = fn(*pa, *pb);
       for (int64_t j = 0; j < inner; ++j) py[j] = v;
     }
+    finish(py, inner);
   }
 }
 
-template <typename T>
+// `finish` runs on each output row (see broadcast_apply).
+template <typename T, typename Finish>
 void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, const BroadcastRow& rows,
-               std::span<const TensorView> in, std::span<const TensorView> out) {
+               std::span<const TensorView> in, std::span<const TensorView> out, Finish finish) {
   const T* a = in[0].as<T>();
   const T* b = in[1].as<T>();
   T* y = out[0].as<T>();
@@ -95,29 +101,41 @@ void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, con
   // One switch per call, not per element: each case is a loop the compiler vectorises.
   switch (op) {
     case Arith::kAdd:
-      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kAdd, p, q); });
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kAdd, p, q); }, finish);
     case Arith::kSub:
-      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kSub, p, q); });
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kSub, p, q); }, finish);
     case Arith::kMul:
-      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kMul, p, q); });
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kMul, p, q); }, finish);
     case Arith::kDiv:
-      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kDiv, p, q); });
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kDiv, p, q); }, finish);
     case Arith::kPow:
-      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPow, p, q); });
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPow, p, q); }, finish);
     case Arith::kPRelu:
-      return broadcast_apply(a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPRelu, p, q); });
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPRelu, p, q); }, finish);
   }
 }
 
 class BinaryOp final : public Op {
  public:
-  BinaryOp(const Node& node, Arith op) : op_(op) { node.attrs.check_known({}); }
+  BinaryOp(const Node& node, Arith op) : op_(op) {
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    attrs.check_known({});
+  }
 
   // The output may overwrite input 0 when it has the output's shape: each element is
-  // read before it is written.
+  // read before it is written. A float activation reading the output (a residual Add's
+  // Relu) runs on each row as it is written, saving a pass over the tensor.
   OpTraits traits() const override {
     OpTraits t;
     t.inplace_input = 0;
+    t.fuses_activation = true;
     return t;
   }
 
@@ -133,39 +151,49 @@ class BinaryOp final : public Op {
                                 dtype_name(in[1].dtype())));
     if (op_ == Arith::kPRelu && in[0].dtype() != DType::kFloat32)
       throw UnsupportedError(fmt::format("{} inputs are not supported", dtype_name(in[0].dtype())));
+    if (activation_.kind != ActivationKind::kNone && in[0].dtype() != DType::kFloat32)
+      throw OpError(fmt::format("a fused {} needs float32 inputs, not {}", activation_name(activation_),
+                                dtype_name(in[0].dtype())));
     return {{in[0].dtype(), broadcast_shapes(in[0].shape(), in[1].shape())}};
   }
 
   OpCost cost(const OpSignature& sig) const override {
-    return op_cost(*this, sig, 0,
-                   CostExpr::of("FLOPs/element", op_ == Arith::kPRelu ? 2 : 1) *
-                       CostExpr::of("elements", num_elements(sig.outputs[0].shape())));
+    const int64_t elements = num_elements(sig.outputs[0].shape());
+    CostExpr flops = CostExpr::of("FLOPs/element", op_ == Arith::kPRelu ? 2 : 1) * CostExpr::of("elements", elements);
+    if (activation_.kind != ActivationKind::kNone)
+      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
+                          CostExpr::of("elements", elements);
+    return op_cost(*this, sig, 0, flops);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& y = sig.outputs[0].shape();
-    if (sig.inputs[0].dtype() != sig.inputs[1].dtype()) return bind_mixed_pow(sig);
+    KernelFacts facts;
+    if (activation_.kind != ActivationKind::kNone) facts.details["fused_activation"] = activation_name(activation_);
+    if (sig.inputs[0].dtype() != sig.inputs[1].dtype()) return bind_mixed_pow(sig, std::move(facts), activation_);
     return make_kernel(
-        {}, [op = op_, dtype = sig.inputs[0].dtype(), ia = BroadcastIndex(sig.inputs[0].shape(), y),
-             ib = BroadcastIndex(sig.inputs[1].shape(), y),
-             rows = broadcast_row(y, {sig.inputs[0].shape(), sig.inputs[1].shape()})](
-                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+        std::move(facts),
+        [op = op_, dtype = sig.inputs[0].dtype(), ia = BroadcastIndex(sig.inputs[0].shape(), y),
+         ib = BroadcastIndex(sig.inputs[1].shape(), y),
+         rows = broadcast_row(y, {sig.inputs[0].shape(), sig.inputs[1].shape()}), act = activation_](
+            const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           if (dtype == DType::kInt64)
-            run_arith<int64_t>(op, ia, ib, rows, in, out);
+            run_arith<int64_t>(op, ia, ib, rows, in, out, [](int64_t*, int64_t) {});
           else
-            run_arith<float>(op, ia, ib, rows, in, out);
+            run_arith<float>(op, ia, ib, rows, in, out, [&act](float* row, int64_t n) { act.apply(row, n); });
         });
   }
 
  private:
   // Pow of a base and an exponent of different types: in double, then the base's type
   // (an int64 result truncates, as numpy's astype does; one out of range is an error).
-  static std::unique_ptr<Kernel> bind_mixed_pow(const OpSignature& sig) {
+  static std::unique_ptr<Kernel> bind_mixed_pow(const OpSignature& sig, KernelFacts facts, const Activation& act) {
     const Shape& y = sig.outputs[0].shape();
     return make_kernel(
-        {}, [ia = BroadcastIndex(sig.inputs[0].shape(), y), ib = BroadcastIndex(sig.inputs[1].shape(), y),
-             int_base = sig.inputs[0].dtype() == DType::kInt64](const RunContext&, std::span<const TensorView> in,
-                                                                std::span<const TensorView> out, Workspace) {
+        std::move(facts),
+        [ia = BroadcastIndex(sig.inputs[0].shape(), y), ib = BroadcastIndex(sig.inputs[1].shape(), y),
+         int_base = sig.inputs[0].dtype() == DType::kInt64,
+         act](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           for (int64_t i = 0; i < out[0].size(); ++i) {
             const int64_t a = ia.source(i), b = ib.source(i);
             if (int_base) {
@@ -176,10 +204,12 @@ class BinaryOp final : public Op {
               out[0].f32()[i] = static_cast<float>(std::pow(double(in[0].f32()[a]), double(in[1].as<int64_t>()[b])));
             }
           }
+          if (!int_base) act.apply(out[0].f32(), out[0].size());
         });
   }
 
   Arith op_;
+  Activation activation_;  // fused by the fuse_activations pass
 };
 
 enum class Variadic { kSum, kMin, kMax, kMean };

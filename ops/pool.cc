@@ -1,11 +1,14 @@
 // Pooling: MaxPool, AveragePool (1-D and 2-D windows) and the global pools.
-// FLOPs: output elements x window size (the seed's count).
+// FLOPs: output elements x window size (the seed's count). MaxPool runs the SIMD kernel
+// of ops/kernels/max_pool.h where it applies (horizontal stride 1 or 2, no horizontal
+// dilation), the generic loop below otherwise; both give the same bits.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "ops/kernels/max_pool.h"
 #include "ops/kernels/threads.h"
 #include "ops/op_helpers.h"
 #include "ops/window.h"
@@ -36,8 +39,17 @@ struct PoolGeometry {
 
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad)
+  PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad, Isa isa, int threads)
       : Kernel({}), g_(g), kind_(kind), count_include_pad_(count_include_pad) {
+    plane_ = {g.h, g.w, g.out_h, g.out_w, g.win};
+    if (kind == PoolKind::kMax) simd_ = kernels::find_max_pool_kernel(plane_, isa);
+    KernelFacts& f = mutable_facts();
+    f.kernel = simd_ ? "max_pool_simd" : "pool_generic";
+    if (simd_) {
+      f.details["variant"] = simd_->name;
+      f.workspace_bytes =
+          checked_mul({4, kernels::max_pool_workspace_floats(*simd_, plane_, g.batch * g.channels, threads)});
+    }
     // Window columns kj with 0 <= ox * sw - pad_left + kj * dw < w, in closed form (the
     // window can be as wide as the cost's overflow check lets it be).
     const Window2d& win = g.win;
@@ -53,9 +65,12 @@ class PoolKernel final : public Kernel {
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
-           Workspace) const override {
+           Workspace workspace) const override {
     const PoolGeometry& g = g_;
     const int64_t planes = g.batch * g.channels;
+    if (simd_)
+      return kernels::max_pool2d(*simd_, plane_, planes, in[0].f32(), out[0].f32(), workspace.floats(),
+                                 ctx.num_threads);
     const int threads = kernels::threads_worth_starting(num_elements(out[0].shape()) * g.win.kh * g.win.kw, planes,
                                                         ctx.num_threads, kernels::Work::kStreaming);
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
@@ -114,8 +129,10 @@ class PoolKernel final : public Kernel {
   const PoolGeometry g_;
   const PoolKind kind_;
   const bool count_include_pad_;
-  std::vector<int64_t> columns_inside_;  // per output column: window columns inside the input
-  Taps column_taps_;                     // window columns inside the input for any output column
+  kernels::PoolShape plane_;                      // one plane's geometry, for the SIMD kernel
+  const kernels::MaxPoolKernel* simd_ = nullptr;  // null: the generic loop
+  std::vector<int64_t> columns_inside_;           // per output column: window columns inside the input
+  Taps column_taps_;                              // window columns inside the input for any output column
 };
 
 class PoolOp final : public Op {
@@ -154,8 +171,8 @@ class PoolOp final : public Op {
                        CostExpr::of("K_h", g.win.kh) * CostExpr::of("K_w", g.win.kw));
   }
 
-  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
-    return std::make_unique<PoolKernel>(geometry(sig.inputs), kind_, count_include_pad_);
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
+    return std::make_unique<PoolKernel>(geometry(sig.inputs), kind_, count_include_pad_, ctx.isa, ctx.num_threads);
   }
 
  private:

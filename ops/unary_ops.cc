@@ -48,7 +48,7 @@ constexpr UnaryFn kUnaryOps[] = {
     {"Sign", 1, sign<float>, sign<int64_t>},
     {"Sqrt", 1, [](float x) { return std::sqrt(x); }, nullptr},
     {"Reciprocal", 1, [](float x) { return 1.0f / x; }, nullptr},
-    {"Exp", 1, [](float x) { return std::exp(x); }, nullptr},
+    {"Exp", 1, [](float x) { return std::exp(x); }, nullptr, &kernels::VectorActivations::exp},
     {"Log", 1, [](float x) { return std::log(x); }, nullptr},
     {"Floor", 1, [](float x) { return std::floor(x); }, nullptr},
     {"Ceil", 1, [](float x) { return std::ceil(x); }, nullptr},

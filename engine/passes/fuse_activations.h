@@ -1,6 +1,7 @@
 // Activation fusion: an activation whose input an op with an epilogue produces (Conv,
-// ConvTranspose, Gemm: OpTraits::fuses_activation) runs in that epilogue, while the
-// output is still in cache; the activation node disappears. FLOPs are unchanged; the
+// ConvTranspose, Gemm, MatMul, the element-wise binaries such as a residual Add:
+// OpTraits::fuses_activation) runs in that epilogue, while the output is still in cache;
+// the activation node disappears. FLOPs are unchanged; the
 // intermediate tensor's write and read are saved.
 #pragma once
 

@@ -1,8 +1,9 @@
-// Zero-padded, stride-split input rows: how the direct convolution kernels see their
-// input, so their inner loops read every tap with one unaligned vector load and no
+// Padded, stride-split input rows: how the direct convolution and max pool kernels see
+// their input, so their inner loops read every tap with one unaligned vector load and no
 // bounds checks. Internal linkage: each target's translation unit compiles its own copy.
 //
-// A padded row is P(c) = x[c - pad_left] for 0 <= c - pad_left < w, else 0. With stride
+// A padded row is P(c) = x[c - pad_left] for 0 <= c - pad_left < w, else `pad` (0 for a
+// convolution, -inf for a max pool). With stride
 // s it is stored as s phases of phase_len floats, phase p holding P(s * i + p); output
 // column ox's tap at padded offset t (kernel column times dilation) then reads phase
 // t % s at index ox + t / s, so consecutive output columns read consecutive floats.
@@ -49,14 +50,14 @@ inline void copy_phase(const float* src, int64_t pad_left, int64_t stride, int64
 }
 
 // Writes one whole padded row, split into `stride` phases of phase_len floats, at dst; a
-// null src is a row of the vertical padding (all zeros).
+// null src is a row of the vertical padding (all `pad`).
 inline void fill_padded_row(const float* src, int64_t w, int64_t pad_left, int64_t stride, int64_t phase_len,
-                            float* dst) {
+                            float* dst, float pad = 0.0f) {
   for (int64_t p = 0; p < stride; ++p, dst += phase_len) {
     const PhaseColumns c = src ? phase_columns(w, pad_left, stride, p, phase_len) : PhaseColumns{};
-    std::fill(dst, dst + c.lo, 0.0f);
+    std::fill(dst, dst + c.lo, pad);
     if (src) copy_phase(src, pad_left, stride, p, c, dst);
-    std::fill(dst + c.hi, dst + phase_len, 0.0f);
+    std::fill(dst + c.hi, dst + phase_len, pad);
   }
 }
 
@@ -87,17 +88,18 @@ inline void copy_row_stride2(const float* x, int64_t pad_left, const PhaseColumn
 
 // fill_padded_row for stride 2, with the copy of copy_row_stride2.
 template <class V>
-inline void fill_padded_row_stride2(const float* src, int64_t w, int64_t pad_left, int64_t phase_len, float* dst) {
+inline void fill_padded_row_stride2(const float* src, int64_t w, int64_t pad_left, int64_t phase_len, float* dst,
+                                    float pad = 0.0f) {
   if (!src) {
-    std::fill(dst, dst + 2 * phase_len, 0.0f);
+    std::fill(dst, dst + 2 * phase_len, pad);
     return;
   }
   const PhaseColumns columns[2] = {phase_columns(w, pad_left, 2, 0, phase_len),
                                    phase_columns(w, pad_left, 2, 1, phase_len)};
   for (int p = 0; p < 2; ++p) {
     float* phase = dst + p * phase_len;
-    std::fill(phase, phase + columns[p].lo, 0.0f);
-    std::fill(phase + columns[p].hi, phase + phase_len, 0.0f);
+    std::fill(phase, phase + columns[p].lo, pad);
+    std::fill(phase + columns[p].hi, phase + phase_len, pad);
   }
   copy_row_stride2<V>(src, pad_left, columns, phase_len, dst);
 }

@@ -1,7 +1,9 @@
 // The portable vector activations and the choice among the targets.
 #include "ops/kernels/vector_activations.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace minfer::kernels {
 namespace {
@@ -39,11 +41,36 @@ void gelu_scalar(float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * y[i] * (1.0f + std::erf(y[i] * 0.70710678118654752f));
 }
 
+void exp_scalar(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::exp(y[i]);
+}
+
+void softmax_scalar(const float* x, float* y, int64_t n, bool log) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) max = std::max(max, x[i]);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float e = std::exp(x[i] - max);
+    sum += e;
+    if (!log) y[i] = e;
+  }
+  const float log_sum = std::log(sum);
+  for (int64_t i = 0; i < n; ++i) y[i] = log ? (x[i] - max) - log_sum : y[i] / sum;
+}
+
 }  // namespace
 
-constinit const VectorActivations vector_activations_scalar = {
-    "vector_activations_scalar", Isa::kScalar,  &sigmoid_scalar, &tanh_scalar, &hard_sigmoid_scalar,
-    &hard_swish_scalar,          &swish_scalar, &erf_scalar,     &gelu_scalar};
+constinit const VectorActivations vector_activations_scalar = {"vector_activations_scalar",
+                                                               Isa::kScalar,
+                                                               &sigmoid_scalar,
+                                                               &tanh_scalar,
+                                                               &hard_sigmoid_scalar,
+                                                               &hard_swish_scalar,
+                                                               &swish_scalar,
+                                                               &erf_scalar,
+                                                               &gelu_scalar,
+                                                               &exp_scalar,
+                                                               &softmax_scalar};
 
 const VectorActivations* vector_activations_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;

@@ -1,5 +1,6 @@
 // Activations over arrays with xsimd (the activation ops, the fused epilogues, the
-// LSTM cell's gates and Erf), one implementation per ISA, chosen through the kernels' one dispatch point (isa.h).
+// LSTM cell's gates, Erf, Exp and Softmax's rows), one implementation per ISA, chosen through the kernels' one dispatch
+// point (isa.h).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,10 @@ struct VectorActivations {
   void (*swish)(float* y, int64_t n, float alpha);                     // y = y / (1 + e^(-alpha y))
   void (*erf)(float* y, int64_t n);                                    // y = erf(y)
   void (*gelu)(float* y, int64_t n);                                   // y = y / 2 * (1 + erf(y / sqrt 2))
+  void (*exp)(float* y, int64_t n);                                    // y = e^y
+  // y = e^(x - max x) / sum e^(x - max x) over one row of n (log: y = x - max x - log sum);
+  // a NaN anywhere, or +inf, makes the row NaN, as the formula does. y may be x.
+  void (*softmax)(const float* x, float* y, int64_t n, bool log);
 };
 
 // The set of target isa, or nullptr when this CPU cannot run it.

@@ -5,8 +5,16 @@
 namespace minfer::kernels {
 
 using Avx2 = xsimd::fma3<xsimd::avx2>;
-constinit const VectorActivations vector_activations_avx2 = {
-    "vector_activations_avx2", Isa::kAvx2,   &sigmoid<Avx2>, &tanh<Avx2>, &hard_sigmoid<Avx2>,
-    &hard_swish<Avx2>,         &swish<Avx2>, &erf<Avx2>,     &gelu<Avx2>};
+constinit const VectorActivations vector_activations_avx2 = {"vector_activations_avx2",
+                                                             Isa::kAvx2,
+                                                             &sigmoid<Avx2>,
+                                                             &tanh<Avx2>,
+                                                             &hard_sigmoid<Avx2>,
+                                                             &hard_swish<Avx2>,
+                                                             &swish<Avx2>,
+                                                             &erf<Avx2>,
+                                                             &gelu<Avx2>,
+                                                             &exp<Avx2>,
+                                                             &softmax<Avx2>};
 
 }  // namespace minfer::kernels

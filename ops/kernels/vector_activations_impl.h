@@ -3,8 +3,10 @@
 // another's.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <xsimd/xsimd.hpp>
 
 namespace minfer::kernels {
@@ -74,6 +76,66 @@ template <class Arch>
 void gelu(float* y, int64_t n) {
   using V = xsimd::batch<float, Arch>;
   map_vectors<Arch>(y, n, [](V x) { return V(0.5f) * x * (V(1.0f) + xsimd::erf(x * V(0.70710678118654752f))); });
+}
+
+// xsimd's exp saturates early (inf above about 88.37, 0 below about -87.3, where the
+// float results are still finite or subnormal): the rare vectors that reach those ends
+// take std::exp lane by lane.
+template <class Arch>
+void exp(float* y, int64_t n) {
+  using V = xsimd::batch<float, Arch>;
+  map_vectors<Arch>(y, n, [](V x) {
+    if (!xsimd::any((x > V(88.0f)) | (x < V(-87.0f)))) return xsimd::exp(x);
+    alignas(64) float lanes[V::size];
+    x.store_aligned(lanes);
+    for (float& l : lanes) l = std::exp(l);
+    return V::load_aligned(lanes);
+  });
+}
+
+// Three passes over the row (max; exponentials and their sum; the division), each on
+// full vectors, the tail through a copy padded with -inf (e^-inf adds 0 to the sum).
+// Exponents are at most 0, so xsimd's exp is exact enough everywhere: below -87.3 it
+// gives 0 for a subnormal, less than 1.2e-38 against a sum of at least 1.
+template <class Arch>
+void softmax(const float* x, float* y, int64_t n, bool log) {
+  using V = xsimd::batch<float, Arch>;
+  constexpr int64_t W = V::size;
+  constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+  const int64_t full = n / W * W;
+  alignas(64) float tail[W];
+  std::fill(tail, tail + W, kMinusInf);
+  std::copy(x + full, x + n, tail);
+  V vmax = V::load_aligned(tail);
+  for (int64_t i = 0; i < full; i += W) vmax = xsimd::max(vmax, V::load_unaligned(x + i));
+  // Horizontal max and sum through memory: xsimd 8 has no reduce_max, and its hadd needs
+  // AVX-512DQ, which the avx512 target (-mavx512f) does not assume.
+  alignas(64) float lanes[W];
+  vmax.store_aligned(lanes);
+  const V max(*std::max_element(lanes, lanes + W));
+  V sum(0.0f);
+  for (int64_t i = 0; i < full; i += W) {
+    const V e = xsimd::exp(V::load_unaligned(x + i) - max);
+    if (!log) e.store_unaligned(y + i);
+    sum += e;
+  }
+  const V tail_e = xsimd::exp(V::load_aligned(tail) - max);
+  sum += tail_e;
+  sum.store_aligned(lanes);
+  float lane_sum = 0.0f;
+  for (float l : lanes) lane_sum += l;
+  const V total(lane_sum);
+  // A NaN in x need not survive max(), but e^(NaN - max) puts it in the sum, so every
+  // output is NaN, as in the scalar formula.
+  if (log) {
+    const V log_sum = xsimd::log(total);
+    for (int64_t i = 0; i < full; i += W) ((V::load_unaligned(x + i) - max) - log_sum).store_unaligned(y + i);
+    ((V::load_aligned(tail) - max) - log_sum).store_aligned(tail);
+  } else {
+    for (int64_t i = 0; i < full; i += W) (V::load_unaligned(y + i) / total).store_unaligned(y + i);
+    (tail_e / total).store_aligned(tail);
+  }
+  std::copy(tail, tail + (n - full), y + full);
 }
 
 }  // namespace

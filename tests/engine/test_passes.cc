@@ -3,6 +3,7 @@
 // fusion keeps outputs and FLOPs and drops the intermediate tensor's bytes.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "bench/cli_common.h"
@@ -341,6 +342,42 @@ TEST(FuseActivations, ConvBnReluBecomesOneNodeWithTheSameFlops) {
   EXPECT_EQ(before->total_cost().bytes_written - after->total_cost().bytes_written, 4 * elements);
   EXPECT_LT(test::max_rel_error(run_graph(conv_bn_relu(true), true, true), run_graph(conv_bn_relu(true), true, false)),
             1e-6);
+}
+
+// A residual block's Add takes the Relu after it (one pass over the sum instead of
+// two), and a broadcast Mul its Sigmoid: values by hand, cost moved, not changed.
+TEST(FuseActivations, BinaryOpsTakeTheActivationAfterThem) {
+  Graph g;
+  g.source = "<add_relu>";
+  g.inputs = {{"x", {1, 2, 1, 3}}, {"r", {1, 2, 1, 3}}, {"gate", {1, 2, 1, 1}}};
+  g.nodes.push_back({"add", "Add", {"x", "r"}, {"s"}, {}});
+  g.nodes.push_back({"relu", "Relu", {"s"}, {"a"}, {}});
+  g.nodes.push_back({"mul", "Mul", {"a", "gate"}, {"m"}, {}});
+  g.nodes.push_back({"sigmoid", "Sigmoid", {"m"}, {"y"}, {}});
+  g.outputs = {"a", "y"};  // "a" stays readable: the Relu fuses into the Add all the same
+  CompileOptions unfused_options;
+  unfused_options.passes.fuse = false;
+  auto unfused = compile(g, unfused_options);
+  auto fused = compile(g);
+  ASSERT_EQ(fused->steps().size(), 2u);
+  EXPECT_EQ(fused->steps()[0].facts().details["fused_activation"], "Relu");
+  EXPECT_EQ(fused->steps()[1].facts().details["fused_activation"], "Sigmoid");
+  EXPECT_EQ(fused->total_cost().flops, unfused->total_cost().flops);
+  EXPECT_LT(fused->total_cost().bytes_read, unfused->total_cost().bytes_read);
+  const std::vector<float> x = {1, -2, 3, -4, 5, -6}, r = {-3, 1, -1, 5, -6, 2}, gate = {2, -1};
+  Session s(fused);
+  s.set_input("x", x);
+  s.set_input("r", r);
+  s.set_input("gate", gate);
+  s.run();
+  const auto a = s.output("a");
+  const auto y = s.output("y");
+  const std::vector<float> sum_relu = {0, 0, 2, 1, 0, 0};
+  for (size_t i = 0; i < 6; ++i) {
+    EXPECT_EQ(a[i], sum_relu[i]) << i;
+    const double m = sum_relu[i] * gate[i / 3];
+    EXPECT_NEAR(y[i], 1.0 / (1.0 + std::exp(-m)), 1e-6) << i;
+  }
 }
 
 TEST(FuseActivations, KeepsActivationsWithOtherReadersOrProducers) {

@@ -1,0 +1,57 @@
+// The SIMD 2-D max pool: NCHW, horizontal stride 1 or 2 and dilation 1, windows up to
+// 16 x 16, any vertical stride and dilation, any padding and ceil_mode; vectorised along the output
+// width. Each plane is first copied into a scratch plane padded with -inf and split into
+// stride phases (ops/kernels/padded_rows.h), so every tap is one unaligned vector load
+// with no bounds checks. Every output is nan_max over its window in window order, so the result is the
+// generic loop's (ops/pool.cc runs the other shapes) bit for bit.
+//
+//   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
+//     workspace: max_pool_workspace_floats(*k, shape, planes, threads) floats
+//     max_pool2d(*k, shape, planes, x, y, workspace, threads);
+//   }
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "ops/window.h"
+#include "profiler/isa.h"
+
+namespace minfer::kernels {
+
+// The largest window height and width the kernel takes (pooling windows are 2 to 7 wide
+// in practice; a window far wider than its input runs the generic loop's closed form).
+inline constexpr int64_t kMaxPoolMaxWindow = 16;
+
+// One plane's geometry: x [h, w] -> y [out_h, out_w].
+struct PoolShape {
+  int64_t h = 0, w = 0, out_h = 0, out_w = 0;
+  Window2d win;
+};
+
+struct MaxPoolKernel {
+  const char* name;  // max_pool_f32_s<stride>_<isa>
+  Isa isa;
+  int lanes, stride;
+  // Planes [begin, end) of x to y, one after the other; scratch holds one bordered plane.
+  void (*run_planes)(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end, float* scratch);
+};
+
+// The kernel for s on target isa, or nullptr (a horizontal stride other than 1 and 2, a
+// horizontal dilation, a window larger than kMaxPoolMaxWindow, padding as wide as the
+// window, the scalar target, or a target this CPU cannot run).
+const MaxPoolKernel* find_max_pool_kernel(const PoolShape& s, Isa isa = active_isa());
+
+// Floats of workspace max_pool2d needs for `planes` planes with up to `threads` threads.
+int64_t max_pool_workspace_floats(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, int threads);
+
+// y[p] = max over each window of x[p] for planes p in [0, planes); each plane is pooled by
+// one thread.
+void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
+                std::span<float> workspace, int threads);
+
+// Defined in max_pool_<isa>.cc (strides 1 and 2); constant-initialised. The scalar
+// target has none: ops/pool.cc's generic loop is its kernel.
+extern const MaxPoolKernel max_pool_kernels_avx2[2], max_pool_kernels_avx512[2];
+
+}  // namespace minfer::kernels
