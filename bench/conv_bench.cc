@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/kernels/blocked_conv.h"
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
@@ -122,6 +123,24 @@ void add_conv_gemm(const std::string& group, const Layer& l) {
         });
 }
 
+// The blocked NCHWc direct convolution (ops/kernels/blocked_conv.h) of every target this
+// CPU runs that applies to the layer; two threads for the active target.
+void add_blocked(const std::string& group, const Layer& l) {
+  const ConvGeometry s = shape_of(l);
+  for (Isa isa : runnable_isas()) {
+    if (!kernels::blocked_conv_applies(s, isa)) continue;
+    auto conv = std::make_shared<const kernels::BlockedConv>(
+        s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), isa);
+    for (int threads : {1, 2}) {
+      if (threads == 2 && isa != active_isa()) continue;
+      add(group, l, conv->kernel().name, threads, conv->workspace_floats(1, threads),
+          [conv, threads](const ConvGeometry&, Tensors& t) {
+            conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, threads);
+          });
+    }
+  }
+}
+
 // Regular convolutions: the reference im2col + scalar GEMM (a plain GEMM over the input
 // for a pointwise layer), im2col + OpenBLAS, Conv's GEMM path and, unless `gemm_only`, the
 // direct kernel of every target (whatever the channel count: the sweep compares them).
@@ -135,15 +154,17 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path, 
         reference::conv2d_im2col(s, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace.data());
     });
 #ifdef MINFER_HAVE_OPENBLAS
-  add(group, l, "im2col_openblas", 1, s.col_floats(), [](const ConvGeometry& s, Tensors& t) {
-    const int64_t n = s.out_h * s.out_w, k = s.cin * s.win.kh * s.win.kw;
-    reference::im2col(t.x.data(), s.cin, s.h, s.w, s.win, s.out_h, s.out_w, t.workspace.data());
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.cout, n, k, 1.0f, t.w.data(), k, t.workspace.data(), n,
-                0.0f, t.y.data(), n);
-    reference::add_bias(t.y.data(), s.cout, n, t.b.data());
-  });
+  if (s.group == 1)
+    add(group, l, "im2col_openblas", 1, s.col_floats(), [](const ConvGeometry& s, Tensors& t) {
+      const int64_t n = s.out_h * s.out_w, k = s.cin * s.win.kh * s.win.kw;
+      reference::im2col(t.x.data(), s.cin, s.h, s.w, s.win, s.out_h, s.out_w, t.workspace.data());
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.cout, n, k, 1.0f, t.w.data(), k, t.workspace.data(), n,
+                  0.0f, t.y.data(), n);
+      reference::add_bias(t.y.data(), s.cout, n, t.b.data());
+    });
 #endif
   add_conv_gemm(group, l);
+  add_blocked(group, l);
   if (gemm_only) return;
   for (Isa isa : runnable_isas()) {
     const kernels::DirectConvKernel* k = kernels::direct_conv_kernel(isa);
@@ -197,6 +218,15 @@ void register_all() {
       {"v2_project_144x56_24", 144, 56, 24, 1, 1, 1}, {"v2_last_320x7_1280", 320, 7, 1280, 1, 1, 1},
   };
   for (const Layer& l : gemm_layers) add_regular("gemm_conv", l, true, true);
+  // ResNet-50's stride-2 3x3 layers (its stride-1 ones have ResNet-18's shapes), and
+  // RegNetX-400MF's grouped 3x3 layers (16 channels per group).
+  const std::vector<Layer> more = {
+      {"resnet50_3x3s2_128x56", 128, 56, 128, 3, 2, 1}, {"resnet50_3x3s2_256x28", 256, 28, 256, 3, 2, 1},
+      {"resnet50_3x3s2_512x14", 512, 14, 512, 3, 2, 1}, {"regnet_g2_32x56", 32, 56, 32, 3, 1, 2},
+      {"regnet_g4_64x28", 64, 28, 64, 3, 1, 4},         {"regnet_g10_160x14", 160, 14, 160, 3, 1, 10},
+      {"regnet_g25_400x7", 400, 7, 400, 3, 1, 25},      {"regnet_g4_64x56_s2", 64, 56, 64, 3, 2, 4},
+  };
+  for (const Layer& l : more) add_regular("gemm_conv", l, false, true);
 }
 
 }  // namespace

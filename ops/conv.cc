@@ -2,12 +2,16 @@
 // equals the input channels (the SIMD one for the windows it covers, see
 // ops/kernels/depthwise_conv.h, else the scalar one: any channel multiplier), a direct
 // SIMD convolution when there are few input channels (ops/kernels/direct_conv.h: the
-// RGB first layer), a direct GEMM over the input for 1x1 convolutions with unit stride
+// RGB first layer), a direct convolution in the blocked NCHWc layout for the other
+// windows larger than 1x1 with constant weights, where the target has one and the groups
+// are whole blocks (ops/kernels/blocked_conv.h; chosen where it measured faster, see
+// use_blocked and docs/performance.md), a direct GEMM over the input for 1x1 convolutions with unit stride
 // and no padding, and im2col + GEMM otherwise, both on the packed SGEMM with the weights
 // packed at bind time and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
 // A fused activation (the fuse_activations pass) runs in every kernel's epilogue.
 #include <fmt/format.h>
 
+#include "ops/kernels/blocked_conv.h"
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
@@ -18,13 +22,14 @@
 namespace minfer {
 namespace {
 
-enum class ConvMethod { kIm2col, kPointwise, kDepthwise, kDepthwiseSimd, kDirectSimd };
+enum class ConvMethod { kIm2col, kPointwise, kDepthwise, kDepthwiseSimd, kDirectSimd, kBlocked };
 
 const char* method_name(ConvMethod k) {
   switch (k) {
     case ConvMethod::kDepthwise: return "depthwise_direct";
     case ConvMethod::kDepthwiseSimd: return "depthwise_simd";
     case ConvMethod::kDirectSimd: return "direct_simd";
+    case ConvMethod::kBlocked: return "blocked_direct";
     case ConvMethod::kPointwise: return "pointwise_gemm";
     case ConvMethod::kIm2col: return "im2col_gemm";
   }
@@ -38,6 +43,16 @@ std::string conv_class(const ConvGeometry& g) {
   return "regular";
 }
 
+// Where the blocked direct convolution replaces im2col + GEMM (measured with
+// bench/conv_bench.cc, docs/performance.md): windows larger than 1x1 (on 1x1 layers the
+// GEMM was 1.5-3x faster) with weights known at bind time (they are packed then), on
+// targets with a blocked kernel and groups of whole blocks; on AVX2 not the strided
+// layers with one group, where it was 0.9-1.0x the GEMM.
+bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
+  if (isa == Isa::kAvx2 && g.group == 1 && (g.win.sh > 1 || g.win.sw > 1)) return false;
+  return constant_weights && g.win.kh * g.win.kw > 1 && kernels::blocked_conv_applies(g, isa);
+}
+
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const ConvGeometry& g, bool has_bias, const Activation& act, const Tensor* constant_weights, Isa isa,
@@ -49,6 +64,8 @@ class ConvKernel final : public Kernel {
       method_ = depthwise_ ? ConvMethod::kDepthwiseSimd : ConvMethod::kDepthwise;
     else if (direct_)
       method_ = ConvMethod::kDirectSimd;
+    else if (use_blocked(g, constant_weights, isa))
+      method_ = ConvMethod::kBlocked;
     else
       method_ = kernels::is_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
 
@@ -66,6 +83,20 @@ class ConvKernel final : public Kernel {
         f.details["variant"] = direct_->name;
         f.workspace_bytes = checked_mul({4, kernels::direct_conv_workspace_floats(*direct_, g, g.batch, threads)});
         break;
+      case ConvMethod::kBlocked: {
+        blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa);
+        const kernels::BlockedConvKernel& k = blocked_.kernel();
+        f.details["variant"] = k.name;
+        f.details["layout"] = fmt::format("NCHW{}c", k.lanes);
+        f.details["prepacked"] = "weights";
+        // What the layout costs: the NCHWc copy of the input (with its zero border)
+        // written per image; the output goes back to NCHW from each thread's scratch.
+        f.details["input_reorder_bytes"] = checked_mul({4, g.batch, blocked_.input_floats()});
+        f.details["input_channel_chunk"] = blocked_.chunk_blocks() * k.lanes;
+        f.details["output_band_rows"] = blocked_.band_rows();
+        f.workspace_bytes = checked_mul({4, blocked_.workspace_floats(g.batch, threads)});
+        break;
+      }
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
         gemm_ = kernels::ConvGemm(g, constant_weights ? constant_weights->values<float>().data() : nullptr, isa);
@@ -94,6 +125,7 @@ class ConvKernel final : public Kernel {
       case ConvMethod::kDirectSimd:
         kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, activation_);
         break;
+      case ConvMethod::kBlocked: blocked_.run(g_.batch, x, bias, activation_, y, scratch, ctx.num_threads); break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
         gemm_.run(g_.batch, x, weights, bias, activation_, y, scratch, ctx.num_threads);
@@ -118,7 +150,8 @@ class ConvKernel final : public Kernel {
   ConvMethod method_ = ConvMethod::kIm2col;
   const kernels::DepthwiseKernel* depthwise_ = nullptr;
   const kernels::DirectConvKernel* direct_ = nullptr;
-  kernels::ConvGemm gemm_;  // im2col and pointwise: the weights packed per group
+  kernels::ConvGemm gemm_;        // im2col and pointwise: the weights packed per group
+  kernels::BlockedConv blocked_;  // blocked: the weights packed in blocks
 };
 
 class ConvOp final : public Op {

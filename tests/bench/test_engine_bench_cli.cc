@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "profiler/isa.h"
 #include "tests/cli_test_util.h"
 #include "tests/onnx_test_util.h"
 #include "tests/temp_files.h"
@@ -81,15 +82,23 @@ TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 1 --memory_plan");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string plan = r.out.substr(r.out.find("Memory plan"));
-  // The Relus are fused (7 steps). The peak is at conv2: the image (kept for the next
-  // run) 12,288 + pool1 8,192 + relu2 16,384 + the GEMM's scratch: the B panels of its one
-  // k-block, K = 8*9 x N = 16*16 floats, plus 16 floats of alignment slack = 73,792 (its
-  // weights are packed at load, so no A scratch). The same for every GEMM kernel (so under
-  // any MINFER_ISA): K fits one k-block of each, N is a multiple of each NR and below each nc.
-  EXPECT_NE(plan.find("Arena: 110,656 bytes; lower bound (most bytes alive at one step) 110,656"), std::string::npos)
+  // The Relus are fused (7 steps). The peak is at conv2 (8 -> 16 channels, 3x3 on 16x16):
+  // the image (kept for the next run) 12,288 + pool1 8,192 + relu2 16,384 + conv2's
+  // scratch, which depends on the kernel the target binds. Scalar: im2col + GEMM, the B
+  // panels of its one k-block, K = 8*9 x N = 16*16 floats, plus 16 floats of alignment
+  // slack = 73,792 (its weights are packed at load, so no A scratch). AVX2 and AVX-512: the
+  // blocked direct convolution, the NCHWc input with its zero border (one block of c = 8
+  // or 16 channels x 18 x 18) and one thread's partial sums (16 output channels x 16 x 16),
+  // 4 bytes each: 10,368 + 16,384 = 26,752 (AVX2), 20,736 + 16,384 = 37,120 (AVX-512).
+  const std::string scratch = active_isa() == Isa::kScalar ? "73,792"
+                              : active_isa() == Isa::kAvx2 ? "26,752"
+                                                           : "37,120";
+  const std::string arena = active_isa() == Isa::kScalar ? "110,656" : active_isa() == Isa::kAvx2 ? "63,616" : "73,984";
+  EXPECT_NE(plan.find("Arena: " + arena + " bytes; lower bound (most bytes alive at one step) " + arena),
+            std::string::npos)
       << plan;
   EXPECT_NE(plan.find("12,288      0      6  #######  image"), std::string::npos) << plan;
-  EXPECT_NE(plan.find("73,792      2      2  ..#....  conv2+relu2:workspace"), std::string::npos) << plan;
+  EXPECT_NE(plan.find(scratch + "      2      2  ..#....  conv2+relu2:workspace"), std::string::npos) << plan;
   EXPECT_NE(plan.find("conv1+relu1:workspace"), std::string::npos);
 }
 

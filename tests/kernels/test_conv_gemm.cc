@@ -14,30 +14,6 @@
 namespace minfer::test {
 namespace {
 
-// y[n, oc, oy, ox] = act(bias[oc] + sum over the group's channels and the window of x * w).
-std::vector<float> naive_conv(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
-                              const std::vector<float>& wt, const float* bias, const Activation& act) {
-  const Window2d& w = s.win;
-  const int64_t cig = s.cin_per_group(), cog = s.cout_per_group();
-  std::vector<float> y(batch * s.cout * s.out_h * s.out_w);
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t oc = 0; oc < s.cout; ++oc)
-      for (int64_t oy = 0; oy < s.out_h; ++oy)
-        for (int64_t ox = 0; ox < s.out_w; ++ox) {
-          double acc = bias ? bias[oc] : 0.0;
-          for (int64_t ic = 0; ic < cig; ++ic)
-            for (int64_t ky = 0; ky < w.kh; ++ky)
-              for (int64_t kx = 0; kx < w.kw; ++kx) {
-                const int64_t iy = oy * w.sh - w.pad_top + ky * w.dh, ix = ox * w.sw - w.pad_left + kx * w.dw;
-                if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-                acc += double(x[((n * s.cin + oc / cog * cig + ic) * s.h + iy) * s.w + ix]) *
-                       wt[((oc * cig + ic) * w.kh + ky) * w.kw + kx];
-              }
-          y[((n * s.cout + oc) * s.out_h + oy) * s.out_w + ox] = act.apply(static_cast<float>(acc));
-        }
-  return y;
-}
-
 std::vector<float> conv_gemm_result(const ConvGeometry& s, int64_t batch, const std::vector<float>& x,
                                     const std::vector<float>& wt, const float* bias, const Activation& act,
                                     bool prepack, int threads) {

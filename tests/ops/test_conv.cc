@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "profiler/isa.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -12,8 +13,20 @@ namespace {
 struct ConvCase {
   int64_t n, cin, h, w, cout, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr, group;
   bool bias;
-  const char* kernel;  // the kernel Conv must choose for this case
+  const char* kernel;  // the kernel Conv must choose for this case on the scalar target
 };
+
+// The kernel Conv must choose on the target the test runs: on AVX2 and AVX-512 the blocked
+// direct convolution replaces im2col + GEMM for windows larger than 1x1 with constant
+// weights and one group (no case here has groups of whole 8- or 16-channel blocks),
+// except strided ones on AVX2.
+std::string expected_kernel(const ConvCase& c) {
+  const bool strided = c.sh > 1 || c.sw > 1;
+  if (std::string(c.kernel) == "im2col_gemm" && c.group == 1 && c.kh * c.kw > 1 && active_isa() != Isa::kScalar &&
+      !(active_isa() == Isa::kAvx2 && strided))
+    return "blocked_direct";
+  return c.kernel;
+}
 
 // Direct definition: y[n,oc,oy,ox] = b[oc] + sum over the group's input channels and
 // the kernel window of x * w, with zero padding.
@@ -68,7 +81,7 @@ TEST_P(ConvTest, MatchesDirectConvolution) {
     ASSERT_EQ(r.shapes[0], (Shape{c.n, c.cout, oh, ow}));
     EXPECT_LT(max_rel_error(r.outputs[0], naive_conv(c, x, wt, b, oh, ow)), 1e-5) << "threads " << threads;
     EXPECT_EQ(r.cost.macs, c.n * c.kh * c.kw * (c.cin / c.group) * oh * ow * c.cout);
-    EXPECT_EQ(r.details["kernel"], c.kernel);
+    EXPECT_EQ(r.details["kernel"], expected_kernel(c));
     if (std::string(c.kernel) == "depthwise_simd") {
       EXPECT_TRUE(r.details["variant"].get<std::string>().starts_with("depthwise_f32_"));
     }
@@ -118,6 +131,7 @@ TEST(Conv, FusedActivationRunsInEveryKernel) {
   const ConvCase cases[] = {
       {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},
       {2, 6, 9, 7, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},
+      {2, 19, 9, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},  // blocked on SIMD targets
       {1, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},
       {2, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"},
       {1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, true, "depthwise_direct"},
@@ -142,7 +156,7 @@ TEST(Conv, FusedActivationRunsInEveryKernel) {
     for (int threads : {1, 2}) {
       OpResult r = run_op("Conv", in, a, 1, threads);
       EXPECT_LT(max_rel_error(r.outputs[0], expected), 1e-5) << "threads " << threads;
-      EXPECT_EQ(r.details["kernel"], c.kernel);
+      EXPECT_EQ(r.details["kernel"], expected_kernel(c));
       EXPECT_EQ(r.details["fused_activation"], "Clip");
       EXPECT_EQ(r.cost.flops, 2 * r.cost.macs + 2 * c.n * c.cout * oh * ow);  // Clip: 2 per element
     }
@@ -152,17 +166,39 @@ TEST(Conv, FusedActivationRunsInEveryKernel) {
 TEST(Conv, GemmKernelsReportTheirPacking) {
   Attributes a;
   a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  a.set("group", int64_t{2});  // 4 channels per group: not whole blocks, so im2col on every target
   auto x = random_values(1 * 8 * 6 * 6, 31);
-  auto wt = random_values(4 * 8 * 3 * 3, 32);
-  OpResult constant = run_op("Conv", {input({1, 8, 6, 6}, x), weight({4, 8, 3, 3}, wt)}, a);
+  auto wt = random_values(4 * 4 * 3 * 3, 32);
+  OpResult constant = run_op("Conv", {input({1, 8, 6, 6}, x), weight({4, 4, 3, 3}, wt)}, a);
   EXPECT_EQ(constant.details["prepacked"], "weights");
   EXPECT_EQ(constant.details["im2col"], "into the GEMM's B panels");
   EXPECT_TRUE(constant.details["gemm_kernel"].get<std::string>().starts_with("gemm_f32_"));
   EXPECT_FALSE(constant.details.contains("fused_activation"));
   // Weights as a run-time input: packed by each GEMM call, same result.
-  OpResult runtime = run_op("Conv", {input({1, 8, 6, 6}, x), input({4, 8, 3, 3}, wt)}, a);
+  OpResult runtime = run_op("Conv", {input({1, 8, 6, 6}, x), input({4, 4, 3, 3}, wt)}, a);
   EXPECT_EQ(runtime.details["prepacked"], "none");
   EXPECT_EQ(runtime.outputs[0], constant.outputs[0]);
+}
+
+// The blocked kernel's facts say what its layout costs; weights that are a run-time input
+// (it packs them at bind time) keep im2col + GEMM.
+TEST(Conv, BlockedKernelReportsItsLayout) {
+  if (active_isa() == Isa::kScalar) GTEST_SKIP() << "no blocked kernel for the scalar target";
+  const int64_t lanes = active_isa() == Isa::kAvx512 ? 16 : 8;
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  a.set("group", int64_t{2});  // 16 channels per group: whole blocks on both targets
+  auto x = random_values(1 * 32 * 6 * 5, 41);
+  auto wt = random_values(64 * 16 * 3 * 3, 42);
+  OpResult constant = run_op("Conv", {input({1, 32, 6, 5}, x), weight({64, 16, 3, 3}, wt)}, a);
+  EXPECT_EQ(constant.details["kernel"], "blocked_direct");
+  EXPECT_EQ(constant.details["layout"], fmt::format("NCHW{}c", lanes));
+  EXPECT_TRUE(constant.details["variant"].get<std::string>().starts_with("blocked_conv_f32_"));
+  EXPECT_EQ(constant.details["prepacked"], "weights");
+  EXPECT_EQ(constant.details["input_reorder_bytes"], 4 * 32 * (6 + 2) * (5 + 2));  // the zero border
+  OpResult runtime = run_op("Conv", {input({1, 32, 6, 5}, x), input({64, 16, 3, 3}, wt)}, a);
+  EXPECT_EQ(runtime.details["kernel"], "im2col_gemm");
+  EXPECT_LT(max_rel_error(runtime.outputs[0], constant.outputs[0]), 1e-5);
 }
 
 TEST(ConvCost, SeedRegular3x3Example) {

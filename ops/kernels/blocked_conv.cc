@@ -1,0 +1,174 @@
+#include "ops/kernels/blocked_conv.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/kernels/threads.h"
+#include "ops/kernels/workspace.h"
+
+namespace minfer::kernels {
+namespace {
+
+// The packed weights one pass over the output reads per tile of output blocks are kept
+// under this (L2 is 1 MiB per core on the machines measured; the input rows and the
+// partial sums share it).
+constexpr int64_t kWeightChunkBytes = 256 * 1024;
+// A thread's partial sums (F output blocks x a band of output rows) are kept under this
+// many floats (64 KiB), in L2 beside the weights.
+constexpr int64_t kBandFloats = 16 * 1024;
+
+int64_t blocks_of(int64_t channels, int64_t lanes) {
+  return (channels + lanes - 1) / lanes;
+}
+
+}  // namespace
+
+const BlockedConvKernel* blocked_conv_kernel(Isa isa) {
+  if (!isa_runnable(isa)) return nullptr;
+  return per_isa<const BlockedConvKernel*>(isa, nullptr, &blocked_conv_f32_2x6_avx2, &blocked_conv_f32_4x7_avx512);
+}
+
+bool blocked_conv_applies(const ConvGeometry& s, Isa isa) {
+  const BlockedConvKernel* k = blocked_conv_kernel(isa);
+  if (!k) return false;
+  return s.group == 1 || (s.cin_per_group() % k->lanes == 0 && s.cout_per_group() % k->lanes == 0);
+}
+
+BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa)
+    : s_(s), kernel_(blocked_conv_kernel(isa)) {
+  const int64_t C = kernel_->lanes, cin_g = s.cin_per_group(), cout_g = s.cout_per_group();
+  const int64_t taps = s.win.kh * s.win.kw;
+  in_blocks_ = blocks_of(cin_g, C);
+  out_blocks_ = blocks_of(cout_g, C);
+  band_rows_ = std::clamp<int64_t>(kBandFloats / (tile_blocks() * C * s.out_w), 1, s.out_h);
+  chunk_blocks_ = std::clamp<int64_t>(kWeightChunkBytes / (kernel_->max_blocks * C * C * taps * 4), 1, in_blocks_);
+  weights_.assign(checked_mul({s.group, out_blocks_, in_blocks_, taps, C, C}), 0.0f);
+  for (int64_t co = 0; co < s.cout; ++co) {
+    const int64_t g = co / cout_g, ob = (co % cout_g) / C, lane_o = co % cout_g % C;
+    for (int64_t ci = 0; ci < cin_g; ++ci)
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t ib = ci / C, lane_i = ci % C;
+        weights_[((((g * out_blocks_ + ob) * in_blocks_ + ib) * taps + t) * C + lane_i) * C + lane_o] =
+            weights[(co * cin_g + ci) * taps + t];
+      }
+  }
+}
+
+int64_t BlockedConv::input_floats() const {
+  const Window2d& w = s_.win;
+  return checked_mul(
+      {s_.group, in_blocks_, kernel_->lanes, s_.h + w.pad_top + w.pad_bottom, s_.w + w.pad_left + w.pad_right});
+}
+
+int64_t BlockedConv::band_floats() const {
+  return checked_mul({tile_blocks(), kernel_->lanes, band_rows_, s_.out_w});
+}
+
+int BlockedConv::team(int64_t batch, int threads) const {
+  const int64_t macs = checked_mul({batch, s_.cout, s_.out_h, s_.out_w, s_.cin_per_group(), s_.win.kh, s_.win.kw});
+  return threads_worth_starting(macs, items(), threads, Work::kDense);
+}
+
+int64_t BlockedConv::items() const {
+  const int64_t tiles = (out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks;
+  return s_.group * tiles * ((s_.out_h + band_rows_ - 1) / band_rows_);
+}
+
+int64_t BlockedConv::workspace_floats(int64_t batch, int threads) const {
+  return input_floats() + team(batch, threads) * band_floats();
+}
+
+void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
+                      std::span<float> workspace, int threads) const {
+  const ConvGeometry& s = s_;
+  const Window2d& win = s.win;
+  const int64_t C = kernel_->lanes, F = kernel_->max_blocks;
+  const int64_t cin_g = s.cin_per_group(), cout_g = s.cout_per_group();
+  const int64_t hp = s.h + win.pad_top + win.pad_bottom, wp = s.w + win.pad_left + win.pad_right;
+  const int64_t in_rows = s.group * in_blocks_ * hp, taps = win.kh * win.kw;
+  const int64_t tiles = (out_blocks_ + F - 1) / F;  // of F output blocks, per group
+  const int64_t bands = (s.out_h + band_rows_ - 1) / band_rows_, band = band_floats();
+  require_workspace(workspace, input_floats() + band, "blocked convolution");  // one thread's share, at least
+  const int team_size = static_cast<int>(
+      std::min<int64_t>(team(batch, threads), (static_cast<int64_t>(workspace.size()) - input_floats()) / band));
+  float* in_c = workspace.data();
+  const Activation activation = act;  // a local copy: stores to y cannot alias it
+  for (int64_t n = 0; n < batch; ++n) {
+    const float* xn = x + n * s.cin * s.h * s.w;
+    float* yn = y + n * s.cout * s.out_h * s.out_w;
+#pragma omp parallel num_threads(team_size) if (team_size > 1)
+    {
+      // NCHW -> NCHWc with a zero border and zero lanes past the group's channels.
+#pragma omp for schedule(static)
+      for (int64_t row = 0; row < in_rows; ++row) {
+        const int64_t gb = row / hp, iy = row % hp - win.pad_top;
+        const int64_t g = gb / in_blocks_, ib = gb % in_blocks_;
+        float* dst = in_c + row * wp * C;
+        if (iy < 0 || iy >= s.h) {
+          std::fill_n(dst, wp * C, 0.0f);
+          continue;
+        }
+        std::fill_n(dst, win.pad_left * C, 0.0f);
+        std::fill_n(dst + (win.pad_left + s.w) * C, win.pad_right * C, 0.0f);
+        float* interior = dst + win.pad_left * C;
+        for (int64_t lane = 0; lane < C; ++lane) {
+          const int64_t ci = ib * C + lane;
+          if (ci >= cin_g) {
+            for (int64_t ix = 0; ix < s.w; ++ix) interior[ix * C + lane] = 0.0f;
+            continue;
+          }
+          const float* src = xn + ((g * cin_g + ci) * s.h + iy) * s.w;
+          for (int64_t ix = 0; ix < s.w; ++ix) interior[ix * C + lane] = src[ix];
+        }
+      }
+      // Each item, F output blocks x a band of output rows, is summed in the thread's
+      // band of NCHWc partial sums, one chunk of input blocks (whose weights stay in L2)
+      // over all its rows at a time, then reordered into y with the activation.
+      float* sums = in_c + input_floats() + omp_get_thread_num() * band;
+#pragma omp for schedule(static)
+      for (int64_t item = 0; item < s.group * tiles * bands; ++item) {
+        const int64_t b = item % bands, gt = item / bands, g = gt / tiles, ob0 = gt % tiles * F;
+        const int64_t oy0 = b * band_rows_, rows = std::min(band_rows_, s.out_h - oy0);
+        const int blocks = static_cast<int>(std::min(F, out_blocks_ - ob0));
+        const int64_t gob = g * out_blocks_ + ob0, out_block = rows * s.out_w * C;
+        float init[4 * 16] = {};
+        if (bias)
+          for (int64_t i = 0; i < blocks * C; ++i)
+            if (ob0 * C + i < cout_g) init[i] = bias[g * cout_g + ob0 * C + i];
+        BlockedConvRow r;
+        r.x_block = hp * wp * C;
+        r.x_row = wp * C;
+        r.w_block = in_blocks_ * taps * C * C;
+        r.out_block = out_block;
+        r.out_w = s.out_w;
+        r.sw = win.sw;
+        r.kh = win.kh;
+        r.kw = win.kw;
+        r.dh = win.dh;
+        r.dw = win.dw;
+        r.blocks = blocks;
+        for (int64_t cb0 = 0; cb0 < in_blocks_; cb0 += chunk_blocks_) {
+          r.cin_blocks = std::min(chunk_blocks_, in_blocks_ - cb0);
+          r.w = weights_.data() + ((gob * in_blocks_ + cb0) * taps) * C * C;
+          r.init = cb0 == 0 ? init : nullptr;
+          for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
+            r.x = in_c + (((g * in_blocks_ + cb0) * hp + oy * win.sh) * wp) * C;
+            r.out = sums + (oy - oy0) * s.out_w * C;
+            kernel_->run_row(r);
+          }
+        }
+        // NCHWc -> NCHW, the activation on each row while it is in L1.
+        for (int64_t i = 0; i < blocks * C && ob0 * C + i < cout_g; ++i) {
+          const float* src = sums + i / C * out_block + i % C;
+          float* dst = yn + ((g * cout_g + ob0 * C + i) * s.out_h + oy0) * s.out_w;
+          for (int64_t p = 0; p < rows * s.out_w; ++p) dst[p] = src[p * C];
+          if (activation.kind != ActivationKind::kNone) activation.apply(dst, rows * s.out_w);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace minfer::kernels

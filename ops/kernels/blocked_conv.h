@@ -1,0 +1,101 @@
+// Direct convolution in the blocked layout NCHWc (c = the vector's lanes: 16 on AVX-512,
+// 8 on AVX2), for the regular and grouped convolutions where it is faster than im2col +
+// GEMM (the shapes are chosen by measurement, see docs/performance.md). The weights are
+// packed once, [output blocks][input blocks of the group][kh][kw][c in][c out]; each call
+// reorders the NCHW input into a zero-bordered NCHWc copy in the workspace (so the
+// micro-kernel has no bounds checks), and computes the output by items of F output
+// blocks x a band of output rows, summed in NCHWc in a thread's scratch then reordered
+// into the NCHW output with the activation. The micro-kernel holds F output blocks x
+// P output pixels of one output row in registers (F weight vectors, P broadcast inputs,
+// F*P multiply-adds per input channel); any stride and dilation. The input channels are
+// summed in chunks whose weights stay in L2, the partial sums kept in the NCHWc output.
+//
+//   if (kernels::blocked_conv_applies(shape, isa)) {
+//     kernels::BlockedConv conv(shape, weights, isa);
+//     workspace: conv.workspace_floats(batch, threads) floats
+//     conv.run(batch, x, bias, activation, y, workspace, threads);
+//   }
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ops/activation.h"
+#include "ops/window.h"
+#include "profiler/isa.h"
+
+namespace minfer::kernels {
+
+// The work of one call of a kernel's row function: `blocks` (<= max_blocks) output
+// blocks of one output row, summed over `cin_blocks` input blocks.
+struct BlockedConvRow {
+  const float* x;      // NCHWc input at the first summed block, the row's top window row, column 0
+  int64_t x_block;     // floats between input blocks
+  int64_t x_row;       // floats between padded input rows
+  int64_t cin_blocks;  // input blocks summed
+  const float* w;      // packed weights of the first output block at the first summed input block
+  int64_t w_block;     // floats between output blocks' weights
+  const float* init;   // blocks * c initial sums (the bias), or null: add to what `out` holds
+  float* out;          // NCHWc output of the first block at the row's first column
+  int64_t out_block;   // floats between output blocks
+  int64_t out_w, sw, kh, kw, dh, dw;
+  int blocks;
+};
+
+struct BlockedConvKernel {
+  const char* name;  // blocked_conv_f32_<blocks>x<pixels>_<isa>: its largest register tile
+  Isa isa;
+  int lanes;       // c
+  int max_blocks;  // F
+  void (*run_row)(const BlockedConvRow& row);
+};
+
+// The kernel of one target (nullptr for the scalar one or a target the CPU cannot run).
+const BlockedConvKernel* blocked_conv_kernel(Isa isa);
+
+// Whether the blocked kernel can run s on isa: a kernel exists for isa, and the groups
+// are whole blocks (group 1 with any channel counts, padded with zeros; or input and
+// output channels per group multiples of c). Whether it is chosen is Conv's decision.
+bool blocked_conv_applies(const ConvGeometry& s, Isa isa);
+
+class BlockedConv {
+ public:
+  BlockedConv() = default;
+  // Packs the weights [cout, cin / group, kh, kw]; s must be one blocked_conv_applies to.
+  BlockedConv(const ConvGeometry& s, const float* weights, Isa isa);
+
+  const BlockedConvKernel& kernel() const { return *kernel_; }
+  // Floats of workspace run needs for `batch` images on up to `threads` threads.
+  int64_t workspace_floats(int64_t batch, int threads) const;
+  // Floats of the NCHWc input of one image, with its border (shared by the threads).
+  int64_t input_floats() const;
+  // Floats of one thread's NCHWc partial sums: F output blocks (fewer if a group has
+  // fewer) x band_rows() output rows.
+  int64_t band_floats() const;
+  int64_t band_rows() const { return band_rows_; }
+  // Input channels summed per pass over the output (the weights' L2 blocking).
+  int64_t chunk_blocks() const { return chunk_blocks_; }
+
+  // y[n] = act(bias + weights (*) x[n]) for `batch` images; bias may be null. Each output
+  // element is summed by one thread in a fixed order, so y does not depend on `threads`.
+  void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
+           std::span<float> workspace, int threads) const;
+
+ private:
+  int64_t items() const;  // the units of work threads share
+  int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
+  int team(int64_t batch, int threads) const;
+
+  ConvGeometry s_;
+  const BlockedConvKernel* kernel_ = nullptr;
+  int64_t in_blocks_ = 0, out_blocks_ = 0;  // per group
+  int64_t chunk_blocks_ = 0, band_rows_ = 0;
+  std::vector<float> weights_;
+};
+
+// Defined in blocked_conv_<isa>.cc; constant-initialised.
+extern const BlockedConvKernel blocked_conv_f32_2x6_avx2, blocked_conv_f32_4x7_avx512;
+
+}  // namespace minfer::kernels

@@ -1,0 +1,135 @@
+// The blocked NCHWc convolution of every SIMD target under test (isas_under_test()),
+// against a plain seven-loop convolution written here followed by the activation element
+// by element: channel counts that are not multiples of the block (3, 17, 40), windows
+// 1x1 to 7x7, strides 1 to 3, dilation, asymmetric pads, batches, groups of whole
+// blocks, every activation, bias or none; 1 and 2 threads must agree bit for bit.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/kernels/blocked_conv.h"
+#include "tests/isa_test_util.h"
+#include "tests/kernels/conv_kernel_test_util.h"
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+std::vector<float> blocked_result(const kernels::BlockedConv& conv, const ConvGeometry& s, int64_t batch,
+                                  const std::vector<float>& x, const float* bias, const Activation& act, int threads) {
+  std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
+  std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
+  conv.run(batch, x.data(), bias, act, y.data(), workspace, threads);
+  return y;
+}
+
+// Runs the blocked kernel of isa on s against the naive loop, for 1 and 2 threads.
+// Returns whether it passed, so sweeps stop at the first failure.
+bool check(Isa isa, const ConvGeometry& s, int64_t batch, bool with_bias, const Activation& act, uint32_t seed) {
+  const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
+  const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
+  const std::vector<float> b = random_values(s.cout, seed + 2);
+  const float* bias = with_bias ? b.data() : nullptr;
+  const kernels::BlockedConv conv(s, wt.data(), isa);
+  const std::vector<float> expected = naive_conv(s, batch, x, wt, bias, act);
+  const std::vector<float> one = blocked_result(conv, s, batch, x, bias, act, 1);
+  const std::vector<float> two = blocked_result(conv, s, batch, x, bias, act, 2);
+  // Float sums of K products drift from the double ones by about sqrt(K) roundings.
+  const double k = double(s.cin_per_group() * s.win.kh * s.win.kw),
+               tolerance = 1e-5 * std::max(1.0, std::sqrt(k / 100));
+  const double err = max_rel_error(one, expected);
+  EXPECT_LT(err, tolerance) << conv.kernel().name << " " << describe(s, batch) << " bias " << with_bias
+                            << " activation " << static_cast<int>(act.kind);
+  EXPECT_EQ(one, two) << conv.kernel().name << " " << describe(s, batch) << ": 2 threads differ from 1";
+  return err < tolerance && one == two;
+}
+
+std::vector<Isa> simd_isas() {
+  std::vector<Isa> isas;
+  for (Isa isa : isas_under_test())
+    if (kernels::blocked_conv_kernel(isa)) isas.push_back(isa);
+  return isas;
+}
+
+TEST(BlockedConvKernels, AppliesToWholeBlockGroupsOnly) {
+  const ConvGeometry regular = conv_shape(17, 9, 9, 40, 1, 3, 1, 1, 1, 1, 1);
+  const ConvGeometry groups16 = conv_shape(64, 9, 9, 64, 4, 3, 1, 1, 1, 1, 1);
+  const ConvGeometry groups8 = conv_shape(32, 9, 9, 32, 4, 3, 1, 1, 1, 1, 1);
+  EXPECT_FALSE(kernels::blocked_conv_applies(regular, Isa::kScalar));
+  if (isa_runnable(Isa::kAvx2)) {
+    EXPECT_TRUE(kernels::blocked_conv_applies(regular, Isa::kAvx2));
+    EXPECT_TRUE(kernels::blocked_conv_applies(groups8, Isa::kAvx2));
+    EXPECT_FALSE(kernels::blocked_conv_applies(conv_shape(12, 9, 9, 24, 3, 3, 1, 1, 1, 1, 1), Isa::kAvx2));
+  }
+  if (isa_runnable(Isa::kAvx512)) {
+    EXPECT_TRUE(kernels::blocked_conv_applies(groups16, Isa::kAvx512));
+    EXPECT_FALSE(kernels::blocked_conv_applies(groups8, Isa::kAvx512));  // 8 channels per group
+  } else {
+    EXPECT_EQ(kernels::blocked_conv_kernel(Isa::kAvx512), nullptr);
+  }
+}
+
+TEST(BlockedConvKernels, MatchNaiveLoopOverChannelsWindowsAndStrides) {
+  struct Case {
+    int64_t batch, cin, h, w, cout, k, stride, pt, pl, pb, pr;
+  };
+  const std::vector<Case> cases = {
+      {1, 3, 9, 11, 5, 3, 1, 1, 1, 1, 1},    {2, 17, 10, 13, 40, 3, 1, 1, 1, 1, 1},
+      {1, 40, 8, 8, 17, 3, 2, 1, 1, 1, 1},   {1, 17, 15, 30, 33, 1, 1, 0, 0, 0, 0},
+      {1, 24, 16, 16, 20, 1, 2, 0, 0, 0, 0}, {1, 9, 14, 17, 70, 5, 1, 2, 2, 2, 2},
+      {2, 5, 13, 21, 3, 7, 2, 3, 3, 3, 3},   {1, 17, 9, 25, 36, 3, 1, 0, 2, 1, 0},
+      {1, 64, 7, 7, 72, 3, 1, 1, 1, 1, 1},   {1, 33, 11, 9, 16, 3, 3, 1, 0, 2, 1},
+      {1, 16, 6, 1, 16, 3, 1, 1, 1, 1, 1},   {1, 16, 5, 60, 16, 3, 1, 1, 1, 1, 1},
+      {1, 300, 5, 5, 20, 3, 1, 1, 1, 1, 1},  // several input chunks on both targets
+  };
+  uint32_t seed = 1;
+  for (Isa isa : simd_isas())
+    for (const Case& c : cases)
+      for (bool bias : {false, true}) {
+        const ConvGeometry s = conv_shape(c.cin, c.h, c.w, c.cout, 1, c.k, c.stride, c.pt, c.pl, c.pb, c.pr);
+        ASSERT_TRUE(window_fits(s));
+        if (!check(isa, s, c.batch, bias, {}, seed++)) return;
+      }
+}
+
+TEST(BlockedConvKernels, MatchNaiveLoopWithDilationAndRectangularWindows) {
+  uint32_t seed = 500;
+  for (Isa isa : simd_isas()) {
+    ConvGeometry s = conv_shape(20, 17, 19, 24, 1, 3, 1, 2, 2, 2, 2, 2);  // dilation 2
+    if (!check(isa, s, 1, true, {}, seed++)) return;
+    s = conv_shape(20, 17, 19, 24, 1, 3, 2, 1, 2, 2, 1, 2);  // stride 2, dilation 2
+    if (!check(isa, s, 1, true, {}, seed++)) return;
+    s = conv_shape(12, 15, 31, 10, 1, 2, 1, 0, 1, 1, 2);  // 2x4 window
+    s.win.kw = 4;
+    s.out_w = (31 + 1 + 2 - 4) + 1;
+    if (!check(isa, s, 1, false, {}, seed++)) return;
+  }
+}
+
+TEST(BlockedConvKernels, MatchNaiveLoopOnGroupsOfWholeBlocks) {
+  uint32_t seed = 1000;
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    for (int64_t group : {2, 3, 5})
+      for (int64_t stride : {1, 2}) {
+        // c and 2c input channels per group, c and 3c output channels per group.
+        const ConvGeometry a = conv_shape(group * c, 12, 14, group * c, group, 3, stride, 1, 1, 1, 1);
+        const ConvGeometry b = conv_shape(group * 2 * c, 9, 7, group * 3 * c, group, 3, stride, 1, 1, 1, 1);
+        if (!check(isa, a, 2, true, {}, seed++)) return;
+        if (!check(isa, b, 1, false, {}, seed++)) return;
+      }
+  }
+}
+
+TEST(BlockedConvKernels, ApplyBiasAndEveryActivation) {
+  uint32_t seed = 2000;
+  for (Isa isa : simd_isas())
+    for (const Activation& act : every_activation()) {
+      const ConvGeometry s = conv_shape(19, 11, 13, 21, 1, 3, 2, 1, 1, 1, 1);
+      if (!check(isa, s, 2, true, act, seed++)) return;
+    }
+}
+
+}  // namespace
+}  // namespace minfer::test
