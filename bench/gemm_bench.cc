@@ -131,18 +131,16 @@ void engine_prepacked(benchmark::State& state, const GemmShape& s, int threads) 
   state.SetLabel(kn.name);
 }
 
-// A fully connected layer at batch 1 with its weights packed once, either for the GEMM's
-// tiles or for the GEMV (as the ops run it). `cold`: the calls cycle through copies of
-// the weights larger together than the L3 cache, so each call reads its weights from
-// memory, as a layer does in a model whose weights do not all fit in the cache.
-void engine_fc(benchmark::State& state, const GemmShape& s, int threads, bool gemv, bool cold) {
+// A fully connected layer at batch 1 with its weights packed once, whose calls cycle
+// through copies of the weights larger together than the L3 cache, so each call reads
+// its weights from memory, as a layer does in a model whose weights do not all fit in
+// the cache.
+void engine_fc_cold(benchmark::State& state, const GemmShape& s, int threads) {
   Matrices x(s);
   const GemmKernel& kn = minfer::kernels::active_gemm_kernel();
-  const int64_t copies = cold ? std::max<int64_t>(2, (int64_t{96} << 20) / (4 * s.k * s.n)) : 1;
+  const int64_t copies = std::max<int64_t>(2, (int64_t{96} << 20) / (4 * s.k * s.n));
   std::vector<PackedMatrix> w;
-  for (int64_t i = 0; i < copies; ++i)
-    w.push_back(gemv ? PackedMatrix::pack_b_for_gemv(kn, x.b.data(), x.ldb(s), true, s.k, s.n)
-                     : PackedMatrix::pack_b(kn, x.b.data(), x.ldb(s), true, s.k, s.n));
+  for (int64_t i = 0; i < copies; ++i) w.push_back(PackedMatrix::pack_b(kn, x.b.data(), x.ldb(s), true, s.k, s.n));
   std::vector<float> ws(minfer::kernels::gemm_workspace_bytes(kn, s.m, s.n, s.k, threads, GemmPacked::kB) / 4);
   int64_t i = 0;
   for (auto _ : state) {
@@ -185,14 +183,9 @@ void register_all() {
       std::vector<benchmark::internal::Benchmark*> runs = {
           benchmark::RegisterBenchmark(("engine/" + suffix).c_str(), engine_plain, s, threads),
           benchmark::RegisterBenchmark(("engine_prepacked/" + suffix).c_str(), engine_prepacked, s, threads)};
-      if (s.m == 1 && s.weights_are_b) {
+      if (s.m == 1 && s.weights_are_b)
         runs.push_back(
-            benchmark::RegisterBenchmark(("engine_gemv/" + suffix).c_str(), engine_fc, s, threads, true, false));
-        for (bool gemv : {false, true})
-          runs.push_back(
-              benchmark::RegisterBenchmark(((gemv ? "engine_gemv_cold/" : "engine_prepacked_cold/") + suffix).c_str(),
-                                           engine_fc, s, threads, gemv, true));
-      }
+            benchmark::RegisterBenchmark(("engine_prepacked_cold/" + suffix).c_str(), engine_fc_cold, s, threads));
 #ifdef MINFER_HAVE_OPENBLAS
       runs.push_back(benchmark::RegisterBenchmark(("openblas/" + suffix).c_str(), openblas, s, threads));
 #endif

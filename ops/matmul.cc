@@ -20,24 +20,12 @@ kernels::GemmPacked packed_operands(bool a_constant, bool b_constant) {
 
 // The report's view of how the product runs: the micro-kernel, what was packed at
 // bind time, the activation fused into its epilogue, and the scratch it needs.
-// One row of A against constant weights: B packed for a GEMV (kernels/gemv.h).
-bool runs_gemv(int64_t m, bool a_constant, bool b_constant) {
-  return m == 1 && !a_constant && b_constant;
-}
-
-kernels::PackedMatrix pack_weights_b(const kernels::GemmKernel& kernel, const float* b, int64_t ldb, bool trans,
-                                     int64_t m, int64_t k, int64_t n) {
-  return runs_gemv(m, false, true) ? kernels::PackedMatrix::pack_b_for_gemv(kernel, b, ldb, trans, k, n)
-                                   : kernels::PackedMatrix::pack_b(kernel, b, ldb, trans, k, n);
-}
-
 KernelFacts gemm_facts(const kernels::GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool a_constant,
                        bool b_constant, const Activation& fused = {}) {
   KernelFacts f;
   f.kernel = "gemm";
   const char* prepacked = a_constant ? (b_constant ? "A and B" : "A") : (b_constant ? "B" : "none");
   f.details = {{"gemm_kernel", kernel.name}, {"prepacked", prepacked}};
-  if (runs_gemv(m, a_constant, b_constant)) f.details["gemv"] = true;
   if (fused.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(fused);
   f.workspace_bytes = kernels::gemm_workspace_bytes(kernel, m, n, k, threads, packed_operands(a_constant, b_constant));
   return f;
@@ -65,11 +53,8 @@ class GemmOpKernel final : public Kernel {
         kernel_(&kernel) {
     if (const Tensor* a = sig.inputs[0].constant)
       packed_a_ = kernels::PackedMatrix::pack_a(kernel, a->values<float>().data(), lda(), p.trans_a, d.m, d.k);
-    if (const Tensor* b = sig.inputs[1].constant) {
-      const float* w = b->values<float>().data();
-      packed_b_ = packed_a_.empty() ? pack_weights_b(kernel, w, ldb(), p.trans_b, d.m, d.k, d.n)
-                                    : kernels::PackedMatrix::pack_b(kernel, w, ldb(), p.trans_b, d.k, d.n);
-    }
+    if (const Tensor* b = sig.inputs[1].constant)
+      packed_b_ = kernels::PackedMatrix::pack_b(kernel, b->values<float>().data(), ldb(), p.trans_b, d.k, d.n);
     if (!d.has_c || p.beta == 0.0f) return;
     // beta * C as the epilogue's bias when C is a row or a column (a layer's bias);
     // otherwise C is copied into Y and the GEMM scales it by beta.
@@ -220,7 +205,7 @@ class MatMulKernel final : public Kernel {
     if (!constant_b) return;
     const float* b = constant_b->values<float>().data();
     for (int64_t i = 0; i < num_elements(d.b_batch); ++i)
-      packed_b_.push_back(pack_weights_b(kernel, b + i * d.k * d.n, d.n, false, d.m, d.k, d.n));
+      packed_b_.push_back(kernels::PackedMatrix::pack_b(kernel, b + i * d.k * d.n, d.n, false, d.k, d.n));
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,

@@ -9,7 +9,6 @@
 #include <stdexcept>
 
 #include "ops/kernels/gemm_pack.h"
-#include "ops/kernels/gemv.h"
 #include "ops/kernels/threads.h"
 
 namespace minfer::kernels {
@@ -167,10 +166,8 @@ const GemmKernel& kernel_of(int64_t m, int64_t n, int64_t k, const GemmOperand& 
                             const GemmKernel& fallback) {
   if (a.packed && (a.packed->side() != PackedMatrix::Side::kA || a.packed->rows() != m || a.packed->cols() != k))
     throw std::invalid_argument("gemm: packed A is not an [M, K] A operand");
-  if (b.packed && (b.packed->side() == PackedMatrix::Side::kA || b.packed->rows() != k || b.packed->cols() != n))
+  if (b.packed && (b.packed->side() != PackedMatrix::Side::kB || b.packed->rows() != k || b.packed->cols() != n))
     throw std::invalid_argument("gemm: packed B is not a [K, N] B operand");
-  if (b.packed && b.packed->side() == PackedMatrix::Side::kBGemv && (m != 1 || !a.data))
-    throw std::invalid_argument("gemm: B packed for a GEMV needs one plain row of A");
   if (a.packed && b.packed && &a.packed->kernel() != &b.packed->kernel())
     throw std::invalid_argument("gemm: A and B were packed for different kernels");
   if (a.packer) throw std::invalid_argument("gemm: a packing function can only produce B");
@@ -179,56 +176,7 @@ const GemmKernel& kernel_of(int64_t m, int64_t n, int64_t k, const GemmOperand& 
   return fallback;
 }
 
-// M == 1 against B packed for it (gemv.h): the columns split among threads in whole
-// groups, each thread streaming its groups' weights once.
-void gemv(int64_t n, int64_t k, float alpha, const GemmOperand& a, const PackedMatrix& b, float beta, float* c,
-          const GemmEpilogue& epilogue, int threads) {
-  const GemmKernel& kn = b.kernel();
-  GemvCall call;
-  call.x = a.data;
-  call.x_stride = a.trans ? a.ld : 1;  // op(A)'s row is a column of A stored [K, 1]
-  call.w = b.data();
-  call.n = n;
-  call.k = k;
-  call.kc = kn.kc;
-  call.alpha = alpha;
-  call.beta = beta;
-  call.y = c;
-  call.epilogue = &epilogue;
-  const int64_t group = int64_t{kGemvPanels} * kn.nr, groups = ceil_div(n, group);
-  const int parts = gemv_threads(n, k, threads, kn);
-  const auto run = per_isa(kn.isa, &gemv_scalar, &gemv_avx2, &gemv_avx512);
-  auto run_thread_part = [&](int t) {
-    GemvCall part = call;
-    part.j0 = part_begin(groups, parts, t) * group;
-    part.j1 = std::min(n, part_begin(groups, parts, t + 1) * group);
-    if (part.j0 < part.j1) run(part);
-  };
-  if (parts == 1) return run_thread_part(0);
-#pragma omp parallel num_threads(parts)
-  for (int t = omp_get_thread_num(); t < parts; t += omp_get_num_threads()) run_thread_part(t);
-}
-
 }  // namespace
-
-GemmBlock gemv_block(const GemvCall& call) {
-  GemmBlock blk;
-  blk.m = 1;
-  blk.c = call.y;
-  blk.ldc = call.n;
-  blk.alpha = call.alpha;
-  if (call.epilogue->bias_kind == GemmBias::kPerRow) blk.row_bias = call.epilogue->bias;
-  if (call.epilogue->bias_kind == GemmBias::kPerColumn) blk.col_bias = call.epilogue->bias;
-  blk.activation = &call.epilogue->activation;
-  return blk;
-}
-
-int gemv_threads(int64_t n, int64_t k, int threads, const GemmKernel& kernel) {
-  const int64_t groups = ceil_div(n, int64_t{kGemvPanels} * kernel.nr);
-  // Between serial work (a classifier after pooling): a second thread has to be woken,
-  // which costs more than RegNetX-400MF's 400 x 1000 layer gains from it.
-  return threads_worth_starting(n * k, groups, omp_in_parallel() ? 1 : threads, Work::kBetweenSerialSteps);
-}
 
 const GemmKernel& active_gemm_kernel() {
   return *gemm_kernel_for(active_isa());
@@ -279,8 +227,6 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
   if (m <= 0 || n <= 0) return;
   if (k <= 0) return scale_only(m, n, beta, c, ldc, epilogue);
   const GemmKernel& kn = kernel_of(m, n, k, a, b, kernel);
-  if (b.packed && b.packed->side() == PackedMatrix::Side::kBGemv)
-    return gemv(n, k, alpha, a, *b.packed, beta, c, epilogue, threads);
   const bool a_packed = a.packed != nullptr, b_packed = b.packed != nullptr;
   const ThreadScratch s = scratch_per_thread(kn, m, n, k, a_packed, b_packed);
   // Never more threads than the workspace was planned for, and one inside a parallel region.

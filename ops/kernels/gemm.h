@@ -32,19 +32,13 @@ const GemmKernel& active_gemm_kernel();
 // packed operand runs the kernel it was packed for.
 class PackedMatrix {
  public:
-  // kBGemv: op(B) for products of one row (gemv.h): groups of kGemvPanels NR-column
-  // panels, each group's K rows contiguous. gemm() runs it only with M == 1.
-  enum class Side { kA, kB, kBGemv };
+  enum class Side { kA, kB };
 
   PackedMatrix() = default;
   // op(A)[rows=M, cols=K]: MR-row panels. `trans`: A is stored [K, M].
   static PackedMatrix pack_a(const GemmKernel& kernel, const float* a, int64_t lda, bool trans, int64_t m, int64_t k);
   // op(B)[rows=K, cols=N]: NR-column panels. `trans`: B is stored [N, K].
   static PackedMatrix pack_b(const GemmKernel& kernel, const float* b, int64_t ldb, bool trans, int64_t k, int64_t n);
-  // op(B) for a batch-1 product (M == 1 always: a fully connected layer at batch 1):
-  // streamed once, front to back, with the same results as pack_b's.
-  static PackedMatrix pack_b_for_gemv(const GemmKernel& kernel, const float* b, int64_t ldb, bool trans, int64_t k,
-                                      int64_t n);
 
   bool empty() const { return kernel_ == nullptr; }
   const GemmKernel& kernel() const { return *kernel_; }
@@ -55,8 +49,6 @@ class PackedMatrix {
   // The panels of k-block [k0, k0 + kb) from row (A) or column (B) `start` on, a
   // multiple of the tile.
   const float* panels(int64_t k0, int64_t kb, int64_t start) const { return base() + k0 * padded_ + start * kb; }
-  // kBGemv: the groups, group g at data() + g * group columns * K.
-  const float* data() const { return base(); }
 
  private:
   float* base() const { return reinterpret_cast<float*>(buffer_.data()); }

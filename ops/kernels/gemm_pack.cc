@@ -8,7 +8,6 @@
 #endif
 
 #include "ops/kernels/gemm.h"
-#include "ops/kernels/gemv.h"
 
 namespace minfer::kernels {
 namespace {
@@ -101,8 +100,6 @@ void pack_panels(int r, const float* src, int64_t ld, bool contiguous, int64_t l
     case 12: return pack_panels<12>(src, ld, contiguous, lines, kc, dst);
     case 16: return pack_panels<16>(src, ld, contiguous, lines, kc, dst);
     case 32: return pack_panels<32>(src, ld, contiguous, lines, kc, dst);
-    case 64: return pack_panels<64>(src, ld, contiguous, lines, kc, dst);    // GEMV groups (AVX2)
-    case 128: return pack_panels<128>(src, ld, contiguous, lines, kc, dst);  // GEMV groups (AVX-512)
   }
   throw std::logic_error("gemm packing: no instance for this tile size");
 }
@@ -153,21 +150,6 @@ PackedMatrix PackedMatrix::pack_b(const GemmKernel& kernel, const float* b, int6
     const int64_t k0 = blocks.begin(i), kb = blocks.length(i);
     pack_b_block(b, ldb, trans, k0, kb, 0, n, kernel.nr, p.base() + k0 * p.padded_);
   }
-  return p;
-}
-
-PackedMatrix PackedMatrix::pack_b_for_gemv(const GemmKernel& kernel, const float* b, int64_t ldb, bool trans, int64_t k,
-                                           int64_t n) {
-  PackedMatrix p;
-  p.kernel_ = &kernel;
-  p.side_ = Side::kBGemv;
-  p.rows_ = k;
-  p.cols_ = n;
-  const int group = kGemvPanels * kernel.nr;
-  p.padded_ = round_up(n, group);
-  p.buffer_ = AlignedBuffer(4 * p.padded_ * k);
-  // Panels of a whole group's width over all of K: the packing of B's panels, wider.
-  pack_b_block(b, ldb, trans, 0, k, 0, n, group, p.base());
   return p;
 }
 
