@@ -23,10 +23,16 @@ def run_child(cmd, env=None):
         return result.stdout, int(rss_file.read().split()[-1])
 
 
-def engine_bench_report(engine_bench, path, threads, runs, warmup):
+def engine_bench_report(engine_bench, path, threads, runs, warmup, spinning=False):
     """engine_bench's JSON report (every timed run profiled: engine_bench has no unprofiled
-    mode) and its peak RSS in KiB. OpenMP threads wait passively: the machine may be shared."""
-    env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+    mode) and its peak RSS in KiB. OpenMP threads wait passively (the machine may be
+    shared), or with `spinning` under libgomp's default policy (spin, then sleep): what a
+    user who sets nothing gets."""
+    env = dict(os.environ)
+    if spinning:
+        env.pop("OMP_WAIT_POLICY", None)
+    else:
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
     out, rss = run_child([engine_bench, "--model", path, "--num_threads", str(threads), "--num_runs", str(runs),
                           "--warmup_runs", str(warmup), "--format", "json"], env=env)
     return json.loads(out), rss

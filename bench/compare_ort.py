@@ -14,7 +14,9 @@ folder) by bench_models.py: opset 13, random weights, a fixed seed. The sides ru
   - ONNX Runtime: bench/ort/run_ort.js in onnxruntime-node on inputs uniform in [0, 1)
     from numpy's generator seeded with 0, CPU, N intra-op threads, one
     inter-op thread, sequential execution, graph optimisation "all", idle threads not
-    spinning (as minfer's OpenMP ones wait passively; --ort_spinning for ORT's default).
+    spinning, as minfer's OpenMP ones wait passively; with --spinning both sides' idle
+    threads spin, each engine's default (libgomp's wait policy unset, ORT's allow_spinning):
+    the fair setting on an otherwise idle machine, where two threads gain most from it.
 Each side runs `runs` timed runs after `warmup` untimed ones per round, the sides
 alternating round by round so that a noisy, shared machine slows both alike; each figure
 is the median over rounds of each round's median, the peak RSS the largest of the rounds
@@ -148,14 +150,14 @@ class Sides:
 
     def minfer(self):
         report, rss = compare_common.engine_bench_report(self.args.engine_bench, self.path, self.threads,
-                                                         self.args.runs, self.args.warmup)
+                                                         self.args.runs, self.args.warmup, self.args.spinning)
         self.kernel_isa = report["kernel_isa"]
         return report["latency_ms"]["median"], rss
 
     def ort(self, outputs=None):
         cmd = ["node", RUN_ORT, "--model", self.path, "--inputs", self.manifest, "--threads", str(self.threads),
                "--runs", str(self.args.runs), "--warmup", str(self.args.warmup),
-               "--spinning", str(int(self.args.ort_spinning))]
+               "--spinning", str(int(self.args.spinning))]
         try:
             out, rss = compare_common.run_child(cmd + (["--outputs", outputs] if outputs else []))
         except compare_common.ChildError as e:
@@ -195,8 +197,8 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=10, help="timed runs per side and round")
     parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--ort_spinning", action="store_true",
-                        help="let ONNX Runtime's idle intra-op threads spin (its default; off here, as minfer's wait)")
+    parser.add_argument("--spinning", action="store_true",
+                        help="both sides' idle threads spin (each engine's default); off: both wait passively")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     if not os.access(args.engine_bench, os.X_OK):
@@ -245,7 +247,7 @@ def main():
                 print(f"{name:18s} {threads} thread(s): minfer {row['minfer_ms']:9.3f} ms  ORT {row['ort_ms']:9.3f} ms"
                       f"  minfer/ORT {row['ratio']:.3f}  max abs diff {diff:.2g} of {scale:.2g}", file=sys.stderr)
 
-    print(f"onnxruntime-node {ort_version} (spinning {'on' if args.ort_spinning else 'off'}), minfer kernel ISA "
+    print(f"onnxruntime-node {ort_version} (spinning {'on' if args.spinning else 'off'}, on both sides), minfer kernel ISA "
           f"{isa}; {args.rounds} rounds x {args.runs} runs per side, medians (ms)\n")
     print(format_table(rows))
     if args.json:
