@@ -3,8 +3,6 @@
 // header; everything here has internal linkage.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <limits>
 
