@@ -63,11 +63,34 @@ bool is_pointwise(const ConvGeometry& s) {
          w.pad_right == 0;
 }
 
+namespace {
+
+// Vector multiply-add steps per k of a [rows, cols] product on the kernel's tiles: rows
+// broadcast (a short last tile runs no faster than two rows: the FMA latency), columns
+// in vectors of nr / 2 (the tiles are two vectors wide).
+int64_t tile_steps(int64_t rows, int64_t cols, const GemmKernel& kernel) {
+  const int64_t width = kernel.nr / 2, rest = rows % kernel.mr;
+  return (cols + width - 1) / width * (rows - rest + (rest ? std::max<int64_t>(rest, 2) : 0));
+}
+
+}  // namespace
+
+bool pointwise_pixels_as_rows(const ConvGeometry& s, const GemmKernel& kernel) {
+  if (!is_pointwise(s)) return false;
+  const int64_t pixels = s.out_h * s.out_w, channels = s.cout_per_group();
+  // The transposed store goes through a scalar loop: it must save more than a tenth.
+  return 11 * tile_steps(pixels, channels, kernel) < 10 * tile_steps(channels, pixels, kernel);
+}
+
 ConvGemm::ConvGemm(const ConvGeometry& s, const float* constant_weights, Isa isa)
     : shape_(s), pointwise_(is_pointwise(s)), kernel_(&gemm_kernel(isa)) {
   if (!constant_weights) return;
-  for (int64_t g = 0; g < s.group; ++g)
-    packed_.push_back(PackedMatrix::pack_a(*kernel_, constant_weights + g * m() * k(), k(), false, m(), k()));
+  pixels_as_rows_ = pointwise_pixels_as_rows(s, *kernel_);
+  for (int64_t g = 0; g < s.group; ++g) {
+    const float* wg = constant_weights + g * m() * k();
+    packed_.push_back(pixels_as_rows_ ? PackedMatrix::pack_b(*kernel_, wg, k(), true, k(), m())
+                                      : PackedMatrix::pack_a(*kernel_, wg, k(), false, m(), k()));
+  }
 }
 
 namespace {
@@ -81,7 +104,9 @@ int group_threads(const ConvGeometry& s, int64_t m, int64_t n, int64_t k, int th
   return threads_worth_starting(s.group * m * n * k, s.group, threads, Work::kDense);
 }
 
-int64_t gemm_floats(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool weights_prepacked) {
+int64_t gemm_floats(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool weights_prepacked,
+                    bool pixels_as_rows) {
+  if (pixels_as_rows) return gemm_workspace_bytes(kernel, n, m, k, threads, GemmPacked::kB) / 4;
   return gemm_workspace_bytes(kernel, m, n, k, threads, weights_prepacked ? GemmPacked::kA : GemmPacked::kNone) / 4;
 }
 
@@ -91,8 +116,9 @@ int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kern
                                    int threads) {
   const int64_t m = s.cout_per_group(), n = s.out_h * s.out_w, k = s.cin_per_group() * s.win.kh * s.win.kw;
   const int team = group_threads(s, m, n, k, threads);
-  if (team > 1) return team * gemm_floats(kernel, m, n, k, 1, weights_prepacked);
-  return gemm_floats(kernel, m, n, k, threads, weights_prepacked);
+  const bool rows = weights_prepacked && pointwise_pixels_as_rows(s, kernel);
+  if (team > 1) return team * gemm_floats(kernel, m, n, k, 1, weights_prepacked, rows);
+  return gemm_floats(kernel, m, n, k, threads, weights_prepacked, rows);
 }
 
 void ConvGemm::run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
@@ -101,7 +127,7 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * n();
   const int64_t in_group = s.cin_per_group() * s.h * s.w;
   const int team = group_threads(s, m(), n(), k(), threads);
-  const int64_t team_floats = team > 1 ? gemm_floats(*kernel_, m(), n(), k(), 1, prepacked()) : 0;
+  const int64_t team_floats = team > 1 ? gemm_floats(*kernel_, m(), n(), k(), 1, prepacked(), pixels_as_rows_) : 0;
   if (team > 1 && static_cast<int64_t>(workspace.size()) < team * team_floats)
     throw std::invalid_argument("ConvGemm: workspace smaller than conv_gemm_workspace_floats()");
   auto run_group = [&](int64_t b, int64_t g) {
@@ -119,7 +145,12 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
     epilogue.bias = bias ? bias + g * m() : nullptr;
     epilogue.activation = act;
     float* yg = y + b * out_image + g * m() * n();
-    if (pointwise_) {
+    if (pixels_as_rows_) {  // Y^T = X^T W^T, stored transposed into Y
+      if (bias) epilogue.bias_kind = GemmBias::kPerColumn;
+      epilogue.transposed_c = true;
+      gemm(n(), m(), k(), 1.0f, GemmOperand(xg, n(), true), a, 0.0f, yg, n(), epilogue, scratch, gemm_threads,
+           *kernel_);
+    } else if (pointwise_) {
       gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
     } else {
       const Im2colSource source{&s, xg};

@@ -25,6 +25,8 @@ class ConvGemm {
 
   // 1x1, unit stride, no padding: the input is the GEMM's B as it is.
   bool pointwise() const { return pointwise_; }
+  // Pixels as the product's rows (see pixels_as_rows()).
+  bool pixels_as_rows() const { return pixels_as_rows_; }
   bool prepacked() const { return !packed_.empty(); }
   const GemmKernel& kernel() const { return *kernel_; }
 
@@ -40,8 +42,9 @@ class ConvGemm {
 
   ConvGeometry shape_;
   bool pointwise_ = false;
+  bool pixels_as_rows_ = false;
   const GemmKernel* kernel_ = nullptr;
-  std::vector<PackedMatrix> packed_;  // one per group
+  std::vector<PackedMatrix> packed_;  // one per group: A, or B when pixels are rows
 };
 
 // Floats of workspace ConvGemm::run needs with up to `threads` threads: the GEMM's
@@ -52,5 +55,13 @@ int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kern
 
 // True when s is a 1x1 convolution with unit stride and no padding.
 bool is_pointwise(const ConvGeometry& s);
+
+// Whether a pointwise convolution with constant weights computes Y^T[pixels, cout] =
+// X^T W^T (pixels broadcast, output channels along the vectors, the output tile stored
+// transposed) rather than Y = W X (pixels along the vectors). The kernel's tiles waste
+// the lanes past the last pixel of a row of vectors: 15 of 64 at 7x7 = 49 pixels, none
+// at 56x56; channels come in multiples of the vector width in most networks. Decided by
+// the padded tile steps of both orders, the transposed one paying for its scalar store.
+bool pointwise_pixels_as_rows(const ConvGeometry& s, const GemmKernel& kernel);
 
 }  // namespace minfer::kernels

@@ -4,6 +4,10 @@
 
 #include <omp.h>
 
+#ifdef __SSE2__
+#include <xmmintrin.h>
+#endif
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -133,7 +137,8 @@ void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t
             blk.b_ld = pr.b.ld;
           }
         }
-        blk.c = pr.c + ic * pr.ldc + jc;
+        blk.c_trans = pr.epilogue.transposed_c;
+        blk.c = pr.c + (blk.c_trans ? jc * pr.ldc + ic : ic * pr.ldc + jc);
         blk.ldc = pr.ldc;
         blk.alpha = pr.alpha;
         blk.beta = kbi == 0 ? pr.beta : 1.0f;
@@ -149,16 +154,18 @@ void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t
 
 // K == 0: no products, C = act(beta * C + bias).
 void scale_only(int64_t m, int64_t n, float beta, float* c, int64_t ldc, const GemmEpilogue& ep) {
+  const int64_t row_step = ep.transposed_c ? 1 : ldc, col_step = ep.transposed_c ? ldc : 1;
   for (int64_t i = 0; i < m; ++i) {
-    float* ci = c + i * ldc;
     for (int64_t j = 0; j < n; ++j) {
-      float x = beta == 0.0f ? 0.0f : beta * ci[j];
+      float& cij = c[i * row_step + j * col_step];
+      float x = beta == 0.0f ? 0.0f : beta * cij;
       if (ep.bias_kind == GemmBias::kPerRow) x += ep.bias[i];
       if (ep.bias_kind == GemmBias::kPerColumn) x += ep.bias[j];
-      ci[j] = x;
+      cij = x;
     }
-    ep.activation.apply(ci, n);
   }
+  const int64_t lines = ep.transposed_c ? n : m, length = ep.transposed_c ? m : n;
+  for (int64_t l = 0; l < lines; ++l) ep.activation.apply(c + l * ldc, length);
 }
 
 // The kernel to run, after checking that packed operands fit the call.
@@ -195,8 +202,11 @@ const GemmKernel& gemm_kernel(Isa isa) {
 
 void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, int64_t i, int64_t j, int rows,
                         int nr) {
+  // A transposed C is read and written through a row-major copy of the tile.
+  float tile[kMaxTileFloats];
+  if (blk.c_trans && blk.beta != 0.0f) load_tile_transposed(blk.c + j * blk.ldc + i, blk.ldc, rows, nr, tile, nr);
   for (int r = 0; r < rows; ++r) {
-    float* c = blk.c + (i + r) * blk.ldc + j;
+    float* c = blk.c_trans ? tile + r * nr : blk.c + (i + r) * blk.ldc + j;
     const float* t = acc + r * acc_ld;
     for (int q = 0; q < nr; ++q) {
       float x = blk.alpha * t[q];
@@ -209,6 +219,51 @@ void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, 
     }
     if (blk.last && blk.activation) blk.activation->apply(c, nr);
   }
+  if (blk.c_trans) store_tile_transposed(tile, nr, rows, nr, blk.c + j * blk.ldc + i, blk.ldc);
+}
+
+void store_tile_transposed(const float* t, int64_t ld, int rows, int cols, float* c, int64_t ldc) {
+  int r = 0;
+#ifdef __SSE2__
+  for (; r + 4 <= rows; r += 4) {
+    int q = 0;
+    for (; q + 4 <= cols; q += 4) {
+      __m128 x0 = _mm_loadu_ps(t + r * ld + q), x1 = _mm_loadu_ps(t + (r + 1) * ld + q);
+      __m128 x2 = _mm_loadu_ps(t + (r + 2) * ld + q), x3 = _mm_loadu_ps(t + (r + 3) * ld + q);
+      _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+      _mm_storeu_ps(c + q * ldc + r, x0);
+      _mm_storeu_ps(c + (q + 1) * ldc + r, x1);
+      _mm_storeu_ps(c + (q + 2) * ldc + r, x2);
+      _mm_storeu_ps(c + (q + 3) * ldc + r, x3);
+    }
+    for (; q < cols; ++q)
+      for (int rr = r; rr < r + 4; ++rr) c[q * ldc + rr] = t[rr * ld + q];
+  }
+#endif
+  for (; r < rows; ++r)
+    for (int q = 0; q < cols; ++q) c[q * ldc + r] = t[r * ld + q];
+}
+
+void load_tile_transposed(const float* c, int64_t ldc, int rows, int cols, float* t, int64_t ld) {
+  int r = 0;
+#ifdef __SSE2__
+  for (; r + 4 <= rows; r += 4) {
+    int q = 0;
+    for (; q + 4 <= cols; q += 4) {
+      __m128 x0 = _mm_loadu_ps(c + q * ldc + r), x1 = _mm_loadu_ps(c + (q + 1) * ldc + r);
+      __m128 x2 = _mm_loadu_ps(c + (q + 2) * ldc + r), x3 = _mm_loadu_ps(c + (q + 3) * ldc + r);
+      _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
+      _mm_storeu_ps(t + r * ld + q, x0);
+      _mm_storeu_ps(t + (r + 1) * ld + q, x1);
+      _mm_storeu_ps(t + (r + 2) * ld + q, x2);
+      _mm_storeu_ps(t + (r + 3) * ld + q, x3);
+    }
+    for (; q < cols; ++q)
+      for (int rr = r; rr < r + 4; ++rr) t[rr * ld + q] = c[q * ldc + rr];
+  }
+#endif
+  for (; r < rows; ++r)
+    for (int q = 0; q < cols; ++q) t[r * ld + q] = c[q * ldc + r];
 }
 
 int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads,

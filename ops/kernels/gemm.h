@@ -84,6 +84,9 @@ struct GemmEpilogue {
   GemmBias bias_kind = GemmBias::kNone;
   const float* bias = nullptr;
   Activation activation;
+  // C is stored transposed, [N, M] with row stride ldc: a pointwise convolution that
+  // computes its few pixels as the rows of the product writes its NCHW output this way.
+  bool transposed_c = false;
 };
 
 // Which operands the caller passes packed (they need no scratch).

@@ -34,6 +34,8 @@ struct GemmBlock {
   int64_t b_ld = 0;
   float* c = nullptr;
   int64_t ldc = 0;
+  // C is stored transposed: element (i, j) of the block at c[j * ldc + i].
+  bool c_trans = false;
   float alpha = 1.0f;
   float beta = 0.0f;  // 0: C is overwritten, not read
   // The epilogue, on the last k-block only: row_bias[i] or col_bias[j] (already offset to
@@ -70,9 +72,18 @@ static inline void pack_b_panel(const GemmBlock& blk, int64_t j, int nr, int pan
 }
 
 // The scalar epilogue for a tile computed into `acc` [rows, nr] (row stride acc_ld): used
-// by the edge tiles of the SIMD kernels and by the scalar kernel. Out of line, in
+// by the edge tiles and the transposed stores of the SIMD kernels and by the scalar kernel. Out of line, in
 // portable code, so no ISA-specific copy of it exists.
 void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, int64_t i, int64_t j, int rows, int nr);
+
+// The largest register tile of any kernel, in floats (12 x 32 on AVX-512).
+constexpr int kMaxTileFloats = 12 * 32;
+
+// A transposed C's tile: the row-major tile t [rows, cols] (row stride ld) written to
+// c[q * ldc + r] (4x4 transposes with SSE), and read back the other way (for beta != 0:
+// the K blocks after the first, rare in the transposed case).
+void store_tile_transposed(const float* t, int64_t ld, int rows, int cols, float* c, int64_t ldc);
+void load_tile_transposed(const float* c, int64_t ldc, int rows, int cols, float* t, int64_t ld);
 
 // One per target, each defined in its own translation unit. Constant-initialised, so
 // naming one runs no code of its ISA.

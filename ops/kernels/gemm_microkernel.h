@@ -17,18 +17,24 @@ namespace {
 template <class Arch>
 using Vec = xsimd::batch<float, Arch>;
 
-// C tile = epilogue(alpha * acc (+ beta * C)) for a full [ROWS, NV vectors] tile.
+// C tile = epilogue(alpha * acc (+ beta * C)) for a full [ROWS, NV vectors] tile. A
+// transposed C is read and written through a row-major copy of the tile.
 template <class Arch, int ROWS, int NV>
 inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], int64_t i, int64_t j) {
   using V = Vec<Arch>;
-  constexpr int W = static_cast<int>(V::size);
+  constexpr int W = static_cast<int>(V::size), NR = NV * W;
+  static_assert(ROWS * NR <= kMaxTileFloats);
   const V alpha(blk.alpha), beta(blk.beta);
   const bool read_c = blk.beta != 0.0f;
   const Activation* act = blk.last ? blk.activation : nullptr;
   const bool scalar_act = act && !activation_in_registers(*act);
-  float* c = blk.c + i * blk.ldc + j;
+  alignas(64) float tile[ROWS * NR];
+  float* const c_tile = blk.c_trans ? blk.c + j * blk.ldc + i : nullptr;
+  if (c_tile && read_c) load_tile_transposed(c_tile, blk.ldc, ROWS, NR, tile, NR);
+  float* c = blk.c_trans ? tile : blk.c + i * blk.ldc + j;
+  const int64_t ldc = blk.c_trans ? NR : blk.ldc;
 #pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r, c += blk.ldc) {
+  for (int r = 0; r < ROWS; ++r, c += ldc) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       V x = acc[r][v] * alpha;
@@ -40,8 +46,9 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
       }
       x.store_unaligned(c + v * W);
     }
-    if (scalar_act) act->apply(c, NV * W);
+    if (scalar_act) act->apply(c, NR);
   }
+  if (c_tile) store_tile_transposed(tile, NR, ROWS, NR, c_tile, blk.ldc);
 }
 
 // One [ROWS <= MR, nr <= NVU * W] tile: acc = sum over k of A panel column x B panel
@@ -58,11 +65,13 @@ void tile(const GemmBlock& blk, int64_t i, int64_t j, int nr) {
   const float* a = blk.a + i * blk.k;
   const float* b = blk.b + j * blk.k;
   // C's rows are far apart in memory: fetch them while the products are summed.
-  float* c = blk.c + i * blk.ldc + j;
+  if (!blk.c_trans) {
+    float* c = blk.c + i * blk.ldc + j;
 #pragma GCC unroll 16
-  for (int r = 0; r < ROWS; ++r) {
-    __builtin_prefetch(c + r * blk.ldc, 1, 3);
-    __builtin_prefetch(c + r * blk.ldc + nr - 1, 1, 3);
+    for (int r = 0; r < ROWS; ++r) {
+      __builtin_prefetch(c + r * blk.ldc, 1, 3);
+      __builtin_prefetch(c + r * blk.ldc + nr - 1, 1, 3);
+    }
   }
   V acc[ROWS][NVU];
 #pragma GCC unroll 16
@@ -121,11 +130,13 @@ void wide_tile(const GemmBlock& blk, int64_t j) {
   const float* a = blk.a;
   const float* b = blk.b + j * blk.k;
   const int64_t panel_stride = NR * blk.k;
-  float* c = blk.c + j;
+  if (!blk.c_trans) {
+    float* c = blk.c + j;
 #pragma GCC unroll 4
-  for (int r = 0; r < ROWS; ++r)
+    for (int r = 0; r < ROWS; ++r)
 #pragma GCC unroll 8
-    for (int q = 0; q < PANELS; ++q) __builtin_prefetch(c + r * blk.ldc + q * NR, 1, 3);
+      for (int q = 0; q < PANELS; ++q) __builtin_prefetch(c + r * blk.ldc + q * NR, 1, 3);
+  }
   V acc[ROWS][PANELS * NV];
 #pragma GCC unroll 4
   for (int r = 0; r < ROWS; ++r)

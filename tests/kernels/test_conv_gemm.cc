@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "ops/kernels/conv_gemm.h"
+#include "tests/isa_test_util.h"
 #include "tests/kernels/conv_kernel_test_util.h"
 #include "tests/op_test_util.h"
 
@@ -106,6 +107,41 @@ TEST(ConvGemm, AppliesBiasAndEveryActivationInTheEpilogue) {
   for (const Activation& act : every_activation()) {
     if (!check(conv_shape(5, 9, 13, 14, 1, 3, 2, 1, 1, 1, 1), 2, true, act, seed++)) return;  // im2col
     if (!check(conv_shape(6, 7, 5, 10, 2, 1, 1, 0, 0, 0, 0), 1, true, act, seed++)) return;   // pointwise
+  }
+}
+
+// A pointwise convolution on few pixels computes them as the product's rows, stored
+// transposed (kernels::pointwise_pixels_as_rows), where the pixels would leave most of a
+// row of vectors empty; the 56x56 layers keep the pixels along the vectors.
+TEST(ConvGemm, FewPixelsAreTheRowsOfTheProduct) {
+  for (Isa isa : isas_under_test()) {
+    if (isa == Isa::kScalar) continue;  // four-wide vectors waste little on any plane
+    const kernels::GemmKernel& kn = kernels::gemm_kernel(isa);
+    EXPECT_TRUE(kernels::pointwise_pixels_as_rows(conv_shape(160, 7, 7, 960, 1, 1, 1, 0, 0, 0, 0), kn)) << kn.name;
+    EXPECT_TRUE(kernels::pointwise_pixels_as_rows(conv_shape(96, 1, 1, 24, 1, 1, 1, 0, 0, 0, 0), kn)) << kn.name;
+    EXPECT_FALSE(kernels::pointwise_pixels_as_rows(conv_shape(144, 56, 56, 24, 1, 1, 1, 0, 0, 0, 0), kn)) << kn.name;
+    EXPECT_FALSE(kernels::pointwise_pixels_as_rows(conv_shape(96, 7, 7, 960, 1, 3, 1, 1, 1, 1, 1), kn)) << kn.name;
+  }
+  const ConvGeometry s = conv_shape(160, 7, 7, 960, 1, 1, 1, 0, 0, 0, 0);
+  const std::vector<float> wt(s.cout * s.cin, 0.5f);
+  const kernels::GemmKernel& kn = kernels::gemm_kernel(active_isa());
+  EXPECT_EQ(kernels::ConvGemm(s, wt.data(), active_isa()).pixels_as_rows(), kernels::pointwise_pixels_as_rows(s, kn));
+  EXPECT_FALSE(kernels::ConvGemm(s, nullptr, active_isa()).pixels_as_rows());  // weights packed per call: as A
+}
+
+TEST(ConvGemm, PixelsAsRowsMatchNaive) {
+  const ConvGeometry shapes[] = {
+      conv_shape(40, 7, 7, 96, 1, 1, 1, 0, 0, 0, 0),    // 49 pixels: four full row tiles and one pixel
+      conv_shape(24, 1, 1, 40, 1, 1, 1, 0, 0, 0, 0),    // one pixel (squeeze-excitation): a wide tile
+      conv_shape(17, 1, 3, 70, 1, 1, 1, 0, 0, 0, 0),    // three pixels, channels past the last vector
+      conv_shape(32, 7, 7, 64, 2, 1, 1, 0, 0, 0, 0),    // two groups
+      conv_shape(600, 5, 5, 100, 1, 1, 1, 0, 0, 0, 0),  // K 600: several k-blocks read C back
+  };
+  uint32_t seed = 1300;
+  for (const ConvGeometry& s : shapes) {
+    if (!check(s, 2, true, {}, seed++)) return;
+    if (!check(s, 1, false, {ActivationKind::kHardSwish}, seed++)) return;
+    if (!check(s, 1, true, {ActivationKind::kSigmoid}, seed++)) return;
   }
 }
 

@@ -31,11 +31,12 @@ struct Case {
   int64_t pad = 0;  // extra columns in every leading dimension
   GemmBias bias = GemmBias::kNone;
   ActivationKind act = ActivationKind::kNone;
+  bool tc = false;  // C stored transposed: [N, M]
 };
 
 std::string describe(const Case& c) {
-  return fmt::format("{}x{}x{} ta={} tb={} alpha={} beta={} pad={} bias={} act={}", c.m, c.n, c.k, c.ta, c.tb, c.alpha,
-                     c.beta, c.pad, int(c.bias), int(c.act));
+  return fmt::format("{}x{}x{} ta={} tb={} tc={} alpha={} beta={} pad={} bias={} act={}", c.m, c.n, c.k, c.ta, c.tb,
+                     c.tc, c.alpha, c.beta, c.pad, int(c.bias), int(c.act));
 }
 
 Activation activation_of(ActivationKind kind) {
@@ -77,39 +78,46 @@ struct Operands {
   explicit Operands(const Case& cs, uint32_t seed = 1) : c(cs) {
     lda = (cs.ta ? cs.m : cs.k) + cs.pad;
     ldb = (cs.tb ? cs.k : cs.n) + cs.pad;
-    ldc = cs.n + cs.pad;
+    ldc = (cs.tc ? cs.m : cs.n) + cs.pad;
     a = random_values((cs.ta ? cs.k : cs.m) * lda, seed);
     b = random_values((cs.tb ? cs.n : cs.k) * ldb, seed + 1);
-    c0 = random_values(cs.m * ldc, seed + 2);
+    c0 = random_values(lines() * ldc, seed + 2);
     bias = random_values(cs.bias == GemmBias::kPerRow ? cs.m : cs.n, seed + 3);
   }
 
-  // reference::gemm, then the epilogue by definition.
+  // C's stored lines and the valid length of each (the rest is padding).
+  int64_t lines() const { return c.tc ? c.n : c.m; }
+  int64_t line_length() const { return c.tc ? c.m : c.n; }
+  // Where C[i, j] is stored.
+  int64_t at(int64_t i, int64_t j) const { return c.tc ? j * ldc + i : i * ldc + j; }
+
+  // reference::gemm on a row-major copy of C, then the epilogue by definition.
   std::vector<float> expected() const {
+    std::vector<float> rm(c.m * c.n);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) rm[i * c.n + j] = c0[at(i, j)];
+    reference::gemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, rm.data(), c.n);
     std::vector<float> y = c0;
-    reference::gemm(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, y.data(), ldc);
     for (int64_t i = 0; i < c.m; ++i)
       for (int64_t j = 0; j < c.n; ++j) {
-        float& x = y[i * ldc + j];
+        float x = rm[i * c.n + j];
         if (c.bias == GemmBias::kPerRow) x += bias[i];
         if (c.bias == GemmBias::kPerColumn) x += bias[j];
-        x = activate(c.act, x);
+        y[at(i, j)] = activate(c.act, x);
       }
     return y;
   }
 
   // Rounding allowance per element: float error grows with the sum of |products|.
   std::vector<float> tolerance() const {
-    std::vector<float> abs_a(a.size()), abs_b(b.size()), t(c.m * ldc, 0.0f);
+    std::vector<float> abs_a(a.size()), abs_b(b.size()), rm(c.m * c.n, 0.0f), t(lines() * ldc, 0.0f);
     for (size_t i = 0; i < a.size(); ++i) abs_a[i] = std::fabs(a[i]);
     for (size_t i = 0; i < b.size(); ++i) abs_b[i] = std::fabs(b[i]);
-    reference::gemm(c.ta, c.tb, c.m, c.n, c.k, std::fabs(c.alpha), abs_a.data(), lda, abs_b.data(), ldb, 0.0f, t.data(),
-                    ldc);
+    reference::gemm(c.ta, c.tb, c.m, c.n, c.k, std::fabs(c.alpha), abs_a.data(), lda, abs_b.data(), ldb, 0.0f,
+                    rm.data(), c.n);
     for (int64_t i = 0; i < c.m; ++i)
-      for (int64_t j = 0; j < c.n; ++j) {
-        float& x = t[i * ldc + j];
-        x = 1e-5f * (1.0f + x + std::fabs(c.beta * c0[i * ldc + j]) + 1.0f);
-      }
+      for (int64_t j = 0; j < c.n; ++j)
+        t[at(i, j)] = 1e-5f * (1.0f + rm[i * c.n + j] + std::fabs(c.beta * c0[at(i, j)]) + 1.0f);
     return t;
   }
 
@@ -126,6 +134,7 @@ struct Operands {
     ep.bias_kind = c.bias;
     ep.bias = c.bias == GemmBias::kNone ? nullptr : bias.data();
     ep.activation = activation_of(c.act);
+    ep.transposed_c = c.tc;
     std::vector<float> y = c0;
     kernels::gemm(c.m, c.n, c.k, c.alpha, op_a, op_b, c.beta, y.data(), ldc, ep, workspace, threads, kernel);
     return y;
@@ -136,13 +145,14 @@ struct Operands {
 void expect_matches(const Operands& o, const std::vector<float>& got, const std::string& what) {
   const std::vector<float> want = o.expected(), tol = o.tolerance();
   int64_t bad = 0;
-  for (int64_t i = 0; i < o.c.m; ++i)
-    for (int64_t j = 0; j < o.ldc; ++j) {
-      const int64_t e = i * o.ldc + j;
-      const bool ok = j < o.c.n ? std::fabs(got[e] - want[e]) <= tol[e] : got[e] == o.c0[e];
+  for (int64_t l = 0; l < o.lines(); ++l)
+    for (int64_t p = 0; p < o.ldc; ++p) {
+      const int64_t e = l * o.ldc + p;
+      const bool valid = p < o.line_length();
+      const bool ok = valid ? std::fabs(got[e] - want[e]) <= tol[e] : got[e] == o.c0[e];
       if (!ok && bad++ < 3)
-        ADD_FAILURE() << what << ": C[" << i << "," << j << "] = " << got[e] << ", want "
-                      << (j < o.c.n ? want[e] : o.c0[e]);
+        ADD_FAILURE() << what << ": stored C line " << l << " element " << p << " = " << got[e] << ", want "
+                      << (valid ? want[e] : o.c0[e]);
     }
   EXPECT_EQ(bad, 0) << what;
 }
@@ -212,6 +222,28 @@ TEST(GemmKernel, EpilogueBiasAndActivation) {
           c.pad = 1;
           Operands o(c);
           expect_matches(o, o.run(*kn, 1, GemmPacked::kNone), fmt::format("{} {}", kn->name, describe(c)));
+        }
+}
+
+// C stored transposed (a pointwise convolution computing pixels as rows): every edge tile,
+// wide few-row tiles, several k-blocks (beta reads C back), the epilogue, both threads.
+TEST(GemmKernel, TransposedCMatchesReference) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (int64_t m : {1, 2, 3, 5, 12, 13, 49, 170})
+      for (int64_t n : {1, 7, 16, 17, 33, 64})
+        for (int64_t k : {1, 16, 600}) {
+          Case c{m, n, k};
+          c.tc = true;
+          c.tb = true;
+          c.pad = 2;
+          c.beta = k == 16 ? 0.5f : 0.0f;
+          c.bias = m % 2 ? GemmBias::kPerColumn : GemmBias::kPerRow;
+          c.act = n % 2 ? ActivationKind::kHardSwish : ActivationKind::kClip;
+          Operands o(c);
+          for (int threads : {1, 2})
+            for (GemmPacked packed : {GemmPacked::kNone, GemmPacked::kB})
+              expect_matches(o, o.run(*kn, threads, packed),
+                             fmt::format("{} {} threads={} packed={}", kn->name, describe(c), threads, int(packed)));
         }
 }
 
@@ -329,15 +361,18 @@ TEST(GemmKernel, BetaZeroIgnoresNaNInC) {
 }
 
 TEST(GemmKernel, KZeroScalesCAndAppliesTheEpilogue) {
-  Case c{3, 5, 0};
-  c.beta = 2.0f;
-  c.bias = GemmBias::kPerColumn;
-  c.act = ActivationKind::kRelu;
-  Operands o(c);
-  const std::vector<float> y = o.run(kernels::active_gemm_kernel(), 1, GemmPacked::kNone);
-  for (int64_t i = 0; i < c.m; ++i)
-    for (int64_t j = 0; j < c.n; ++j)
-      EXPECT_FLOAT_EQ(y[i * c.n + j], std::max(0.0f, 2.0f * o.c0[i * c.n + j] + o.bias[j]));
+  for (bool tc : {false, true}) {
+    Case c{3, 5, 0};
+    c.beta = 2.0f;
+    c.bias = GemmBias::kPerColumn;
+    c.act = ActivationKind::kRelu;
+    c.tc = tc;
+    Operands o(c);
+    const std::vector<float> y = o.run(kernels::active_gemm_kernel(), 1, GemmPacked::kNone);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j)
+        EXPECT_FLOAT_EQ(y[o.at(i, j)], std::max(0.0f, 2.0f * o.c0[o.at(i, j)] + o.bias[j])) << "tc " << tc;
+  }
 }
 
 TEST(GemmKernel, RejectsPackedOperandsOfTheWrongShapeOrSide) {
