@@ -103,6 +103,8 @@ class ConvKernel final : public Kernel {
         f.details["gemm_kernel"] = gemm_.kernel().name;
         f.details["prepacked"] = constant_weights ? "weights" : "none";
         if (method_ == ConvMethod::kIm2col) f.details["im2col"] = "into the GEMM's B panels";
+        // Which side of the product is broadcast: pixels on few-pixel planes (see ConvGemm).
+        f.details["gemm_rows"] = gemm_.pixels_as_rows() ? "pixels" : "output channels";
         f.workspace_bytes =
             checked_mul({4, kernels::conv_gemm_workspace_floats(g, gemm_.kernel(), constant_weights, threads)});
         break;

@@ -180,6 +180,20 @@ TEST(Conv, GemmKernelsReportTheirPacking) {
   EXPECT_EQ(runtime.outputs[0], constant.outputs[0]);
 }
 
+// A 1x1 convolution on a 7x7 plane computes its 49 pixels as the GEMM's rows on the SIMD
+// targets (the vectors run along the output channels), on a 56x56 plane its channels.
+TEST(Conv, PointwiseReportsWhichSideIsTheGemmsRows) {
+  auto run = [](int64_t side) {
+    auto x = random_values(1 * 32 * side * side, 51);
+    auto wt = random_values(64 * 32, 52);
+    return run_op("Conv", {input({1, 32, side, side}, x), weight({64, 32, 1, 1}, wt)});
+  };
+  const OpResult small = run(7), large = run(56);
+  EXPECT_EQ(small.details["kernel"], "pointwise_gemm");
+  EXPECT_EQ(small.details["gemm_rows"], active_isa() == Isa::kScalar ? "output channels" : "pixels");
+  EXPECT_EQ(large.details["gemm_rows"], "output channels");
+}
+
 // The blocked kernel's facts say what its layout costs; weights that are a run-time input
 // (it packs them at bind time) keep im2col + GEMM.
 TEST(Conv, BlockedKernelReportsItsLayout) {
