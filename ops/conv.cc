@@ -67,8 +67,8 @@ class ConvKernel final : public Kernel {
     else if (use_blocked(g, constant_weights, isa))
       method_ = ConvMethod::kBlocked;
     else
-      method_ = kernels::is_pointwise(g) || kernels::is_strided_pointwise(g) ? ConvMethod::kPointwise
-                                                                             : ConvMethod::kIm2col;
+      method_ =
+          kernels::is_pointwise(g) || kernels::is_strided_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
 
     KernelFacts& f = mutable_facts();
     f.op_class = conv_class(g);

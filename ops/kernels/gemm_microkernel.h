@@ -10,6 +10,7 @@
 
 #include "ops/kernels/activation_math.h"
 #include "ops/kernels/gemm_kernel.h"
+#include "ops/kernels/transpose.h"
 
 namespace minfer::kernels {
 namespace {
@@ -30,7 +31,7 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
   const bool scalar_act = act && !activation_in_registers(*act);
   alignas(64) float tile[ROWS * NR];
   float* const c_tile = blk.c_trans ? blk.c + j * blk.ldc + i : nullptr;
-  if (c_tile && read_c) load_tile_transposed(c_tile, blk.ldc, ROWS, NR, tile, NR);
+  if (c_tile && read_c) transpose(c_tile, blk.ldc, NR, ROWS, tile, NR);
   float* c = blk.c_trans ? tile : blk.c + i * blk.ldc + j;
   const int64_t ldc = blk.c_trans ? NR : blk.ldc;
 #pragma GCC unroll 16
@@ -48,7 +49,7 @@ inline void store_tile(const GemmBlock& blk, const Vec<Arch> (&acc)[ROWS][NV], i
     }
     if (scalar_act) act->apply(c, NR);
   }
-  if (c_tile) store_tile_transposed(tile, NR, ROWS, NR, c_tile, blk.ldc);
+  if (c_tile) transpose(tile, NR, ROWS, NR, c_tile, blk.ldc);
 }
 
 // One [ROWS <= MR, nr <= NVU * W] tile: acc = sum over k of A panel column x B panel

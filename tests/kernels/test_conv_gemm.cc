@@ -155,10 +155,10 @@ TEST(ConvGemm, StridedPointwiseSubsamplesTheInput) {
   asymmetric.out_h = 5;
   asymmetric.out_w = 3;
   const ConvGeometry shapes[] = {
-      conv_shape(16, 7, 7, 24, 1, 1, 2, 0, 0, 0, 0),     // odd plane: 4x4 outputs
-      conv_shape(40, 14, 14, 64, 1, 1, 2, 0, 0, 0, 0),   // 7x7 outputs: pixels as rows on SIMD targets
-      conv_shape(9, 11, 10, 13, 1, 1, 3, 0, 0, 0, 0),    // stride 3
-      conv_shape(12, 10, 10, 18, 3, 1, 2, 0, 0, 0, 0),   // groups
+      conv_shape(16, 7, 7, 24, 1, 1, 2, 0, 0, 0, 0),    // odd plane: 4x4 outputs
+      conv_shape(40, 14, 14, 64, 1, 1, 2, 0, 0, 0, 0),  // 7x7 outputs: pixels as rows on SIMD targets
+      conv_shape(9, 11, 10, 13, 1, 1, 3, 0, 0, 0, 0),   // stride 3
+      conv_shape(12, 10, 10, 18, 3, 1, 2, 0, 0, 0, 0),  // groups
       asymmetric,
   };
   uint32_t seed = 1400;
