@@ -6,10 +6,11 @@
 // rows are transposed (lane_transpose.h) into a zero-bordered tile [rows][pitch][V::size]
 // whose every pixel is one vector of the group's channels, so each output pixel is K*K
 // vector multiply-adds with a weight vector per tap, whatever the plane's width or the
-// stride: no lane idles on a 7-wide row and a stride needs no deinterleave. The outputs
-// go to a [pixels][V::size] tile with the bias and activation applied in the registers,
-// then are transposed back into the NCHW planes. Each output's sum runs over the taps in
-// the plane kernel's order (bias, then row by row), so both kernels give the same bits.
+// stride: no lane idles on a 7-wide row and a stride needs no deinterleave. V::size
+// output pixels at a time are summed in registers, transposed back into V::size channel
+// rows, activated and stored into the NCHW planes. Each output's sum runs over the taps
+// in the per-plane kernel's order (bias, then row by row), so both kernels give the
+// same bits.
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,9 @@
 // Square register transposes and partial loads and stores for the SIMD targets: how the
 // channels-in-lanes depthwise kernel (depthwise_conv_lanes_impl.h) moves V::size channel
-// planes (NCHW) into pixel vectors of V::size channels and back. Included only by the
-// per-target translation units; internal linkage.
+// planes (NCHW) into pixel vectors of V::size channels and back. In registers, unlike
+// kernels::transpose (transpose.h, memory to memory in 4x4 SSE blocks): the output
+// pixels are transposed between the multiply-adds and the activation, never stored
+// pixel-major. Included only by the per-target translation units; internal linkage.
 #pragma once
 
 #include <cstdint>
