@@ -150,6 +150,27 @@ inline void deinterleave_vector(const float* src, float* even, float* odd) {
     static_assert(V::size == 1, "no deinterleave for this vector width");
 }
 
+// Copies n floats from src to dst (not overlapping) in whole vectors, the rest as one
+// vector ending at n, or for n < V::size two overlapping pieces of 8 or 4 floats: no
+// per-float loop and no call to memcpy for the short rows of small planes.
+template <class V>
+inline void copy_floats(const float* src, int64_t n, float* dst) {
+  constexpr int64_t W = V::size;
+  if (n >= W) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) V::load_unaligned(src + i).store_unaligned(dst + i);
+    if (i < n) V::load_unaligned(src + n - W).store_unaligned(dst + n - W);
+  } else if (W > 8 && n >= 8) {
+    std::memcpy(dst, src, 8 * sizeof(float));
+    std::memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+  } else if (W > 4 && n >= 4) {
+    std::memcpy(dst, src, 4 * sizeof(float));
+    std::memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
+}
+
 // Stores the first n (< V::size) lanes: the tail of a row.
 template <class V>
 inline void store_first(V x, float* p, int64_t n) {
