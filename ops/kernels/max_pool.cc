@@ -41,7 +41,8 @@ MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s) {
   l.pitch = s.out_w + column_reach;
   l.rows = s.out_h + row_reach;
   const int64_t outputs = checked_mul({s.out_h, l.pitch});
-  l.phase_floats = round_up(outputs, k.lanes) + row_reach * l.pitch + column_reach;
+  // The slack: the last vector's reach past the outputs, and a vector past the last row.
+  l.phase_floats = round_up(outputs, k.lanes) + row_reach * l.pitch + column_reach + k.lanes;
   l.phases = w.sh * w.sw;
   // Vectors of taps (the row copies cost about one each): along the rows, the last one
   // of each row partly wasted; along the whole plane, the columns past out_w wasted.
@@ -50,7 +51,7 @@ MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s) {
   const int64_t plane_vectors = (outputs + k.lanes - 1) / k.lanes;
   l.whole_plane = s.out_w < k.lanes || plane_vectors * taps + s.out_h < row_vectors * taps;
   if (l.whole_plane) l.out_floats = round_up(outputs, k.lanes);
-  l.scratch_floats = checked_mul({l.phases, l.phase_floats}) + l.out_floats;
+  l.scratch_floats = checked_mul({2, l.phases, l.phase_floats}) + l.out_floats;
   return l;
 }
 

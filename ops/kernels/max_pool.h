@@ -45,7 +45,7 @@ struct MaxPoolLayout {
   // when it takes fewer vectors than the rows do (rows narrower than a vector).
   bool whole_plane = false;
   int64_t out_floats = 0;
-  int64_t scratch_floats = 0;  // one thread's: the phases and out_floats
+  int64_t scratch_floats = 0;  // one thread's: two copies of the phases, and out_floats
 };
 
 struct MaxPoolKernel {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "ops/kernels/max_pool.h"
-#include "ops/kernels/padded_rows.h"
 #include "ops/kernels/simd.h"
 
 namespace minfer::kernels {
@@ -64,17 +64,85 @@ inline void max_pool_run(const float* at, int64_t count, const int64_t* taps, in
   }
 }
 
-// Copies input row xr into phase row `dst` (the first column phase's; the others follow
-// phase_floats apart), leaving the border's -inf as it is.
+// row[at + i] in lane i where 0 <= at + i < w, -inf in the other lanes (the padding). The
+// lanes outside are never read: masked loads do not fault there.
+template <class V>
+inline V load_inside(const float* row, int64_t at, int64_t w) {
+  constexpr int64_t W = V::size;
+  if (at >= 0 && at + W <= w) return V::load_unaligned(row + at);
+  const int64_t lo = std::clamp<int64_t>(-at, 0, W), hi = std::clamp<int64_t>(w - at, 0, W);
+  // The address of lane 0, maybe outside the row: formed as an integer, not by pointer
+  // arithmetic past the array.
+  const uintptr_t lane0 = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(at) * sizeof(float);
+#if XSIMD_WITH_AVX512F
+  if constexpr (W == 16) {
+    const auto inside = static_cast<__mmask16>((0xffffu >> (W - hi)) & (0xffffu << lo));
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(kMinusInf), hi > lo ? inside : 0, reinterpret_cast<const float*>(lane0));
+  }
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (W == 8) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i inside = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)),
+                                            _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane));
+    const __m256 v = _mm256_maskload_ps(reinterpret_cast<const float*>(lane0), inside);
+    return _mm256_blendv_ps(_mm256_set1_ps(kMinusInf), v, _mm256_castsi256_ps(inside));
+  }
+#endif
+}
+
+// The even- and odd-indexed floats of the 2 * V::size in a, b.
+template <class V>
+inline V evens(V a, V b) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (V::size == 16)
+    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (V::size == 8)  // [a0 a2 b0 b2 | a4 a6 b4 b6], then the middle 64-bit pairs swapped
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
+#endif
+}
+template <class V>
+inline V odds(V a, V b) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (V::size == 16)
+    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (V::size == 8)
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8));
+#endif
+}
+
+// Writes plane xp's rows into the phase planes at dst. Input row iy is padded row
+// r = iy + pad_top: phase row r / sh of the phases (r % sh, *), the first column phase's
+// at dst + (r % sh) * S * phase_floats; its columns past the pitch are never read (the
+// first `used`). Stride 1 copies the row's columns, the border's -inf left as it is.
+// Stride 2 writes each phase row whole, border cells -inf, in whole vectors of a
+// register deinterleave (lane by lane copies dominated small planes): the last runs on
+// into the next phase row (written after it) or the slack with -inf only (the loads
+// see the row end at `used`), so a padding row it reaches stays -inf.
 template <class V, int S>
-inline void copy_row(const float* xr, const PoolShape& s, const MaxPoolLayout& l, float* dst) {
-  const int64_t pad_left = s.win.pad_left;
-  if constexpr (S == 1) {
-    copy_floats<V>(xr, std::min(s.w, l.pitch - pad_left), dst + pad_left);
-  } else {
-    const PhaseColumns columns[2] = {phase_columns(s.w, pad_left, 2, 0, l.pitch),
-                                     phase_columns(s.w, pad_left, 2, 1, l.pitch)};
-    copy_row_stride2<V>(xr, pad_left, columns, l.phase_floats, dst);
+inline void copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, float* dst) {
+  constexpr int64_t W = V::size;
+  const Window2d& win = s.win;
+  const int64_t used = std::min(s.w, S * l.pitch - win.pad_left);
+  int64_t phase = win.pad_top % win.sh, row = win.pad_top / win.sh;  // of padded row iy + pad_top
+  for (int64_t iy = 0; iy < s.h && row < l.rows; ++iy) {
+    const float* xr = xp + iy * s.w;
+    float* d = dst + phase * S * l.phase_floats + row * l.pitch;
+    if constexpr (S == 1) {
+      copy_floats<V>(xr, used, d + win.pad_left);
+    } else {
+      for (int64_t i = 0; i < l.pitch; i += W) {
+        const int64_t at = 2 * i - win.pad_left;
+        const V a = load_inside<V>(xr, at, used), b = load_inside<V>(xr, at + W, used);
+        evens(a, b).store_unaligned(d + i);
+        odds(a, b).store_unaligned(d + l.phase_floats + i);
+      }
+    }
+    if (++phase == win.sh) phase = 0, ++row;
   }
 }
 
@@ -91,19 +159,19 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
       const int64_t phase = (ki * win.dh % win.sh) * S + kj % S;
       taps[n_taps++] = phase * l.phase_floats + ki * win.dh / win.sh * l.pitch + kj / S;
     }
-  // The border: every plane's copy writes the same interior.
-  std::fill(scratch, scratch + l.phases * l.phase_floats, kMinusInf);
-  float* out = scratch + l.phases * l.phase_floats;
+  // Two copies of the phase planes: plane p + 1 is copied in before plane p is pooled from
+  // the other, so the pool's loads never wait for the stores that wrote them (a load
+  // spanning two stores still in flight is not forwarded from them).
+  const int64_t planes_floats = l.phases * l.phase_floats;
+  std::fill(scratch, scratch + 2 * planes_floats, kMinusInf);  // the border: every copy writes the same interior
+  float* out = scratch + 2 * planes_floats;
+  if (begin < end) copy_plane<V, S>(x + begin * s.h * s.w, s, l, scratch);
   for (int64_t p = begin; p < end; ++p) {
-    const float* xp = x + p * s.h * s.w;
+    const float* phases = scratch + (p - begin) % 2 * planes_floats;
+    if (p + 1 < end) copy_plane<V, S>(x + (p + 1) * s.h * s.w, s, l, scratch + (p + 1 - begin) % 2 * planes_floats);
     float* yp = y + p * s.out_h * s.out_w;
-    for (int64_t iy = 0; iy < s.h; ++iy) {
-      const int64_t r = iy + win.pad_top, row = r / win.sh;
-      if (row < l.rows)
-        copy_row<V, S>(xp + iy * s.w, s, l, scratch + (r % win.sh) * S * l.phase_floats + row * l.pitch);
-    }
     if (l.whole_plane) {
-      max_pool_run<V>(scratch, l.out_floats / W, taps, n_taps, out);
+      max_pool_run<V>(phases, l.out_floats / W, taps, n_taps, out);
       for (int64_t oy = 0; oy < s.out_h; ++oy) copy_floats<V>(out + oy * l.pitch, s.out_w, yp + oy * s.out_w);
       continue;
     }
@@ -111,7 +179,7 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
     // columns already stored get the same values again).
     const int64_t full = s.out_w / W;
     for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      const float* at = scratch + oy * l.pitch;
+      const float* at = phases + oy * l.pitch;
       float* yr = yp + oy * s.out_w;
       max_pool_run<V>(at, full, taps, n_taps, yr);
       if (full * W < s.out_w) max_pool_vectors<V, 1>(at + s.out_w - W, taps, n_taps, yr + s.out_w - W);
