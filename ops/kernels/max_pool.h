@@ -1,12 +1,14 @@
 // The SIMD 2-D max pool: NCHW, horizontal stride 1 or 2 and dilation 1, windows up to
-// 16 x 16, any vertical stride and dilation, any padding and ceil_mode. Each plane's
-// interior is copied into a scratch split into stride phases in both directions (rows by
-// the vertical stride, columns by the horizontal one: ops/kernels/padded_rows.h) whose
-// border holds -inf, written once per call; every tap is then one unaligned vector load
-// at a fixed offset, with no bounds checks. The vectors run along each output row, or
-// for short rows (7x7 planes) along the whole phase plane, whose rows are then copied to
-// the output. Every output is nan_max over its window in window order, so the result is
-// the generic loop's (ops/pool.cc runs the other shapes) bit for bit.
+// 16 x 16, any vertical stride and dilation, any padding and ceil_mode. Each plane is
+// copied into a scratch split into stride phases in both directions (padded row r in
+// phase r % sh, padded column c in phase c % sw, as the direct convolution's rows in
+// ops/kernels/padded_rows.h) whose border holds -inf, written once per call; every tap
+// is then one unaligned vector load at a fixed offset, with no bounds checks. Two such
+// scratches alternate: plane p + 1 is copied in before plane p is pooled. The vectors
+// run along each output row, or for short rows (7x7 planes) along the whole phase plane,
+// whose rows are then copied to the output. Every output is nan_max over its window in
+// window order, so the result is the generic loop's (ops/pool.cc runs the other shapes)
+// bit for bit.
 //
 //   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
 //     workspace: max_pool_workspace_floats(*k, shape, planes, threads) floats

@@ -64,30 +64,45 @@ inline void max_pool_run(const float* at, int64_t count, const int64_t* taps, in
   }
 }
 
-// row[at + i] in lane i where 0 <= at + i < w, -inf in the other lanes (the padding). The
-// lanes outside are never read: masked loads do not fault there.
+// Which lanes of a vector loaded from row[at] lie inside the row's w floats (all: a plain
+// load), worked out once for the rows of a plane that share them.
 template <class V>
-inline V load_inside(const float* row, int64_t at, int64_t w) {
-  constexpr int64_t W = V::size;
-  if (at >= 0 && at + W <= w) return V::load_unaligned(row + at);
-  const int64_t lo = std::clamp<int64_t>(-at, 0, W), hi = std::clamp<int64_t>(w - at, 0, W);
+struct Lanes {
+  bool all = true;
+#if XSIMD_WITH_AVX512F
+  __mmask16 inside = 0xffff;
+#else
+  __m256i inside = _mm256_set1_epi32(-1);
+#endif
+  Lanes() = default;
+  Lanes(int64_t at, int64_t w) {
+    constexpr int64_t W = V::size;
+    all = at >= 0 && at + W <= w;
+    const int64_t lo = std::clamp<int64_t>(-at, 0, W), hi = std::clamp<int64_t>(w - at, lo, W);
+#if XSIMD_WITH_AVX512F
+    inside = static_cast<__mmask16>((0xffffu >> (W - hi)) & (0xffffu << lo));
+#else
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    inside = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)),
+                              _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane));
+#endif
+  }
+};
+
+// row[at + i] in lane i where lanes says it is inside the row, -inf in the other lanes
+// (the padding), which are never read: masked loads do not fault there.
+template <class V>
+inline V load_lanes(const float* row, int64_t at, const Lanes<V>& lanes) {
+  if (lanes.all) return V::load_unaligned(row + at);
   // The address of lane 0, maybe outside the row: formed as an integer, not by pointer
   // arithmetic past the array.
-  const uintptr_t lane0 = reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(at) * sizeof(float);
+  const auto lane0 =
+      reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(at) * sizeof(float));
 #if XSIMD_WITH_AVX512F
-  if constexpr (W == 16) {
-    const auto inside = static_cast<__mmask16>((0xffffu >> (W - hi)) & (0xffffu << lo));
-    return _mm512_mask_loadu_ps(_mm512_set1_ps(kMinusInf), hi > lo ? inside : 0, reinterpret_cast<const float*>(lane0));
-  }
-#endif
-#if XSIMD_WITH_AVX2
-  if constexpr (W == 8) {
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i inside = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)),
-                                            _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane));
-    const __m256 v = _mm256_maskload_ps(reinterpret_cast<const float*>(lane0), inside);
-    return _mm256_blendv_ps(_mm256_set1_ps(kMinusInf), v, _mm256_castsi256_ps(inside));
-  }
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(kMinusInf), lanes.inside, lane0);
+#else
+  return _mm256_blendv_ps(_mm256_set1_ps(kMinusInf), _mm256_maskload_ps(lane0, lanes.inside),
+                          _mm256_castsi256_ps(lanes.inside));
 #endif
 }
 
@@ -128,6 +143,13 @@ inline void copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
   constexpr int64_t W = V::size;
   const Window2d& win = s.win;
   const int64_t used = std::min(s.w, S * l.pitch - win.pad_left);
+  // The lanes of a stride-2 row's first vectors' loads (every vector of a short row).
+  constexpr int64_t kRowLanes = 8;
+  Lanes<V> lanes[2 * kRowLanes];
+  if constexpr (S == 2)
+    for (int64_t v = 0; v < kRowLanes; ++v)
+      for (int64_t half = 0; half < 2; ++half)
+        lanes[2 * v + half] = Lanes<V>(2 * v * W - win.pad_left + half * W, used);
   int64_t phase = win.pad_top % win.sh, row = win.pad_top / win.sh;  // of padded row iy + pad_top
   for (int64_t iy = 0; iy < s.h && row < l.rows; ++iy) {
     const float* xr = xp + iy * s.w;
@@ -135,9 +157,10 @@ inline void copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
     if constexpr (S == 1) {
       copy_floats<V>(xr, used, d + win.pad_left);
     } else {
-      for (int64_t i = 0; i < l.pitch; i += W) {
+      for (int64_t v = 0, i = 0; i < l.pitch; ++v, i += W) {
         const int64_t at = 2 * i - win.pad_left;
-        const V a = load_inside<V>(xr, at, used), b = load_inside<V>(xr, at + W, used);
+        const V a = load_lanes<V>(xr, at, v < kRowLanes ? lanes[2 * v] : Lanes<V>(at, used));
+        const V b = load_lanes<V>(xr, at + W, v < kRowLanes ? lanes[2 * v + 1] : Lanes<V>(at + W, used));
         evens(a, b).store_unaligned(d + i);
         odds(a, b).store_unaligned(d + l.phase_floats + i);
       }
