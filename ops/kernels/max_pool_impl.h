@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -33,10 +34,66 @@ inline xsimd::batch<float, Arch> max_keep_nan(xsimd::batch<float, Arch> acc, xsi
   return xsimd::select((acc < v) || xsimd::isnan(v), v, acc);
 }
 
+// MAXPS(v, acc): nan_max where no tap is NaN (ties keep acc, the earlier tap), in one
+// instruction; a plane without a NaN is pooled with it.
+template <class Arch>
+inline xsimd::batch<float, Arch> max_no_nan(xsimd::batch<float, Arch> acc, xsimd::batch<float, Arch> v) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_same_v<Arch, xsimd::avx512f>) return _mm512_max_ps(v, acc);
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_same_v<Arch, xsimd::avx2>) return _mm256_max_ps(v, acc);
+#endif
+  return xsimd::select(acc < v, v, acc);
+}
+
+template <bool KeepNan, class V>
+inline V max_step(V acc, V v) {
+  if constexpr (KeepNan)
+    return max_keep_nan(acc, v);
+  else
+    return max_no_nan(acc, v);
+}
+
+// Whether a float of the vectors seen is NaN: the largest magnitude's bits past +inf's
+// (an integer and and max a vector, no compare).
+template <class V>
+struct NanWatch {
+#if XSIMD_WITH_AVX512F
+  __m512i largest = _mm512_setzero_si512();
+  void see(V v) {
+    largest = _mm512_max_epu32(largest, _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff)));
+  }
+  bool seen() const {
+    return _mm512_cmpgt_epu32_mask(largest, _mm512_set1_epi32(0x7f800000)) != 0;
+  }
+#else
+  __m256i largest = _mm256_setzero_si256();
+  void see(V v) {
+    largest = _mm256_max_epu32(largest, _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff)));
+  }
+  // Magnitudes are below 2^31: a signed compare.
+  bool seen() const {
+    return _mm256_movemask_epi8(_mm256_cmpgt_epi32(largest, _mm256_set1_epi32(0x7f800000))) != 0;
+  }
+#endif
+};
+
+// Whether any of the n floats at p is NaN.
+template <class V>
+inline bool has_nan(const float* p, int64_t n) {
+  constexpr int64_t W = V::size;
+  if (n < W) return std::any_of(p, p + n, [](float v) { return std::isnan(v); });
+  NanWatch<V> nan;
+  for (int64_t i = 0; i + W <= n; i += W) nan.see(V::load_unaligned(p + i));
+  nan.see(V::load_unaligned(p + n - W));
+  return nan.seen();
+}
+
 // NV vectors of outputs side by side from plane position `at` on, each its own chain of
 // taps in window order (a tap's max waits for the previous one's: independent chains keep
 // the vector units busy), stored at out.
-template <class V, int NV>
+template <class V, int NV, bool KeepNan>
 inline void max_pool_vectors(const float* at, const int64_t* taps, int n_taps, float* out) {
   constexpr int64_t W = V::size;
   V acc[NV];
@@ -45,21 +102,21 @@ inline void max_pool_vectors(const float* at, const int64_t* taps, int n_taps, f
   for (int t = 1; t < n_taps; ++t) {
     const float* src = at + taps[t];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[v] = max_keep_nan(acc[v], V::load_unaligned(src + v * W));
+    for (int v = 0; v < NV; ++v) acc[v] = max_step<KeepNan>(acc[v], V::load_unaligned(src + v * W));
   }
   for (int v = 0; v < NV; ++v) acc[v].store_unaligned(out + v * W);
 }
 
 // `count` vectors of outputs, one after the other, from plane position `at` on to out.
-template <class V>
+template <class V, bool KeepNan>
 inline void max_pool_run(const float* at, int64_t count, const int64_t* taps, int n_taps, float* out) {
   constexpr int64_t W = V::size;
   int64_t i = 0;
-  for (; i + 4 <= count; i += 4) max_pool_vectors<V, 4>(at + i * W, taps, n_taps, out + i * W);
+  for (; i + 4 <= count; i += 4) max_pool_vectors<V, 4, KeepNan>(at + i * W, taps, n_taps, out + i * W);
   switch (count - i) {
-    case 3: max_pool_vectors<V, 3>(at + i * W, taps, n_taps, out + i * W); break;
-    case 2: max_pool_vectors<V, 2>(at + i * W, taps, n_taps, out + i * W); break;
-    case 1: max_pool_vectors<V, 1>(at + i * W, taps, n_taps, out + i * W); break;
+    case 3: max_pool_vectors<V, 3, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
+    case 2: max_pool_vectors<V, 2, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
+    case 1: max_pool_vectors<V, 1, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
     default: break;
   }
 }
@@ -139,7 +196,7 @@ inline V odds(V a, V b) {
 // into the next phase row (written after it) or the slack with -inf only (the loads
 // see the row end at `used`), so a padding row it reaches stays -inf.
 template <class V, int S>
-inline void copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, float* dst) {
+inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, float* dst) {
   constexpr int64_t W = V::size;
   const Window2d& win = s.win;
   const int64_t used = std::min(s.w, S * l.pitch - win.pad_left);
@@ -150,6 +207,7 @@ inline void copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
     for (int64_t v = 0; v < kRowLanes; ++v)
       for (int64_t half = 0; half < 2; ++half)
         lanes[2 * v + half] = Lanes<V>(2 * v * W - win.pad_left + half * W, used);
+  NanWatch<V> nan;                                                   // stride 2: of the values copied
   int64_t phase = win.pad_top % win.sh, row = win.pad_top / win.sh;  // of padded row iy + pad_top
   for (int64_t iy = 0; iy < s.h && row < l.rows; ++iy) {
     const float* xr = xp + iy * s.w;
@@ -161,18 +219,45 @@ inline void copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
         const int64_t at = 2 * i - win.pad_left;
         const V a = load_lanes<V>(xr, at, v < kRowLanes ? lanes[2 * v] : Lanes<V>(at, used));
         const V b = load_lanes<V>(xr, at + W, v < kRowLanes ? lanes[2 * v + 1] : Lanes<V>(at + W, used));
+        nan.see(a);
+        nan.see(b);
         evens(a, b).store_unaligned(d + i);
         odds(a, b).store_unaligned(d + l.phase_floats + i);
       }
     }
     if (++phase == win.sh) phase = 0, ++row;
   }
+  // Stride 1 copies in pieces of any length: a pass over the plane instead.
+  if constexpr (S == 1)
+    return has_nan<V>(xp, s.h * s.w);
+  else
+    return nan.seen();
+}
+
+// One plane from its phase planes to yp (out: the whole-plane layout's outputs).
+template <class V, bool KeepNan>
+void pool_plane(const PoolShape& s, const MaxPoolLayout& l, const float* phases, const int64_t* taps, int n_taps,
+                float* out, float* yp) {
+  constexpr int64_t W = V::size;
+  if (l.whole_plane) {
+    max_pool_run<V, KeepNan>(phases, l.out_floats / W, taps, n_taps, out);
+    for (int64_t oy = 0; oy < s.out_h; ++oy) copy_floats<V>(out + oy * l.pitch, s.out_w, yp + oy * s.out_w);
+    return;
+  }
+  // Along each row (out_w >= W): whole vectors, the last one ending at out_w (its
+  // columns already stored get the same values again).
+  const int64_t full = s.out_w / W;
+  for (int64_t oy = 0; oy < s.out_h; ++oy) {
+    const float* at = phases + oy * l.pitch;
+    float* yr = yp + oy * s.out_w;
+    max_pool_run<V, KeepNan>(at, full, taps, n_taps, yr);
+    if (full * W < s.out_w) max_pool_vectors<V, 1, KeepNan>(at + s.out_w - W, taps, n_taps, yr + s.out_w - W);
+  }
 }
 
 template <class V, int S>
 void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
                      float* scratch) {
-  constexpr int64_t W = V::size;
   const Window2d& win = s.win;
   // Where each window tap reads, from an output's position in the phase planes.
   int64_t taps[kMaxPoolMaxWindow * kMaxPoolMaxWindow];
@@ -188,25 +273,18 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
   const int64_t planes_floats = l.phases * l.phase_floats;
   std::fill(scratch, scratch + 2 * planes_floats, kMinusInf);  // the border: every copy writes the same interior
   float* out = scratch + 2 * planes_floats;
-  if (begin < end) copy_plane<V, S>(x + begin * s.h * s.w, s, l, scratch);
+  // Whether plane p + 1 has a NaN: a plane without is pooled with the one-instruction max.
+  bool next_has_nan = begin < end && copy_plane<V, S>(x + begin * s.h * s.w, s, l, scratch);
   for (int64_t p = begin; p < end; ++p) {
     const float* phases = scratch + (p - begin) % 2 * planes_floats;
-    if (p + 1 < end) copy_plane<V, S>(x + (p + 1) * s.h * s.w, s, l, scratch + (p + 1 - begin) % 2 * planes_floats);
+    const bool has_nan = next_has_nan;
+    if (p + 1 < end)
+      next_has_nan = copy_plane<V, S>(x + (p + 1) * s.h * s.w, s, l, scratch + (p + 1 - begin) % 2 * planes_floats);
     float* yp = y + p * s.out_h * s.out_w;
-    if (l.whole_plane) {
-      max_pool_run<V>(phases, l.out_floats / W, taps, n_taps, out);
-      for (int64_t oy = 0; oy < s.out_h; ++oy) copy_floats<V>(out + oy * l.pitch, s.out_w, yp + oy * s.out_w);
-      continue;
-    }
-    // Along each row (out_w >= W): whole vectors, the last one ending at out_w (its
-    // columns already stored get the same values again).
-    const int64_t full = s.out_w / W;
-    for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      const float* at = phases + oy * l.pitch;
-      float* yr = yp + oy * s.out_w;
-      max_pool_run<V>(at, full, taps, n_taps, yr);
-      if (full * W < s.out_w) max_pool_vectors<V, 1>(at + s.out_w - W, taps, n_taps, yr + s.out_w - W);
-    }
+    if (has_nan)
+      pool_plane<V, true>(s, l, phases, taps, n_taps, out, yp);
+    else
+      pool_plane<V, false>(s, l, phases, taps, n_taps, out, yp);
   }
 }
 
