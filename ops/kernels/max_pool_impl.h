@@ -187,38 +187,47 @@ inline V odds(V a, V b) {
 #endif
 }
 
-// Writes plane xp's rows into the phase planes at dst. Input row iy is padded row
-// r = iy + pad_top: phase row r / sh of the phases (r % sh, *), the first column phase's
-// at dst + (r % sh) * S * phase_floats; its columns past the pitch are never read (the
-// first `used`). Stride 1 copies the row's columns, the border's -inf left as it is.
-// Stride 2 writes each phase row whole, border cells -inf, in whole vectors of a
-// register deinterleave (lane by lane copies dominated small planes): the last runs on
-// into the next phase row (written after it) or the slack with -inf only (the loads
-// see the row end at `used`), so a padding row it reaches stays -inf.
+// How a plane's rows go into the phase planes (the same for every plane): input row iy
+// is padded row r = iy + pad_top, phase row r / sh of the phases (r % sh, *); only a
+// row's first `used` columns are ever read.
 template <class V, int S>
-inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, float* dst) {
+struct PlaneCopy {
+  static constexpr int64_t kRowLanes = 8;  // stride 2: the vectors whose load masks are kept
+  int64_t used = 0;
+  Lanes<V> lanes[2 * kRowLanes];  // the two loads of each of a row's first vectors (all of a short row's)
+  PlaneCopy(const PoolShape& s, const MaxPoolLayout& l) : used(std::min(s.w, S * l.pitch - s.win.pad_left)) {
+    if constexpr (S == 2)
+      for (int64_t v = 0; v < kRowLanes; ++v)
+        for (int64_t half = 0; half < 2; ++half)
+          lanes[2 * v + half] = Lanes<V>(2 * v * V::size - s.win.pad_left + half * V::size, used);
+  }
+};
+
+// Writes plane xp's rows into the phase planes at dst (a row's first column phase's at
+// dst + (r % sh) * S * phase_floats) and tells whether the plane has a NaN. Stride 1
+// copies the row's columns, the border's -inf left as it is. Stride 2 writes each phase
+// row whole, border cells -inf, in whole vectors of a register deinterleave (lane by
+// lane copies dominated small planes): the last runs on into the next phase row
+// (written after it) or the slack with -inf only (the loads see the row end at `used`),
+// so a padding row it reaches stays -inf.
+template <class V, int S>
+inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, const PlaneCopy<V, S>& c,
+                       float* dst) {
   constexpr int64_t W = V::size;
   const Window2d& win = s.win;
-  const int64_t used = std::min(s.w, S * l.pitch - win.pad_left);
-  // The lanes of a stride-2 row's first vectors' loads (every vector of a short row).
-  constexpr int64_t kRowLanes = 8;
-  Lanes<V> lanes[2 * kRowLanes];
-  if constexpr (S == 2)
-    for (int64_t v = 0; v < kRowLanes; ++v)
-      for (int64_t half = 0; half < 2; ++half)
-        lanes[2 * v + half] = Lanes<V>(2 * v * W - win.pad_left + half * W, used);
   NanWatch<V> nan;                                                   // stride 2: of the values copied
   int64_t phase = win.pad_top % win.sh, row = win.pad_top / win.sh;  // of padded row iy + pad_top
   for (int64_t iy = 0; iy < s.h && row < l.rows; ++iy) {
     const float* xr = xp + iy * s.w;
     float* d = dst + phase * S * l.phase_floats + row * l.pitch;
     if constexpr (S == 1) {
-      copy_floats<V>(xr, used, d + win.pad_left);
+      copy_floats<V>(xr, c.used, d + win.pad_left);
     } else {
       for (int64_t v = 0, i = 0; i < l.pitch; ++v, i += W) {
         const int64_t at = 2 * i - win.pad_left;
-        const V a = load_lanes<V>(xr, at, v < kRowLanes ? lanes[2 * v] : Lanes<V>(at, used));
-        const V b = load_lanes<V>(xr, at + W, v < kRowLanes ? lanes[2 * v + 1] : Lanes<V>(at + W, used));
+        const bool kept = v < c.kRowLanes;
+        const V a = load_lanes<V>(xr, at, kept ? c.lanes[2 * v] : Lanes<V>(at, c.used));
+        const V b = load_lanes<V>(xr, at + W, kept ? c.lanes[2 * v + 1] : Lanes<V>(at + W, c.used));
         nan.see(a);
         nan.see(b);
         evens(a, b).store_unaligned(d + i);
@@ -273,13 +282,15 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
   const int64_t planes_floats = l.phases * l.phase_floats;
   std::fill(scratch, scratch + 2 * planes_floats, kMinusInf);  // the border: every copy writes the same interior
   float* out = scratch + 2 * planes_floats;
+  const PlaneCopy<V, S> copy(s, l);
   // Whether plane p + 1 has a NaN: a plane without is pooled with the one-instruction max.
-  bool next_has_nan = begin < end && copy_plane<V, S>(x + begin * s.h * s.w, s, l, scratch);
+  bool next_has_nan = begin < end && copy_plane<V, S>(x + begin * s.h * s.w, s, l, copy, scratch);
   for (int64_t p = begin; p < end; ++p) {
     const float* phases = scratch + (p - begin) % 2 * planes_floats;
     const bool has_nan = next_has_nan;
     if (p + 1 < end)
-      next_has_nan = copy_plane<V, S>(x + (p + 1) * s.h * s.w, s, l, scratch + (p + 1 - begin) % 2 * planes_floats);
+      next_has_nan =
+          copy_plane<V, S>(x + (p + 1) * s.h * s.w, s, l, copy, scratch + (p + 1 - begin) % 2 * planes_floats);
     float* yp = y + p * s.out_h * s.out_w;
     if (has_nan)
       pool_plane<V, true>(s, l, phases, taps, n_taps, out, yp);
