@@ -67,7 +67,8 @@ class ConvKernel final : public Kernel {
     else if (use_blocked(g, constant_weights, isa))
       method_ = ConvMethod::kBlocked;
     else
-      method_ = kernels::is_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
+      method_ =
+          kernels::is_pointwise(g) || kernels::is_strided_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
 
     KernelFacts& f = mutable_facts();
     f.op_class = conv_class(g);
@@ -103,6 +104,7 @@ class ConvKernel final : public Kernel {
         f.details["gemm_kernel"] = gemm_.kernel().name;
         f.details["prepacked"] = constant_weights ? "weights" : "none";
         if (method_ == ConvMethod::kIm2col) f.details["im2col"] = "into the GEMM's B panels";
+        if (gemm_.subsampled_floats() > 0) f.details["input_subsample_bytes"] = 4 * gemm_.subsampled_floats();
         // Which side of the product is broadcast: pixels on few-pixel planes (see ConvGemm).
         f.details["gemm_rows"] = gemm_.pixels_as_rows() ? "pixels" : "output channels";
         f.workspace_bytes =

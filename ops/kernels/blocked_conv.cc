@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "ops/kernels/threads.h"
+#include "ops/kernels/transpose.h"
 #include "ops/kernels/workspace.h"
 
 namespace minfer::kernels {
@@ -113,15 +114,10 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         std::fill_n(dst, win.pad_left * C, 0.0f);
         std::fill_n(dst + (win.pad_left + s.w) * C, win.pad_right * C, 0.0f);
         float* interior = dst + win.pad_left * C;
-        for (int64_t lane = 0; lane < C; ++lane) {
-          const int64_t ci = ib * C + lane;
-          if (ci >= cin_g) {
-            for (int64_t ix = 0; ix < s.w; ++ix) interior[ix * C + lane] = 0.0f;
-            continue;
-          }
-          const float* src = xn + ((g * cin_g + ci) * s.h + iy) * s.w;
-          for (int64_t ix = 0; ix < s.w; ++ix) interior[ix * C + lane] = src[ix];
-        }
+        const int64_t lanes = std::min(C, cin_g - ib * C);
+        transpose(xn + ((g * cin_g + ib * C) * s.h + iy) * s.w, s.h * s.w, lanes, s.w, interior, C);
+        for (int64_t lane = lanes; lane < C; ++lane)
+          for (int64_t ix = 0; ix < s.w; ++ix) interior[ix * C + lane] = 0.0f;
       }
       // Each item, F output blocks x a band of output rows, is summed in the thread's
       // band of NCHWc partial sums, one chunk of input blocks (whose weights stay in L2)
@@ -159,12 +155,12 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
             kernel_->run_row(r);
           }
         }
-        // NCHWc -> NCHW, the activation on each row while it is in L1.
-        for (int64_t i = 0; i < blocks * C && ob0 * C + i < cout_g; ++i) {
-          const float* src = sums + i / C * out_block + i % C;
-          float* dst = yn + ((g * cout_g + ob0 * C + i) * s.out_h + oy0) * s.out_w;
-          for (int64_t p = 0; p < rows * s.out_w; ++p) dst[p] = src[p * C];
-          if (activation.kind != ActivationKind::kNone) activation.apply(dst, rows * s.out_w);
+        // The activation on the band while it is in L1, then NCHWc -> NCHW.
+        if (activation.kind != ActivationKind::kNone) activation.apply(sums, blocks * out_block);
+        for (int64_t f = 0; f < blocks && (ob0 + f) * C < cout_g; ++f) {
+          const int64_t lanes = std::min(C, cout_g - (ob0 + f) * C);
+          float* dst = yn + ((g * cout_g + (ob0 + f) * C) * s.out_h + oy0) * s.out_w;
+          transpose(sums + f * out_block, C, rows * s.out_w, lanes, dst, s.out_h * s.out_w);
         }
       }
     }

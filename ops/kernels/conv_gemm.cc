@@ -57,10 +57,41 @@ void pack_im2col_panel(const void* source, int64_t k0, int64_t kb, int64_t j0, i
 
 }  // namespace
 
-bool is_pointwise(const ConvGeometry& s) {
+namespace {
+
+bool unpadded_1x1(const ConvGeometry& s) {
   const Window2d& w = s.win;
-  return w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pad_top == 0 && w.pad_left == 0 && w.pad_bottom == 0 &&
-         w.pad_right == 0;
+  return w.kh == 1 && w.kw == 1 && w.pad_top == 0 && w.pad_left == 0 && w.pad_bottom == 0 && w.pad_right == 0;
+}
+
+int64_t subsampled_floats_of(const ConvGeometry& s) {
+  return is_strided_pointwise(s) ? s.cin * s.out_h * s.out_w : 0;
+}
+
+// x [cin, h, w] -> [cin, out_h, out_w]: every sh-th row, every sw-th column.
+void subsample(const ConvGeometry& s, const float* x, float* dst, int threads) {
+  const int team = threads_worth_starting(s.cin * s.out_h * s.out_w, s.cin, threads, Work::kStreaming);
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
+  for (int64_t c = 0; c < s.cin; ++c)
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      const float* row = x + (c * s.h + oy * s.win.sh) * s.w;
+      float* d = dst + (c * s.out_h + oy) * s.out_w;
+      for (int64_t ox = 0; ox < s.out_w; ++ox) d[ox] = row[ox * s.win.sw];
+    }
+}
+
+}  // namespace
+
+bool is_pointwise(const ConvGeometry& s) {
+  return unpadded_1x1(s) && s.win.sh == 1 && s.win.sw == 1;
+}
+
+bool is_strided_pointwise(const ConvGeometry& s) {
+  return unpadded_1x1(s) && (s.win.sh > 1 || s.win.sw > 1);
+}
+
+int64_t ConvGemm::subsampled_floats() const {
+  return subsampled_floats_of(shape_);
 }
 
 namespace {
@@ -76,14 +107,14 @@ int64_t tile_steps(int64_t rows, int64_t cols, const GemmKernel& kernel) {
 }  // namespace
 
 bool pointwise_pixels_as_rows(const ConvGeometry& s, const GemmKernel& kernel) {
-  if (!is_pointwise(s)) return false;
+  if (!unpadded_1x1(s)) return false;
   const int64_t pixels = s.out_h * s.out_w, channels = s.cout_per_group();
   // The transposed store goes through a scalar loop: it must save more than a tenth.
   return 11 * tile_steps(pixels, channels, kernel) < 10 * tile_steps(channels, pixels, kernel);
 }
 
 ConvGemm::ConvGemm(const ConvGeometry& s, const float* constant_weights, Isa isa)
-    : shape_(s), pointwise_(is_pointwise(s)), kernel_(&gemm_kernel(isa)) {
+    : shape_(s), pointwise_(unpadded_1x1(s)), kernel_(&gemm_kernel(isa)) {
   if (!constant_weights) return;
   pixels_as_rows_ = pointwise_pixels_as_rows(s, *kernel_);
   for (int64_t g = 0; g < s.group; ++g) {
@@ -117,28 +148,35 @@ int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kern
   const int64_t m = s.cout_per_group(), n = s.out_h * s.out_w, k = s.cin_per_group() * s.win.kh * s.win.kw;
   const int team = group_threads(s, m, n, k, threads);
   const bool rows = weights_prepacked && pointwise_pixels_as_rows(s, kernel);
-  if (team > 1) return team * gemm_floats(kernel, m, n, k, 1, weights_prepacked, rows);
-  return gemm_floats(kernel, m, n, k, threads, weights_prepacked, rows);
+  const int64_t gemm = team > 1 ? team * gemm_floats(kernel, m, n, k, 1, weights_prepacked, rows)
+                                : gemm_floats(kernel, m, n, k, threads, weights_prepacked, rows);
+  return gemm + subsampled_floats_of(s);
 }
 
 void ConvGemm::run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
                    float* y, std::span<float> workspace, int threads) const {
   const ConvGeometry& s = shape_;
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * n();
-  const int64_t in_group = s.cin_per_group() * s.h * s.w;
+  // A strided pointwise convolution reads its subsampled image, at the workspace's end.
+  const int64_t sub = subsampled_floats();
+  if (static_cast<int64_t>(workspace.size()) < sub)
+    throw std::invalid_argument("ConvGemm: workspace smaller than conv_gemm_workspace_floats()");
+  float* const sub_x = workspace.data() + workspace.size() - sub;
+  const std::span<float> gemm_workspace = workspace.first(workspace.size() - static_cast<size_t>(sub));
+  const int64_t in_group = s.cin_per_group() * (sub ? n() : s.h * s.w);
   const int team = group_threads(s, m(), n(), k(), threads);
   const int64_t team_floats = team > 1 ? gemm_floats(*kernel_, m(), n(), k(), 1, prepacked(), pixels_as_rows_) : 0;
-  if (team > 1 && static_cast<int64_t>(workspace.size()) < team * team_floats)
+  if (team > 1 && static_cast<int64_t>(gemm_workspace.size()) < team * team_floats)
     throw std::invalid_argument("ConvGemm: workspace smaller than conv_gemm_workspace_floats()");
-  auto run_group = [&](int64_t b, int64_t g) {
-    std::span<float> scratch = workspace;
+  auto run_group = [&](const float* xb, int64_t b, int64_t g) {
+    std::span<float> scratch = gemm_workspace;
     int gemm_threads = threads;
     if (team > 1) {
-      scratch =
-          workspace.subspan(static_cast<size_t>(omp_get_thread_num() * team_floats), static_cast<size_t>(team_floats));
+      scratch = gemm_workspace.subspan(static_cast<size_t>(omp_get_thread_num() * team_floats),
+                                       static_cast<size_t>(team_floats));
       gemm_threads = 1;
     }
-    const float* xg = x + b * in_image + g * in_group;
+    const float* xg = xb + g * in_group;
     const GemmOperand a = prepacked() ? GemmOperand(packed_[g]) : GemmOperand(weights + g * m() * k(), k());
     GemmEpilogue epilogue;
     epilogue.bias_kind = bias ? GemmBias::kPerRow : GemmBias::kNone;
@@ -158,7 +196,14 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
       gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
     }
   };
-  for (int64_t b = 0; b < batch; ++b) for_each_on_team(team, s.group, [&](int64_t g) { run_group(b, g); });
+  for (int64_t b = 0; b < batch; ++b) {
+    const float* xb = x + b * in_image;
+    if (sub) {
+      subsample(s, xb, sub_x, threads);
+      xb = sub_x;
+    }
+    for_each_on_team(team, s.group, [&](int64_t g) { run_group(xb, b, g); });
+  }
 }
 
 }  // namespace minfer::kernels

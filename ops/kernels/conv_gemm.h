@@ -2,8 +2,9 @@
 //   Y_g[Cout/g, Hout*Wout] = act(W_g[Cout/g, K] x col_g[K, Hout*Wout] + bias),  K = Cin/g*Kh*Kw.
 // The weights are packed once (when constant); im2col is fused into the GEMM's B packing
 // (each B panel is gathered from the image just before the micro-kernel reads it), so no
-// [K, Hout*Wout] column matrix exists; a pointwise convolution (1x1, unit stride, no
-// padding) reads the input as B directly. Used by Conv and ConvTranspose's conv method.
+// [K, Hout*Wout] column matrix exists; a pointwise convolution (1x1, no padding) reads
+// the input as B directly, after subsampling it into the workspace when strided (ResNet's
+// downsampling shortcuts). Used by Conv and ConvTranspose's conv method.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +24,10 @@ class ConvGemm {
   // run-time input, passed to run() and packed by each GEMM call.
   ConvGemm(const ConvGeometry& s, const float* constant_weights, Isa isa);
 
-  // 1x1, unit stride, no padding: the input is the GEMM's B as it is.
+  // 1x1, no padding: the input (subsampled first when strided) is the GEMM's B as it is.
   bool pointwise() const { return pointwise_; }
+  // Floats of the subsampled image in the workspace (0 unless strided pointwise).
+  int64_t subsampled_floats() const;
   // Pixels as the product's rows (see pixels_as_rows()).
   bool pixels_as_rows() const { return pixels_as_rows_; }
   bool prepacked() const { return !packed_.empty(); }
@@ -48,15 +51,17 @@ class ConvGemm {
 };
 
 // Floats of workspace ConvGemm::run needs with up to `threads` threads: the GEMM's
-// per-thread packing scratch (B panels, and A unless the weights are prepacked); no
-// column matrix.
+// per-thread packing scratch (B panels, and A unless the weights are prepacked) and a
+// strided pointwise convolution's subsampled image; no column matrix.
 int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kernel, bool weights_prepacked,
                                    int threads);
 
 // True when s is a 1x1 convolution with unit stride and no padding.
 bool is_pointwise(const ConvGeometry& s);
+// True when s is a 1x1 convolution with no padding and a stride above 1.
+bool is_strided_pointwise(const ConvGeometry& s);
 
-// Whether a pointwise convolution with constant weights computes Y^T[pixels, cout] =
+// Whether a (possibly strided) pointwise convolution with constant weights computes Y^T[pixels, cout] =
 // X^T W^T (pixels broadcast, output channels along the vectors, the output tile stored
 // transposed) rather than Y = W X (pixels along the vectors). The kernel's tiles waste
 // the lanes past the last pixel of a row of vectors: 15 of 64 at 7x7 = 49 pixels, none

@@ -4,16 +4,13 @@
 
 #include <omp.h>
 
-#ifdef __SSE2__
-#include <xmmintrin.h>
-#endif
-
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
 
 #include "ops/kernels/gemm_pack.h"
 #include "ops/kernels/threads.h"
+#include "ops/kernels/transpose.h"
 
 namespace minfer::kernels {
 namespace {
@@ -204,7 +201,7 @@ void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, 
                         int nr) {
   // A transposed C is read and written through a row-major copy of the tile.
   float tile[kMaxTileFloats];
-  if (blk.c_trans && blk.beta != 0.0f) load_tile_transposed(blk.c + j * blk.ldc + i, blk.ldc, rows, nr, tile, nr);
+  if (blk.c_trans && blk.beta != 0.0f) transpose(blk.c + j * blk.ldc + i, blk.ldc, nr, rows, tile, nr);
   for (int r = 0; r < rows; ++r) {
     float* c = blk.c_trans ? tile + r * nr : blk.c + (i + r) * blk.ldc + j;
     const float* t = acc + r * acc_ld;
@@ -219,51 +216,7 @@ void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, 
     }
     if (blk.last && blk.activation) blk.activation->apply(c, nr);
   }
-  if (blk.c_trans) store_tile_transposed(tile, nr, rows, nr, blk.c + j * blk.ldc + i, blk.ldc);
-}
-
-void store_tile_transposed(const float* t, int64_t ld, int rows, int cols, float* c, int64_t ldc) {
-  int r = 0;
-#ifdef __SSE2__
-  for (; r + 4 <= rows; r += 4) {
-    int q = 0;
-    for (; q + 4 <= cols; q += 4) {
-      __m128 x0 = _mm_loadu_ps(t + r * ld + q), x1 = _mm_loadu_ps(t + (r + 1) * ld + q);
-      __m128 x2 = _mm_loadu_ps(t + (r + 2) * ld + q), x3 = _mm_loadu_ps(t + (r + 3) * ld + q);
-      _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-      _mm_storeu_ps(c + q * ldc + r, x0);
-      _mm_storeu_ps(c + (q + 1) * ldc + r, x1);
-      _mm_storeu_ps(c + (q + 2) * ldc + r, x2);
-      _mm_storeu_ps(c + (q + 3) * ldc + r, x3);
-    }
-    for (; q < cols; ++q)
-      for (int rr = r; rr < r + 4; ++rr) c[q * ldc + rr] = t[rr * ld + q];
-  }
-#endif
-  for (; r < rows; ++r)
-    for (int q = 0; q < cols; ++q) c[q * ldc + r] = t[r * ld + q];
-}
-
-void load_tile_transposed(const float* c, int64_t ldc, int rows, int cols, float* t, int64_t ld) {
-  int r = 0;
-#ifdef __SSE2__
-  for (; r + 4 <= rows; r += 4) {
-    int q = 0;
-    for (; q + 4 <= cols; q += 4) {
-      __m128 x0 = _mm_loadu_ps(c + q * ldc + r), x1 = _mm_loadu_ps(c + (q + 1) * ldc + r);
-      __m128 x2 = _mm_loadu_ps(c + (q + 2) * ldc + r), x3 = _mm_loadu_ps(c + (q + 3) * ldc + r);
-      _MM_TRANSPOSE4_PS(x0, x1, x2, x3);
-      _mm_storeu_ps(t + r * ld + q, x0);
-      _mm_storeu_ps(t + (r + 1) * ld + q, x1);
-      _mm_storeu_ps(t + (r + 2) * ld + q, x2);
-      _mm_storeu_ps(t + (r + 3) * ld + q, x3);
-    }
-    for (; q < cols; ++q)
-      for (int rr = r; rr < r + 4; ++rr) t[rr * ld + q] = c[q * ldc + rr];
-  }
-#endif
-  for (; r < rows; ++r)
-    for (int q = 0; q < cols; ++q) t[r * ld + q] = c[q * ldc + r];
+  if (blk.c_trans) transpose(tile, nr, rows, nr, blk.c + j * blk.ldc + i, blk.ldc);
 }
 
 int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads,

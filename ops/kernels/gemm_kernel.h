@@ -79,12 +79,6 @@ void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, 
 // The largest register tile of any kernel, in floats (12 x 32 on AVX-512).
 constexpr int kMaxTileFloats = 12 * 32;
 
-// A transposed C's tile: the row-major tile t [rows, cols] (row stride ld) written to
-// c[q * ldc + r] (4x4 transposes with SSE), and read back the other way (for beta != 0:
-// the K blocks after the first, rare in the transposed case).
-void store_tile_transposed(const float* t, int64_t ld, int rows, int cols, float* c, int64_t ldc);
-void load_tile_transposed(const float* c, int64_t ldc, int rows, int cols, float* t, int64_t ld);
-
 // One per target, each defined in its own translation unit. Constant-initialised, so
 // naming one runs no code of its ISA.
 extern const GemmKernel gemm_f32_4x8_scalar;

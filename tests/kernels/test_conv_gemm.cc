@@ -145,6 +145,35 @@ TEST(ConvGemm, PixelsAsRowsMatchNaive) {
   }
 }
 
+// A strided 1x1 convolution (ResNet's downsampling shortcut) subsamples its input into
+// the workspace and runs as a pointwise one: odd planes, strides 2 and 3, a stride per
+// axis, groups, batches, and a 7x7 output computed with pixels as rows.
+TEST(ConvGemm, StridedPointwiseSubsamplesTheInput) {
+  ConvGeometry asymmetric = conv_shape(6, 9, 8, 10, 1, 1, 1, 0, 0, 0, 0);
+  asymmetric.win.sh = 2;
+  asymmetric.win.sw = 3;
+  asymmetric.out_h = 5;
+  asymmetric.out_w = 3;
+  const ConvGeometry shapes[] = {
+      conv_shape(16, 7, 7, 24, 1, 1, 2, 0, 0, 0, 0),    // odd plane: 4x4 outputs
+      conv_shape(40, 14, 14, 64, 1, 1, 2, 0, 0, 0, 0),  // 7x7 outputs: pixels as rows on SIMD targets
+      conv_shape(9, 11, 10, 13, 1, 1, 3, 0, 0, 0, 0),   // stride 3
+      conv_shape(12, 10, 10, 18, 3, 1, 2, 0, 0, 0, 0),  // groups
+      asymmetric,
+  };
+  uint32_t seed = 1400;
+  for (const ConvGeometry& s : shapes) {
+    ASSERT_TRUE(kernels::is_strided_pointwise(s)) << describe(s, 1);
+    const kernels::ConvGemm conv(s, nullptr, active_isa());
+    EXPECT_TRUE(conv.pointwise());
+    EXPECT_EQ(conv.subsampled_floats(), s.cin * s.out_h * s.out_w);
+    if (!check(s, 2, true, {ActivationKind::kRelu}, seed++)) return;
+  }
+  EXPECT_FALSE(kernels::is_strided_pointwise(conv_shape(8, 5, 5, 4, 1, 1, 1, 0, 0, 0, 0)));
+  EXPECT_FALSE(kernels::is_strided_pointwise(conv_shape(8, 5, 5, 4, 1, 1, 2, 0, 1, 0, 0)));
+  EXPECT_FALSE(kernels::is_strided_pointwise(conv_shape(8, 5, 5, 4, 1, 3, 2, 1, 1, 1, 1)));
+}
+
 TEST(ConvGemm, GroupsTooSmallToSplitRunOnePerThread) {
   // RegNetX-400MF's last stage: 25 groups of 16 channels on 7x7, each group's GEMM too
   // small to split, so two threads take whole groups, each with one thread's scratch.
