@@ -163,27 +163,13 @@ inline V load_lanes(const float* row, int64_t at, const Lanes<V>& lanes) {
 #endif
 }
 
-// The even- and odd-indexed floats of the 2 * V::size in a, b.
-template <class V>
-inline V evens(V a, V b) {
+// The even- (Odd 0) or odd-indexed (Odd 1) floats of the 2 * V::size in a, b.
+template <int Odd, class V>
+inline V alternate(V a, V b) {
 #if XSIMD_WITH_AVX512F
-  if constexpr (V::size == 16)
-    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30), b);
-#endif
-#if XSIMD_WITH_AVX2
-  if constexpr (V::size == 8)  // [a0 a2 b0 b2 | a4 a6 b4 b6], then the middle 64-bit pairs swapped
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0x88)), 0xd8));
-#endif
-}
-template <class V>
-inline V odds(V a, V b) {
-#if XSIMD_WITH_AVX512F
-  if constexpr (V::size == 16)
-    return _mm512_permutex2var_ps(a, _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31), b);
-#endif
-#if XSIMD_WITH_AVX2
-  if constexpr (V::size == 8)
-    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, 0xdd)), 0xd8));
+  return alternate_avx512<Odd>(a, b);
+#else
+  return alternate_avx2<Odd>(a, b);
 #endif
 }
 
@@ -230,8 +216,8 @@ inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
         const V b = load_lanes<V>(xr, at + W, kept ? c.lanes[2 * v + 1] : Lanes<V>(at + W, c.used));
         nan.see(a);
         nan.see(b);
-        evens(a, b).store_unaligned(d + i);
-        odds(a, b).store_unaligned(d + l.phase_floats + i);
+        alternate<0>(a, b).store_unaligned(d + i);
+        alternate<1>(a, b).store_unaligned(d + l.phase_floats + i);
       }
     }
     if (++phase == win.sh) phase = 0, ++row;

@@ -1,6 +1,7 @@
-// The SIMD max pool of every target under test against a direct loop written here:
-// output widths around the vector widths, strides 1 and 2, padding, ceil_mode
-// overhang, vertical stride and dilation, NaN and -inf inputs, one and two threads.
+// The SIMD max pool of every target under test against a direct loop written here (the
+// window-order fold of nan_max, compared bit for bit): output widths around the vector
+// widths, strides 1 and 2, padding, ceil_mode overhang, vertical stride and dilation,
+// NaN, -inf and signed-zero inputs, one and two threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,70 +37,6 @@ PoolShape shape(int64_t h, int64_t w, int64_t k, int64_t sh, int64_t sw, int64_t
   return s;
 }
 
-// A NaN anywhere in the window gives NaN; otherwise the largest value inside the input.
-std::vector<float> naive(const PoolShape& s, int64_t planes, const std::vector<float>& x) {
-  std::vector<float> y;
-  for (int64_t p = 0; p < planes; ++p)
-    for (int64_t oy = 0; oy < s.out_h; ++oy)
-      for (int64_t ox = 0; ox < s.out_w; ++ox) {
-        float m = -std::numeric_limits<float>::infinity();
-        bool nan = false;
-        for (int64_t ki = 0; ki < s.win.kh; ++ki)
-          for (int64_t kj = 0; kj < s.win.kw; ++kj) {
-            const int64_t iy = oy * s.win.sh - s.win.pad_top + ki * s.win.dh;
-            const int64_t ix = ox * s.win.sw - s.win.pad_left + kj;
-            if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
-            const float v = x[(p * s.h + iy) * s.w + ix];
-            nan = nan || std::isnan(v);
-            m = std::max(m, v);
-          }
-        y.push_back(nan ? std::numeric_limits<float>::quiet_NaN() : m);
-      }
-  return y;
-}
-
-void expect_same(const std::vector<float>& got, const std::vector<float>& want) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << i;
-    else
-      EXPECT_EQ(got[i], want[i]) << i;
-  }
-}
-
-TEST(MaxPoolKernel, MatchesADirectLoop) {
-  std::vector<PoolShape> shapes;
-  for (int64_t w : {1, 5, 14, 17, 33, 56})
-    for (bool ceil : {false, true}) {
-      shapes.push_back(shape(w, w, 3, 2, 2, 1, 0, ceil));  // ResNet/GoogLeNet/SqueezeNet's 3x3/2
-      shapes.push_back(shape(w, w, 3, 1, 1, 1, 1, ceil));  // GoogLeNet's 3x3/1 in each inception
-      shapes.push_back(shape(w, w, 2, 2, 2, 1, 0, ceil));  // VGG's 2x2/2
-      shapes.push_back(shape(w, w, 5, 1, 2, 1, 2, ceil));  // a 5x5 with padding, stride 2 across
-      shapes.push_back(shape(w, w, 3, 3, 1, 2, 1, ceil));  // vertical stride 3 and dilation 2
-    }
-  const int64_t planes = 5;
-  for (Isa isa : isas_under_test())
-    for (const PoolShape& s : shapes) {
-      if (isa == Isa::kScalar) continue;  // the generic loop, tested through the op
-      if (s.out_h < 1 || s.out_w < 1) continue;
-      SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << s.h << "x" << s.w << " k" << s.win.kh << " s"
-                                      << s.win.sh << "x" << s.win.sw << " d" << s.win.dh << " p" << s.win.pad_top
-                                      << " out " << s.out_h << "x" << s.out_w);
-      const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
-      ASSERT_NE(k, nullptr);
-      std::vector<float> x = random_values(planes * s.h * s.w, static_cast<uint32_t>(s.w * 7 + s.win.kh), -4, 4);
-      x[x.size() / 3] = std::numeric_limits<float>::quiet_NaN();
-      x[x.size() / 2] = -std::numeric_limits<float>::infinity();
-      for (int threads : {1, 2}) {
-        std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-        std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, threads));
-        kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, threads);
-        expect_same(y, naive(s, planes, x));
-      }
-    }
-}
-
 // nan_max in window order (rows outer, columns inner), as ops/pool.cc's generic loop
 // folds: a later NaN replaces the maximum, a tie keeps the earlier tap.
 std::vector<float> window_order(const PoolShape& s, int64_t planes, const std::vector<float>& x) {
@@ -131,6 +68,49 @@ float from_bits(uint32_t b) {
   float v;
   std::memcpy(&v, &b, sizeof v);
   return v;
+}
+
+// got and want bit for bit (the first few differences).
+void expect_bits(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  int wrong = 0;
+  for (size_t i = 0; i < got.size() && wrong < 5; ++i)
+    if (bits(got[i]) != bits(want[i])) {
+      ADD_FAILURE() << "output " << i << ": 0x" << std::hex << bits(got[i]) << " want 0x" << bits(want[i]);
+      ++wrong;
+    }
+}
+
+TEST(MaxPoolKernel, MatchesADirectLoop) {
+  std::vector<PoolShape> shapes;
+  for (int64_t w : {1, 5, 14, 17, 33, 56})
+    for (bool ceil : {false, true}) {
+      shapes.push_back(shape(w, w, 3, 2, 2, 1, 0, ceil));  // ResNet/GoogLeNet/SqueezeNet's 3x3/2
+      shapes.push_back(shape(w, w, 3, 1, 1, 1, 1, ceil));  // GoogLeNet's 3x3/1 in each inception
+      shapes.push_back(shape(w, w, 2, 2, 2, 1, 0, ceil));  // VGG's 2x2/2
+      shapes.push_back(shape(w, w, 5, 1, 2, 1, 2, ceil));  // a 5x5 with padding, stride 2 across
+      shapes.push_back(shape(w, w, 3, 3, 1, 2, 1, ceil));  // vertical stride 3 and dilation 2
+    }
+  const int64_t planes = 5;
+  for (Isa isa : isas_under_test())
+    for (const PoolShape& s : shapes) {
+      if (isa == Isa::kScalar) continue;  // the generic loop, tested through the op
+      if (s.out_h < 1 || s.out_w < 1) continue;
+      SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << s.h << "x" << s.w << " k" << s.win.kh << " s"
+                                      << s.win.sh << "x" << s.win.sw << " d" << s.win.dh << " p" << s.win.pad_top
+                                      << " out " << s.out_h << "x" << s.out_w);
+      const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+      ASSERT_NE(k, nullptr);
+      std::vector<float> x = random_values(planes * s.h * s.w, static_cast<uint32_t>(s.w * 7 + s.win.kh), -4, 4);
+      x[x.size() / 3] = std::numeric_limits<float>::quiet_NaN();
+      x[x.size() / 2] = -std::numeric_limits<float>::infinity();
+      for (int threads : {1, 2}) {
+        std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
+        std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, threads));
+        kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, threads);
+        expect_bits(y, window_order(s, planes, x));
+      }
+    }
 }
 
 // Planes of GoogLeNet's and ResNet's sizes and odd ones, plane counts that are no
@@ -184,13 +164,8 @@ TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
           std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
           std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, threads));
           kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, threads);
-          int wrong = 0;
-          for (size_t i = 0; i < y.size() && wrong < 5; ++i)
-            if (bits(y[i]) != bits(want[i])) {
-              ADD_FAILURE() << "threads " << threads << " output " << i << ": 0x" << std::hex << bits(y[i])
-                            << " want 0x" << bits(want[i]);
-              ++wrong;
-            }
+          SCOPED_TRACE(testing::Message() << threads << " threads");
+          expect_bits(y, want);
         }
       }
     }
