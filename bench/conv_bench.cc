@@ -89,24 +89,27 @@ void add(const std::string& group, const Layer& layer, const std::string& method
   if (threads > 1) b->UseRealTime();
 }
 
-// The depthwise layer by the reference and by each target's kernel; `act` (a fused
-// activation) applies to the kernels only.
+// The depthwise layer by the reference and by each target's kernels of its window (per
+// plane and, on the SIMD targets, channels in lanes: find_depthwise_kernel picks one of
+// the two by these figures); `act` (a fused activation) applies to the kernels only.
 void add_depthwise(const Layer& l, const std::string& group = "depthwise", const Activation& act = {}) {
   const ConvGeometry s = shape_of(l);
   add(group, l, "reference", 1, 0, [](const ConvGeometry& s, Tensors& t) {
     reference::depthwise_conv2d(s, t.x.data(), t.w.data(), t.b.data(), t.y.data());
   });
-  for (Isa isa : runnable_isas()) {
-    const kernels::DepthwiseKernel* k = kernels::find_depthwise_kernel(s, isa);
-    for (int threads : {1, 2}) {
-      if (threads == 2 && isa != active_isa()) continue;
-      add(group, l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
-          [k, threads, act](const ConvGeometry& s, Tensors& t) {
-            kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads,
-                                      act);
-          });
+  for (Isa isa : runnable_isas())
+    for (const kernels::DepthwiseKernel& kernel : kernels::depthwise_kernels(isa)) {
+      if (kernel.kernel_size != l.k || kernel.stride != l.stride) continue;
+      const kernels::DepthwiseKernel* k = &kernel;
+      for (int threads : {1, 2}) {
+        if (threads == 2 && isa != active_isa()) continue;
+        add(group, l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
+            [k, threads, act](const ConvGeometry& s, Tensors& t) {
+              kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads,
+                                        act);
+            });
+      }
     }
-  }
 }
 
 // Conv's GEMM path (ops/kernels/conv_gemm.h): weights packed once, im2col fused into

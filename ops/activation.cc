@@ -42,6 +42,11 @@ float Activation::apply(float x) const {
   return x;
 }
 
+void add_residual(const float* residual, int64_t n, const Activation& act, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += residual[i];
+  act.apply(y, n);
+}
+
 void Activation::apply(float* y, int64_t n) const {
   // One switch per call, not per element: each case is a plain loop the compiler can vectorise.
   switch (kind) {

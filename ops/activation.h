@@ -39,6 +39,11 @@ struct Activation {
   int64_t flops_per_element() const;
 };
 
+// y[i] = act(y[i] + residual[i]) for n elements: a residual Add fused into the
+// convolution that produced y (fuse_residual_add); the sum has the Add's value whichever
+// operand y was (float addition commutes bit for bit).
+void add_residual(const float* residual, int64_t n, const Activation& act, float* y);
+
 // A fused activation lives in the attributes of the op that runs it: "activation" names
 // the op type, "activation.<attribute>" its attributes (the fuse_activations pass sets
 // them; net.json and ONNX files written after fusing keep them).

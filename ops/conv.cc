@@ -55,9 +55,9 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const ConvGeometry& g, bool has_bias, const Activation& act, const Tensor* constant_weights, Isa isa,
-             int threads)
-      : Kernel({}), g_(g), has_bias_(has_bias), activation_(act) {
+  ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, const Activation& act,
+             const Tensor* constant_weights, Isa isa, int threads)
+      : Kernel({}), g_(g), has_bias_(has_bias), has_residual_(has_residual), activation_(act) {
     depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
     direct_ = kernels::find_direct_conv_kernel(g, isa);
     if (g.group > 1 && g.group == g.cin)
@@ -112,6 +112,7 @@ class ConvKernel final : public Kernel {
         break;
     }
     if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
+    if (has_residual) f.details["fused_residual"] = residual_summed_by_kernel() ? "in the epilogue" : "a second pass";
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -119,37 +120,48 @@ class ConvKernel final : public Kernel {
     const float* x = in[0].f32();
     const float* weights = in[1].f32();
     const float* bias = has_bias_ ? in[2].f32() : nullptr;
+    const float* residual = has_residual_ ? in[3].f32() : nullptr;
     float* y = out[0].f32();
     const std::span<float> scratch = workspace.floats();
+    // Kernels without a residual in their epilogue run without the activation, then the
+    // sum and the activation are one more pass over the output.
+    const bool second_pass = residual && !residual_summed_by_kernel();
+    const Activation act = second_pass ? Activation{} : activation_;
+    const int64_t in_image = g_.cin * g_.h * g_.w, out_image = g_.cout * g_.out_h * g_.out_w;
     switch (method_) {
       case ConvMethod::kDepthwiseSimd:
-        kernels::depthwise_conv2d(*depthwise_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads,
-                                  activation_);
+        kernels::depthwise_conv2d(*depthwise_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);
         break;
       case ConvMethod::kDirectSimd:
-        kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, activation_);
+        kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);
         break;
-      case ConvMethod::kBlocked: blocked_.run(g_.batch, x, bias, activation_, y, scratch, ctx.num_threads); break;
+      case ConvMethod::kBlocked: blocked_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual); break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
-        gemm_.run(g_.batch, x, weights, bias, activation_, y, scratch, ctx.num_threads);
+        gemm_.run(g_.batch, x, weights, bias, act, y, scratch, ctx.num_threads, residual);
         break;
-      case ConvMethod::kDepthwise: {
+      case ConvMethod::kDepthwise:
         // The scalar kernel has no epilogue: the activation is a second pass over each
         // image's output while it is still in cache.
-        const int64_t in_image = g_.cin * g_.h * g_.w, out_image = g_.cout * g_.out_h * g_.out_w;
         for (int64_t n = 0; n < g_.batch; ++n) {
           reference::depthwise_conv2d(g_, x + n * in_image, weights, bias, y + n * out_image);
-          activation_.apply(y + n * out_image, out_image);
+          if (!second_pass) activation_.apply(y + n * out_image, out_image);
         }
         break;
-      }
     }
+    if (second_pass)
+      for (int64_t n = 0; n < g_.batch; ++n)
+        add_residual(residual + n * out_image, out_image, activation_, y + n * out_image);
   }
 
  private:
+  // The GEMM and the blocked kernel add a residual where they store their output.
+  bool residual_summed_by_kernel() const {
+    return method_ == ConvMethod::kIm2col || method_ == ConvMethod::kPointwise || method_ == ConvMethod::kBlocked;
+  }
+
   const ConvGeometry g_;
-  const bool has_bias_;
+  const bool has_bias_, has_residual_;
   const Activation activation_;
   ConvMethod method_ = ConvMethod::kIm2col;
   const kernels::DepthwiseKernel* depthwise_ = nullptr;
@@ -163,7 +175,9 @@ class ConvOp final : public Op {
   explicit ConvOp(const Node& node) {
     Attributes attrs = node.attrs;
     activation_ = take_fused_activation(attrs);
-    attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group"});
+    // Set by fuse_residual_add: a fourth input is summed into the output before the activation.
+    residual_ = attrs.get_int("fused_residual", 0) != 0;
+    attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "fused_residual"});
     attrs_ = parse_window_attrs(attrs);
     group_ = attrs.get_int("group", 1);
     if (group_ <= 0) throw OpError(fmt::format("attribute 'group' must be positive, got {}", group_));
@@ -185,28 +199,35 @@ class ConvOp final : public Op {
     const CostExpr macs = CostExpr::of("N", g.batch) * CostExpr::of("K_h", g.win.kh) * CostExpr::of("K_w", g.win.kw) *
                           CostExpr::of("C_in/group", g.cin_per_group()) * CostExpr::of("H_out", g.out_h) *
                           CostExpr::of("W_out", g.out_w) * CostExpr::of("C_out", g.cout);
-    return op_cost(*this, sig, macs,
-                   product_flops(macs, activation_, checked_mul({g.batch, g.cout, g.out_h, g.out_w})));
+    const int64_t outputs = checked_mul({g.batch, g.cout, g.out_h, g.out_w});
+    CostExpr flops = product_flops(macs, activation_, outputs);
+    if (residual_)  // the fused Add's FLOPs (docs/cost-model.md)
+      flops = flops + CostExpr::of("residual add FLOPs/element", 1) * CostExpr::of("output elements", outputs);
+    return op_cost(*this, sig, macs, flops);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
     const ConvGeometry g = geometry(sig.inputs);
-    const bool has_bias = sig.inputs.size() == 3 && sig.inputs[2].present;
-    return std::make_unique<ConvKernel>(g, has_bias, activation_, sig.inputs[1].constant, ctx.isa, ctx.num_threads);
+    const bool has_bias = sig.inputs.size() >= 3 && sig.inputs[2].present;
+    return std::make_unique<ConvKernel>(g, has_bias, residual_, activation_, sig.inputs[1].constant, ctx.isa,
+                                        ctx.num_threads);
   }
 
   // Weights [C_out, C_in/group, kh, kw]: output channel c is the c-th block of weights.
   AffineFold fold_channel_affine(const OpSignature& sig, const ChannelAffine& a) const override {
     const Shape& ws = sig.inputs[1].shape();
     const int64_t cout = ws[0], block = num_elements(ws) / cout;
+    // An activation or a summed residual follows the product: an affine of the output
+    // is then no affine of the weights.
     return fold_affine_into_weights(
-        sig, activation_.kind != ActivationKind::kNone, cout, a, [&](int64_t i) { return i / block; },
+        sig, activation_.kind != ActivationKind::kNone || residual_, cout, a, [&](int64_t i) { return i / block; },
         [](const Tensor& bias, int64_t c) { return double(bias.values<float>()[c]); });
   }
 
  private:
   ConvGeometry geometry(std::span<const OpInput> in) const {
-    check_input_count(in, 2, 3);
+    check_input_count(in, 2, residual_ ? 4 : 3);
+    if (residual_ && (in.size() < 4 || !in[3].present)) throw OpError("the fused residual (input 4) is missing");
     require_float(in);
     const Shape& x = in[0].shape();
     const Shape& w = in[1].shape();
@@ -233,12 +254,19 @@ class ConvOp final : public Op {
     g.win = resolve_window(attrs_, spatial, kernel);
     g.out_h = window_output_size(g.h, g.win.kh, g.win.sh, g.win.dh, g.win.pad_top, g.win.pad_bottom, false);
     g.out_w = window_output_size(g.w, g.win.kw, g.win.sw, g.win.dw, g.win.pad_left, g.win.pad_right, false);
-    if (in.size() == 3 && in[2].present && in[2].shape() != Shape{g.cout})
+    if (in.size() >= 3 && in[2].present && in[2].shape() != Shape{g.cout})
       throw OpError(fmt::format("bias {} must have shape {}", shape_str(in[2].shape()), g.cout));
+    if (residual_) {
+      const Shape y = window_output_shape(x, g.cout, g.out_h, g.out_w);
+      if (in[3].shape() != y)
+        throw OpError(
+            fmt::format("residual {} must have the output's shape {}", shape_str(in[3].shape()), shape_str(y)));
+    }
     return g;
   }
 
   Activation activation_;  // fused by the fuse_activations pass
+  bool residual_ = false;  // fused by the fuse_residual_add pass
   WindowAttrs attrs_;
   int64_t group_ = 1;
 };

@@ -6,6 +6,7 @@
 #include "engine/passes/fuse_activations.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
+#include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
 
 namespace minfer {
@@ -24,6 +25,8 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
     logs.push_back(fuse_gelu(graph));
     logs.push_back(fuse_self_gates(graph));
     logs.push_back(fuse_activations(graph));
+    // After activations, so a residual Add + Relu goes into the Conv before it whole.
+    logs.push_back(fuse_residual_add(graph));
   }
   return logs;
 }

@@ -82,7 +82,7 @@ int64_t BlockedConv::workspace_floats(int64_t batch, int threads) const {
 }
 
 void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
-                      std::span<float> workspace, int threads) const {
+                      std::span<float> workspace, int threads, const float* residual) const {
   const ConvGeometry& s = s_;
   const Window2d& win = s.win;
   const int64_t C = kernel_->lanes, F = kernel_->max_blocks;
@@ -99,6 +99,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
   for (int64_t n = 0; n < batch; ++n) {
     const float* xn = x + n * s.cin * s.h * s.w;
     float* yn = y + n * s.cout * s.out_h * s.out_w;
+    const float* rn = residual ? residual + n * s.cout * s.out_h * s.out_w : nullptr;
 #pragma omp parallel num_threads(team_size) if (team_size > 1)
     {
       // NCHW -> NCHWc with a zero border and zero lanes past the group's channels.
@@ -155,12 +156,16 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
             kernel_->run_row(r);
           }
         }
-        // The activation on the band while it is in L1, then NCHWc -> NCHW.
-        if (activation.kind != ActivationKind::kNone) activation.apply(sums, blocks * out_block);
+        // The activation on the band while it is in L1, then NCHWc -> NCHW; with a
+        // residual, the sum and the activation on each written row.
+        if (!rn && activation.kind != ActivationKind::kNone) activation.apply(sums, blocks * out_block);
         for (int64_t f = 0; f < blocks && (ob0 + f) * C < cout_g; ++f) {
           const int64_t lanes = std::min(C, cout_g - (ob0 + f) * C);
-          float* dst = yn + ((g * cout_g + (ob0 + f) * C) * s.out_h + oy0) * s.out_w;
-          transpose(sums + f * out_block, C, rows * s.out_w, lanes, dst, s.out_h * s.out_w);
+          const int64_t at = ((g * cout_g + (ob0 + f) * C) * s.out_h + oy0) * s.out_w, plane = s.out_h * s.out_w;
+          transpose(sums + f * out_block, C, rows * s.out_w, lanes, yn + at, plane);
+          if (rn)
+            for (int64_t c = 0; c < lanes; ++c)
+              add_residual(rn + at + c * plane, rows * s.out_w, activation, yn + at + c * plane);
         }
       }
     }

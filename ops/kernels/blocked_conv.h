@@ -78,10 +78,11 @@ class BlockedConv {
   // Input channels summed per pass over the output (the weights' L2 blocking).
   int64_t chunk_blocks() const { return chunk_blocks_; }
 
-  // y[n] = act(bias + weights (*) x[n]) for `batch` images; bias may be null. Each output
-  // element is summed by one thread in a fixed order, so y does not depend on `threads`.
+  // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images; bias and
+  // residual (shaped as y) may be null. Each output element is summed by one thread in a
+  // fixed order, so y does not depend on `threads`.
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
-           std::span<float> workspace, int threads) const;
+           std::span<float> workspace, int threads, const float* residual = nullptr) const;
 
  private:
   int64_t items() const;  // the units of work threads share

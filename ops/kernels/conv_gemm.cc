@@ -154,7 +154,7 @@ int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kern
 }
 
 void ConvGemm::run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
-                   float* y, std::span<float> workspace, int threads) const {
+                   float* y, std::span<float> workspace, int threads, const float* residual) const {
   const ConvGeometry& s = shape_;
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * n();
   // A strided pointwise convolution reads its subsampled image, at the workspace's end.
@@ -182,6 +182,7 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
     epilogue.bias_kind = bias ? GemmBias::kPerRow : GemmBias::kNone;
     epilogue.bias = bias ? bias + g * m() : nullptr;
     epilogue.activation = act;
+    if (residual) epilogue.addend = residual + b * out_image + g * m() * n();
     float* yg = y + b * out_image + g * m() * n();
     if (pixels_as_rows_) {  // Y^T = X^T W^T, stored transposed into Y
       if (bias) epilogue.bias_kind = GemmBias::kPerColumn;

@@ -11,16 +11,34 @@
 namespace minfer::kernels {
 namespace {
 
-// Floats of the padded plane one thread's run_plane call fills: the (out_h - 1) * stride
-// + k rows the windows cover, each of `stride` phases.
+// The bytes of a channels-in-lanes band's input and output tiles: the budget that makes
+// a large plane run in bands, so that a band's tiles are still in L2 when it transposes
+// them (see docs/performance.md).
+constexpr int64_t kLaneBandBytes = int64_t{64} << 10;
+
+// Floats of one thread's scratch: the padded plane a per-plane run fills (the
+// (out_h - 1) * stride + k rows the windows cover, each of `stride` phases), or a
+// channels-in-lanes band's input tile, output tile and weights.
 int64_t scratch_floats(const DepthwiseKernel& k, const ConvGeometry& s) {
+  if (k.channels_in_lanes) {
+    const LaneLayout lay = lane_layout(s, k.lanes);
+    const int64_t slots = checked_add({checked_mul({lay.band_rows, s.out_w}), k.lanes});
+    return checked_add({int64_t{k.kernel_size} * k.kernel_size * k.lanes, 2 * slots, lay.tile_floats(k.lanes)});
+  }
   const int64_t phase_len = padded_phase_len(s.out_w, k.lanes, k.kernel_size, 1, k.stride);
   return checked_mul({checked_add({checked_mul({s.out_h - 1, k.stride}), k.kernel_size}), k.stride, phase_len});
 }
 
-int threads_for(const ConvGeometry& s, int64_t batch, int threads) {
+// The work items run() takes: planes, or bands of channel groups.
+int64_t work_items(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch) {
+  if (!k.channels_in_lanes) return checked_mul({batch, s.cin});
+  const LaneLayout lay = lane_layout(s, k.lanes);
+  return checked_mul({batch, lay.groups, lay.bands});
+}
+
+int threads_for(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
   const int64_t macs = checked_mul({batch, s.cout, s.out_h, s.out_w, s.win.kh, s.win.kw});
-  return threads_worth_starting(macs, batch * s.cout, threads, Work::kStreaming);
+  return threads_worth_starting(macs, work_items(k, s, batch), threads, Work::kStreaming);
 }
 
 }  // namespace
@@ -30,33 +48,61 @@ std::span<const DepthwiseKernel> depthwise_kernels(Isa isa) {
                                                    depthwise_kernels_avx512);
 }
 
+LaneLayout lane_layout(const ConvGeometry& s, int64_t lanes) {
+  const int64_t k = s.win.kh, stride = s.win.sh;
+  LaneLayout lay;
+  // Wide enough for every window and for every input column (a right pad below zero
+  // leaves columns no window reads: they are copied and never used).
+  lay.pitch = std::max((s.out_w - 1) * stride + k, s.win.pad_left + s.w);
+  const auto band_bytes = [&](int64_t rows) { return 4 * lanes * ((rows - 1) * stride + k) * lay.pitch; };
+  lay.band_rows = s.out_h;
+  while (lay.band_rows > 1 && band_bytes(lay.band_rows) > kLaneBandBytes) lay.band_rows = (lay.band_rows + 1) / 2;
+  lay.bands = (s.out_h + lay.band_rows - 1) / lay.band_rows;
+  lay.tile_rows = (lay.band_rows - 1) * stride + k;
+  lay.groups = (s.cin + lanes - 1) / lanes;
+  return lay;
+}
+
+// Measured with bench/conv_bench.cc on every MobileNet and EfficientNet-B0 layer (Zen 4,
+// one thread; docs/performance.md): channels in lanes won everywhere (0.2-0.9x the
+// per-plane time) except on 3x3 stride-1 planes wide enough to fill the per-plane
+// kernel's vectors, where the transposes cost more than the idle lanes: 112 wide on
+// both targets (1.3-1.4x), 56 wide with 8 lanes (1.0-1.3x; 0.8-0.9x with 16).
+bool depthwise_prefers_lanes(const ConvGeometry& s, int lanes) {
+  const bool wide = s.out_w >= (lanes >= 16 ? 112 : 56);
+  return !(s.win.kh == 3 && s.win.sh == 1 && wide);
+}
+
 const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa) {
   const Window2d& w = s.win;
   if (s.group != s.cin || s.cout != s.cin || w.kh != w.kw || w.sh != w.sw || w.dh != 1 || w.dw != 1) return nullptr;
   if (!isa_runnable(isa)) return nullptr;
+  const DepthwiseKernel* found = nullptr;
   for (const DepthwiseKernel& k : depthwise_kernels(isa))
-    if (k.kernel_size == w.kh && k.stride == w.sh) return &k;
-  return nullptr;
+    if (k.kernel_size == w.kh && k.stride == w.sh &&
+        (!found || k.channels_in_lanes == depthwise_prefers_lanes(s, k.lanes)))
+      found = &k;
+  return found;
 }
 
 int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
-  return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
+  return checked_mul({scratch_floats(k, s), threads_for(k, s, batch, threads)});
 }
 
 void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                       const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                       const Activation& act) {
-  const int64_t planes = batch * s.cin;
+  const int64_t items = work_items(k, s, batch);
   const int64_t scratch = scratch_floats(k, s);
   require_workspace(workspace, scratch, "depthwise convolution");  // one thread's share, at least
   const int team = static_cast<int>(
-      std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
+      std::min<int64_t>(threads_for(k, s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
   const DepthwiseJob job{&s, x, weights, bias, &act, y};
-  // Each thread a contiguous run of planes, fixed by the team size alone.
+  // Each thread a contiguous run of items, fixed by the team size alone.
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    k.run_planes(job, planes * t / n, planes * (t + 1) / n, workspace.data() + t * scratch);
+    k.run(job, items * t / n, items * (t + 1) / n, workspace.data() + t * scratch);
   }
 }
 

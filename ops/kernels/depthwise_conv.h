@@ -1,7 +1,14 @@
 // The direct SIMD depthwise convolution (group == channels, multiplier 1) for 3x3 and
-// 5x5 windows with strides 1 and 2, NCHW, vectorised along the output width, with a bias
-// and activation epilogue; one OpenMP thread per channel plane at a time. Other windows
-// run ops/reference/depthwise_conv.h.
+// 5x5 windows with strides 1 and 2, NCHW in and out, with a bias and activation
+// epilogue, in one of two forms chosen per shape by find_depthwise_kernel:
+//  - per plane (depthwise_conv_impl.h): vectorised along the output width, one OpenMP
+//    thread per channel plane at a time; every target;
+//  - channels in lanes (depthwise_conv_lanes_impl.h, AVX2 and AVX-512): a vector's lanes
+//    are that many channels of one pixel, the planes transposed into a zero-bordered
+//    tile and back, one thread per band of output rows of a channel group at a time;
+//    for the planes too narrow (or strided) to fill the per-plane kernel's vectors.
+// Both sum each output's taps in the same order, so they give the same bits. Other
+// windows run ops/reference/depthwise_conv.h.
 //
 //   if (const DepthwiseKernel* k = find_depthwise_kernel(shape)) {
 //     workspace: depthwise_workspace_floats(*k, shape, batch, threads) floats
@@ -31,13 +38,25 @@ struct DepthwiseJob {
 };
 
 struct DepthwiseKernel {
-  const char* name;  // depthwise_f32_<k>x<k>s<stride>_<isa>
+  const char* name;  // depthwise_f32_<k>x<k>s<stride>[_lanes]_<isa>
   Isa isa;
   int kernel_size, stride, lanes;
-  // y = act(bias + kernel (*) x) for planes [begin, end) of the job, one after the other;
-  // scratch holds one padded input plane.
-  void (*run_planes)(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch);
+  bool channels_in_lanes;
+  // y = act(bias + kernel (*) x) for work items [begin, end) of the job, one after the
+  // other: planes (scratch: one padded input plane), or, channels_in_lanes, the
+  // LaneLayout's bands (scratch: lane_scratch_floats).
+  void (*run)(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch);
 };
+
+// How the channels-in-lanes kernels split a call: work item i is band i % bands of
+// channel group i / bands % groups of image i / (bands * groups); a band is band_rows
+// output rows (the whole plane unless its tiles would outgrow the cache budget), read
+// from a tile of tile_rows input rows, pitch pixels of `lanes` floats each.
+struct LaneLayout {
+  int64_t pitch, tile_rows, band_rows, bands, groups;
+  int64_t tile_floats(int64_t lanes) const { return tile_rows * pitch * lanes; }
+};
+LaneLayout lane_layout(const ConvGeometry& s, int64_t lanes);
 
 // The kernel for s on target isa, or nullptr when s is not a case the direct kernels
 // cover (or the CPU cannot run isa): the caller then runs the reference.
@@ -53,12 +72,18 @@ void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t b
                       const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                       const Activation& act = {});
 
-// The kernels of one target (3x3s1, 3x3s2, 5x5s1, 5x5s2), for tests and benchmarks that
-// compare targets; ops use find_depthwise_kernel.
+// The kernels of one target (3x3s1, 3x3s2, 5x5s1, 5x5s2: per plane, then the same
+// windows with channels in lanes on the SIMD targets), for tests and benchmarks that
+// compare them; ops use find_depthwise_kernel.
 std::span<const DepthwiseKernel> depthwise_kernels(Isa isa);
+
+// Whether find_depthwise_kernel gives s the channels-in-lanes form on a SIMD target of
+// `lanes` floats per vector.
+bool depthwise_prefers_lanes(const ConvGeometry& s, int lanes);
 
 // Defined in depthwise_conv_<isa>.cc; constant-initialised, so naming one runs no code of
 // its ISA.
-extern const std::array<DepthwiseKernel, 4> depthwise_kernels_scalar, depthwise_kernels_avx2, depthwise_kernels_avx512;
+extern const std::array<DepthwiseKernel, 4> depthwise_kernels_scalar;
+extern const std::array<DepthwiseKernel, 8> depthwise_kernels_avx2, depthwise_kernels_avx512;
 
 }  // namespace minfer::kernels

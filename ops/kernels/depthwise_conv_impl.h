@@ -142,10 +142,10 @@ template <class V>
 constexpr std::array<DepthwiseKernel, 4> depthwise_kernel_table(Isa isa, const char* k3s1, const char* k3s2,
                                                                 const char* k5s1, const char* k5s2) {
   constexpr int lanes = static_cast<int>(V::size);
-  return {{{k3s1, isa, 3, 1, lanes, &depthwise_planes<V, 3, 1>},
-           {k3s2, isa, 3, 2, lanes, &depthwise_planes<V, 3, 2>},
-           {k5s1, isa, 5, 1, lanes, &depthwise_planes<V, 5, 1>},
-           {k5s2, isa, 5, 2, lanes, &depthwise_planes<V, 5, 2>}}};
+  return {{{k3s1, isa, 3, 1, lanes, false, &depthwise_planes<V, 3, 1>},
+           {k3s2, isa, 3, 2, lanes, false, &depthwise_planes<V, 3, 2>},
+           {k5s1, isa, 5, 1, lanes, false, &depthwise_planes<V, 5, 1>},
+           {k5s2, isa, 5, 2, lanes, false, &depthwise_planes<V, 5, 2>}}};
 }
 
 }  // namespace

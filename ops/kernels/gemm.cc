@@ -135,7 +135,9 @@ void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t
           }
         }
         blk.c_trans = pr.epilogue.transposed_c;
-        blk.c = pr.c + (blk.c_trans ? jc * pr.ldc + ic : ic * pr.ldc + jc);
+        const int64_t at = blk.c_trans ? jc * pr.ldc + ic : ic * pr.ldc + jc;
+        blk.c = pr.c + at;
+        if (pr.epilogue.addend) blk.addend = pr.epilogue.addend + at;
         blk.ldc = pr.ldc;
         blk.alpha = pr.alpha;
         blk.beta = kbi == 0 ? pr.beta : 1.0f;
@@ -158,6 +160,7 @@ void scale_only(int64_t m, int64_t n, float beta, float* c, int64_t ldc, const G
       float x = beta == 0.0f ? 0.0f : beta * cij;
       if (ep.bias_kind == GemmBias::kPerRow) x += ep.bias[i];
       if (ep.bias_kind == GemmBias::kPerColumn) x += ep.bias[j];
+      if (ep.addend) x += ep.addend[&cij - c];
       cij = x;
     }
   }
@@ -199,18 +202,26 @@ const GemmKernel& gemm_kernel(Isa isa) {
 
 void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, int64_t i, int64_t j, int rows,
                         int nr) {
-  // A transposed C is read and written through a row-major copy of the tile.
-  float tile[kMaxTileFloats];
+  // A transposed C (and addend) is read and written through a row-major copy of the tile.
+  float tile[kMaxTileFloats], addend_tile[kMaxTileFloats];
+  const float* addend = blk.last ? blk.addend : nullptr;
   if (blk.c_trans && blk.beta != 0.0f) transpose(blk.c + j * blk.ldc + i, blk.ldc, nr, rows, tile, nr);
+  if (blk.c_trans && addend) {
+    transpose(addend + j * blk.ldc + i, blk.ldc, nr, rows, addend_tile, nr);
+    addend = addend_tile;
+  }
+  const int64_t addend_ld = blk.c_trans ? nr : blk.ldc, addend_at = blk.c_trans ? 0 : i * blk.ldc + j;
   for (int r = 0; r < rows; ++r) {
     float* c = blk.c_trans ? tile + r * nr : blk.c + (i + r) * blk.ldc + j;
     const float* t = acc + r * acc_ld;
+    const float* add = addend ? addend + addend_at + r * addend_ld : nullptr;
     for (int q = 0; q < nr; ++q) {
       float x = blk.alpha * t[q];
       if (blk.beta != 0.0f) x += blk.beta * c[q];
       if (blk.last) {
         if (blk.row_bias) x += blk.row_bias[i + r];
         if (blk.col_bias) x += blk.col_bias[j + q];
+        if (add) x += add[q];
       }
       c[q] = x;
     }

@@ -2,7 +2,7 @@
 // an xsimd register-tiled micro-kernel chosen for the CPU at run time, OpenMP threads,
 // constant operands packed once, and a bias + activation epilogue.
 //
-//   C[M,N] = act(alpha * op(A)[M,K] * op(B)[K,N] + beta * C + bias),   all row-major.
+//   C[M,N] = act(alpha * op(A)[M,K] * op(B)[K,N] + beta * C + bias + addend),   all row-major.
 //
 // Typical use by an op (see docs/performance.md for the conv and LSTM recipes):
 //   bind:               weights_ = PackedMatrix::pack_a(gemm_kernel(ctx.isa), w, k, false, m, k);
@@ -79,7 +79,7 @@ enum class GemmBias { kNone, kPerRow, kPerColumn };
 
 // Applied to each tile of C after its last k-block, while it is still in cache:
 // bias[i] (per row: a conv's output channel, folded BN's shift) or bias[j] (per column:
-// a fully connected layer's output feature), then the activation.
+// a fully connected layer's output feature), the addend, then the activation.
 struct GemmEpilogue {
   GemmBias bias_kind = GemmBias::kNone;
   const float* bias = nullptr;
@@ -87,6 +87,9 @@ struct GemmEpilogue {
   // C is stored transposed, [N, M] with row stride ldc: a pointwise convolution that
   // computes its few pixels as the rows of the product writes its NCHW output this way.
   bool transposed_c = false;
+  // Added after the bias, before the activation: a matrix laid out as C (the same ldc,
+  // transposed with it), e.g. the residual a convolution's output is summed with.
+  const float* addend = nullptr;
 };
 
 // Which operands the caller passes packed (they need no scratch).

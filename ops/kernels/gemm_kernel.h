@@ -43,6 +43,7 @@ struct GemmBlock {
   bool last = false;
   const float* row_bias = nullptr;
   const float* col_bias = nullptr;
+  const float* addend = nullptr;  // at the block's element (0, 0), laid out as C
   const Activation* activation = nullptr;
 };
 

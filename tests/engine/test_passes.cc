@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 
 #include "bench/cli_common.h"
 #include "engine/engine.h"
@@ -14,6 +15,7 @@
 #include "engine/passes/fuse_activations.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
+#include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
 #include "tests/op_test_util.h"
 
@@ -398,6 +400,12 @@ TEST(FuseActivations, KeepsActivationsWithOtherReadersOrProducers) {
   EXPECT_TRUE(apply(pool, fuse_activations).actions.empty());  // MaxPool has no epilogue
 }
 
+const PassLog& pass_named(const CompiledModel& m, const std::string& name) {
+  for (const PassLog& p : m.pass_logs())
+    if (p.pass == name) return p;
+  throw std::logic_error("no pass " + name);
+}
+
 // Fusion on the bundled CNNs: the outputs do not change, every activation that alone
 // reads a Conv's output goes into that Conv (and the report says so), the FLOPs stay.
 TEST(FuseActivations, BundledCnnsKeepOutputsAndFlops) {
@@ -416,8 +424,7 @@ TEST(FuseActivations, BundledCnnsKeepOutputsAndFlops) {
     unfused_options.passes.fuse = false;
     auto unfused = compile(g, unfused_options);
     auto fused = compile(g);
-    const PassLog& log = fused->pass_logs().back();
-    ASSERT_EQ(log.pass, "fuse");
+    const PassLog& log = pass_named(*fused, "fuse");
     EXPECT_EQ(log.actions.size(), e.fused);
     for (const PassAction& a : log.actions) {
       EXPECT_EQ(a.action, "fused");
@@ -427,7 +434,8 @@ TEST(FuseActivations, BundledCnnsKeepOutputsAndFlops) {
       const Step& step = fused->steps()[fused->step_index(a.result)];
       EXPECT_EQ(step.facts().details["fused_activation"], e.activation) << a.result;
     }
-    EXPECT_EQ(fused->steps().size() + e.fused, unfused->steps().size());
+    EXPECT_EQ(fused->steps().size() + e.fused + pass_named(*fused, "fuse_residual_add").actions.size(),
+              unfused->steps().size());
     EXPECT_EQ(fused->total_cost().flops, unfused->total_cost().flops);
     EXPECT_EQ(fused->total_cost().macs, unfused->total_cost().macs);
     EXPECT_LT(fused->total_cost().bytes_read, unfused->total_cost().bytes_read);
@@ -441,12 +449,6 @@ int64_t change(const PassLog& p, int64_t Cost::*field) {
   int64_t sum = 0;
   for (const PassAction& a : p.actions) sum += a.after.*field - a.before.*field;
   return sum;
-}
-
-const PassLog& pass_named(const CompiledModel& m, const std::string& name) {
-  for (const PassLog& p : m.pass_logs())
-    if (p.pass == name) return p;
-  throw std::logic_error("no pass " + name);
 }
 
 // Each pass's actions are costed on the graph as that pass found and left it, so a BN
@@ -487,8 +489,9 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   Session s(model);
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
-  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse
-  ASSERT_EQ(by_pass.size(), 7u);
+  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse,
+  // fuse_residual_add (MobileNetV1 has no residual)
+  ASSERT_EQ(by_pass.size(), 8u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
@@ -501,6 +504,8 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   EXPECT_EQ(by_pass[5]["actions"], 0);
   EXPECT_EQ(by_pass[6]["pass"], "fuse");
   EXPECT_EQ(by_pass[6]["cost_after"]["flops"], by_pass[6]["cost_before"]["flops"]);
+  EXPECT_EQ(by_pass[7]["pass"], "fuse_residual_add");
+  EXPECT_EQ(by_pass[7]["actions"], 0);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
@@ -699,6 +704,94 @@ TEST(FuseGelu, DecomposedFormBecomesGeluInTheEpilogue) {
   // A constant other than 0.5 is another function: nothing fuses.
   g.initializers["half"] = Tensor(Shape{}, std::vector<float>{0.4f});
   EXPECT_TRUE(apply(g, fuse_gelu).actions.empty());
+}
+
+// x -> conv_a (1x1, bias) -> conv_b (3x3, no bias) -> Add(conv_b, x) -> Relu: the Add
+// and its Relu go into conv_b, whose epilogue sums x; the values, MACs and FLOPs stay,
+// the Conv output's write and read go.
+Graph residual_block() {
+  Graph g;
+  g.source = "<residual_block>";
+  g.inputs.push_back({"x", {2, 16, 6, 6}});
+  g.initializers["wa"] = tensor({16, 16, 1, 1}, 41);
+  g.initializers["ba"] = tensor({16}, 42);
+  g.initializers["wb"] = tensor({16, 16, 3, 3}, 43);
+  g.nodes.push_back({"conv_a", "Conv", {"x", "wa", "ba"}, {"a"}, {}});
+  Node conv_b{"conv_b", "Conv", {"a", "wb"}, {"b"}, {}};
+  conv_b.attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  g.nodes.push_back(conv_b);
+  g.nodes.push_back({"add", "Add", {"b", "x"}, {"s"}, {}});
+  g.nodes.push_back({"relu", "Relu", {"s"}, {"y"}, {}});
+  g.outputs = {"y"};
+  return g;
+}
+
+TEST(FuseResidualAdd, ResidualBlockBecomesConvPlusAddPlusRelu) {
+  Graph g = residual_block();
+  CompileOptions unfused_options;
+  unfused_options.passes.fuse = false;
+  auto unfused = compile(g, unfused_options);
+  auto fused = compile(g);
+  const PassLog& log = pass_named(*fused, "fuse_residual_add");
+  ASSERT_EQ(log.actions.size(), 1u);
+  EXPECT_EQ(log.actions[0].result, "conv_b+add+relu");
+  EXPECT_EQ(log.actions[0].before.flops, log.actions[0].after.flops);
+  EXPECT_EQ(log.actions[0].before.bytes_written - log.actions[0].after.bytes_written, 4 * 2 * 16 * 36);
+  ASSERT_EQ(fused->steps().size(), 2u);
+  const nlohmann::json& d = fused->steps()[1].facts().details;
+  EXPECT_EQ(d["fused_activation"], "Relu");
+  EXPECT_TRUE(d.contains("fused_residual"));
+  EXPECT_EQ(fused->total_cost().flops, unfused->total_cost().flops);
+  EXPECT_EQ(fused->total_cost().macs, unfused->total_cost().macs);
+  EXPECT_LT(fused->total_cost().bytes_read, unfused->total_cost().bytes_read);
+  // The sum is the Add's: conv + bias first, then the residual, then the Relu.
+  EXPECT_EQ(run_graph(g, true, true), run_graph(g, true, false));
+}
+
+// A downsampling block: Add(conv3, shortcut) with the shortcut Conv after conv3 in the
+// node order. The sum goes into the shortcut Conv, which runs after conv3's output exists.
+TEST(FuseResidualAdd, TheLaterConvTakesTheSum) {
+  Graph g;
+  g.source = "<downsample_block>";
+  g.inputs.push_back({"x", {1, 8, 6, 6}});
+  g.initializers["w3"] = tensor({16, 8, 1, 1}, 51);
+  g.initializers["wd"] = tensor({16, 8, 1, 1}, 52);
+  g.nodes.push_back({"conv3", "Conv", {"x", "w3"}, {"c"}, {}});
+  g.nodes.push_back({"down", "Conv", {"x", "wd"}, {"d"}, {}});
+  g.nodes.push_back({"add", "Add", {"c", "d"}, {"y"}, {}});
+  g.outputs = {"y"};
+  Graph rewritten = g;
+  const PassLog log = apply(rewritten, fuse_residual_add);
+  ASSERT_EQ(log.actions.size(), 1u);
+  EXPECT_EQ(log.actions[0].result, "down+add");
+  ASSERT_EQ(rewritten.nodes.size(), 2u);
+  EXPECT_EQ(rewritten.nodes[1].inputs, (std::vector<std::string>{"x", "wd", "", "c"}));
+  EXPECT_EQ(run_graph(g, true, true), run_graph(g, true, false));
+}
+
+TEST(FuseResidualAdd, KeepsWhatCannotBeFused) {
+  auto block = [](const std::function<void(Graph&)>& change) {
+    Graph g = residual_block();
+    change(g);
+    return apply(g, fuse_residual_add).actions.size();
+  };
+  EXPECT_EQ(block([](Graph&) {}), 1u);
+  // The Conv runs an activation of its own: the sum would come after it.
+  EXPECT_EQ(block([](Graph& g) { g.nodes[1].attrs.set("activation", std::string("Relu")); }), 0u);
+  // The Conv's output is read elsewhere too.
+  EXPECT_EQ(block([](Graph& g) { g.outputs.push_back("b"); }), 0u);
+  // A broadcasting Add (a per-channel term, not a residual).
+  EXPECT_EQ(block([](Graph& g) {
+              g.initializers["t"] = tensor({1, 16, 1, 1}, 44);
+              g.nodes[2].inputs[1] = "t";
+            }),
+            0u);
+  // The other operand is produced after the Conv (and is no Conv's output itself).
+  EXPECT_EQ(block([](Graph& g) {
+              g.nodes.insert(g.nodes.begin() + 2, Node{"neg", "Neg", {"x"}, {"n"}, {}});
+              g.nodes[3].inputs[1] = "n";
+            }),
+            0u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The direct depthwise kernels of every target under test (isas_under_test()), against the scalar
-// reference (ops/reference/depthwise_conv.h) followed by the activation element by
-// element, over edge shapes, every padding, both strides, 1 and 2 threads.
+// The direct depthwise kernels of every target under test (isas_under_test()), per plane
+// and channels in lanes, against the scalar reference (ops/reference/depthwise_conv.h)
+// followed by the activation element by element, over edge shapes, every padding, both
+// strides, 1 and 2 threads; and the two forms against each other, bit for bit.
 #include <gtest/gtest.h>
 
 #include "ops/kernels/depthwise_conv.h"
@@ -51,16 +52,25 @@ bool check(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, bool 
   return err < 1e-5 && one == two;
 }
 
-TEST(DepthwiseKernels, EveryTargetHasTheFourWindows) {
+TEST(DepthwiseKernels, EveryTargetHasTheFourWindowsAndTheSimdTargetsInLanesToo) {
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     std::vector<std::string> names;
-    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) names.push_back(k.name);
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) {
+      names.push_back(k.name);
+      EXPECT_EQ(k.channels_in_lanes, names.size() > 4) << k.name;
+    }
     const std::string t = isa_name(isa);
-    EXPECT_EQ(names, (std::vector<std::string>{"depthwise_f32_3x3s1_" + t, "depthwise_f32_3x3s2_" + t,
-                                               "depthwise_f32_5x5s1_" + t, "depthwise_f32_5x5s2_" + t}));
+    std::vector<std::string> expected = {"depthwise_f32_3x3s1_" + t, "depthwise_f32_3x3s2_" + t,
+                                         "depthwise_f32_5x5s1_" + t, "depthwise_f32_5x5s2_" + t};
+    if (isa != Isa::kScalar)
+      for (const char* w : {"3x3s1", "3x3s2", "5x5s1", "5x5s2"})
+        expected.push_back(fmt::format("depthwise_f32_{}_lanes_{}", w, t));
+    EXPECT_EQ(names, expected);
   }
   EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx2)[0].lanes, 8);
+  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx2)[4].lanes, 8);
   EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx512)[0].lanes, 16);
+  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx512)[4].lanes, 16);
   EXPECT_EQ(kernels::depthwise_kernels(Isa::kScalar)[0].lanes, 1);
 }
 
@@ -83,9 +93,17 @@ TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
   mixed_stride.win.sw = 2;
   EXPECT_EQ(name(mixed_stride, Isa::kScalar), "reference");
   if (isa_runnable(Isa::kAvx2)) {
-    EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 2, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s2_avx2");
+    EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 2, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s2_lanes_avx2");
+    // 3x3 stride 1 on planes that fill 8 output columns per vector: per plane.
+    EXPECT_EQ(name(conv_shape(8, 56, 56, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s1_avx2");
+    EXPECT_EQ(name(conv_shape(8, 28, 28, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s1_lanes_avx2");
+    EXPECT_EQ(name(conv_shape(8, 56, 56, 8, 8, 5, 1, 2, 2, 2, 2), Isa::kAvx2), "depthwise_f32_5x5s1_lanes_avx2");
   }
-  if (!isa_runnable(Isa::kAvx512)) {
+  if (isa_runnable(Isa::kAvx512)) {
+    EXPECT_EQ(name(conv_shape(8, 112, 112, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx512), "depthwise_f32_3x3s1_avx512");
+    EXPECT_EQ(name(conv_shape(8, 56, 56, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx512), "depthwise_f32_3x3s1_lanes_avx512");
+    EXPECT_EQ(name(conv_shape(8, 112, 112, 8, 8, 3, 2, 1, 1, 1, 1), Isa::kAvx512), "depthwise_f32_3x3s2_lanes_avx512");
+  } else {
     EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx512), "reference");
   }
 }
@@ -104,7 +122,8 @@ TEST(DepthwiseKernels, MatchReferenceOverEveryPadding) {
               for (int64_t pr = 0; pr < k.kernel_size; ++pr) {
                 const ConvGeometry s = conv_shape(3, h, w, 3, 3, k.kernel_size, k.stride, pt, pl, pb, pr);
                 if (!window_fits(s)) continue;
-                ASSERT_EQ(kernels::find_depthwise_kernel(s, isa), &k);
+                const DepthwiseKernel* found = kernels::find_depthwise_kernel(s, isa);
+                ASSERT_TRUE(found && found->kernel_size == k.kernel_size && found->stride == k.stride);
                 if (!check(k, s, 1, true, {}, seed++)) return;
               }
 }
@@ -154,6 +173,75 @@ TEST(DepthwiseKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
             conv_shape(3, 9, 19 * k.stride, 3, 3, k.kernel_size, k.stride, 1, 1, 1, k.kernel_size - 1);
         if (!check(k, s, 2, true, act, seed++)) return;
       }
+}
+
+// The channels-in-lanes kernels where their groups of channels and bands of rows have
+// edges: channel counts below, between and above whole groups of 8 and 16 (5, 17, 40),
+// late-layer, odd and prime planes, asymmetric padding, batch 2, with and without bias,
+// every activation; and planes large enough for several bands (112 wide) and two
+// threads (check() compares 1 and 2 threads bit for bit).
+TEST(DepthwiseKernels, ChannelsInLanesMatchReferenceAcrossGroupsAndBands) {
+  struct Case {
+    int64_t channels, h, w;
+  };
+  const std::vector<Case> cases = {{5, 7, 7}, {17, 14, 14}, {40, 9, 13}, {17, 28, 28}, {3, 112, 112}};
+  uint32_t seed = 5000;
+  for (Isa isa : isas_under_test())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) {
+      if (!k.channels_in_lanes) continue;
+      for (const Case& c : cases)
+        for (bool asymmetric : {false, true})
+          for (bool bias : {false, true}) {
+            const int64_t p = k.kernel_size / 2;
+            const ConvGeometry s = asymmetric ? conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
+                                                           k.stride, p, p - 1, p - 1, p + 1)
+                                              : conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
+                                                           k.stride, p, p, p, p);
+            if (!check(k, s, 2, bias, {}, seed++)) return;
+          }
+      for (const Activation& act : every_activation())
+        if (!check(k, conv_shape(17, 14, 14, 17, 17, k.kernel_size, k.stride, 1, 2, 2, 1), 2, true, act, seed++))
+          return;
+    }
+}
+
+// A large plane runs in several bands of output rows (the lanes kernel's tile has a
+// cache budget): the first, middle and last bands each have their own padding rows.
+TEST(DepthwiseKernels, LargePlanesRunInBands) {
+  for (Isa isa : isas_under_test())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
+      if (k.channels_in_lanes) {
+        const kernels::LaneLayout lay =
+            kernels::lane_layout(conv_shape(3, 112, 112, 3, 3, k.kernel_size, k.stride, 1, 1, 1, 1), k.lanes);
+        EXPECT_GT(lay.bands, 2) << k.name;
+        EXPECT_EQ(lay.bands, (112 / k.stride + lay.band_rows - 1) / lay.band_rows) << k.name;
+      }
+}
+
+// The two forms sum each output's taps in the same order and apply the same activation
+// code, so they agree bit for bit (a model's output does not depend on which one a layer
+// was given).
+TEST(DepthwiseKernels, ChannelsInLanesGiveThePerPlaneBits) {
+  uint32_t seed = 7000;
+  for (Isa isa : isas_under_test())
+    for (const DepthwiseKernel& lanes : kernels::depthwise_kernels(isa)) {
+      if (!lanes.channels_in_lanes) continue;
+      const DepthwiseKernel& plane =
+          kernels::depthwise_kernels(isa)[&lanes - kernels::depthwise_kernels(isa).data() - 4];
+      ASSERT_EQ(plane.kernel_size, lanes.kernel_size);
+      ASSERT_EQ(plane.stride, lanes.stride);
+      for (int64_t size : {7, 14, 20})
+        for (const Activation& act : every_activation()) {
+          const ConvGeometry s = conv_shape(19, size, size, 19, 19, lanes.kernel_size, lanes.stride, 1, 2, 2, 1);
+          const std::vector<float> x = random_values(2 * s.cin * s.h * s.w, seed);
+          const std::vector<float> wt = random_values(s.cout * s.win.kh * s.win.kw, seed + 1);
+          const std::vector<float> b = random_values(s.cout, seed + 2);
+          seed += 3;
+          EXPECT_EQ(kernel_result(lanes, s, 2, x, wt, b.data(), act, 1),
+                    kernel_result(plane, s, 2, x, wt, b.data(), act, 1))
+              << lanes.name << " " << describe(s, 2) << " activation " << static_cast<int>(act.kind);
+        }
+    }
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ struct Case {
   int64_t pad = 0;  // extra columns in every leading dimension
   GemmBias bias = GemmBias::kNone;
   ActivationKind act = ActivationKind::kNone;
-  bool tc = false;  // C stored transposed: [N, M]
+  bool tc = false;      // C stored transposed: [N, M]
+  bool addend = false;  // a matrix laid out as C added before the activation
 };
 
 std::string describe(const Case& c) {
@@ -73,7 +74,7 @@ float activate(ActivationKind kind, float x) {
 struct Operands {
   Case c;
   int64_t lda, ldb, ldc;
-  std::vector<float> a, b, c0, bias;
+  std::vector<float> a, b, c0, bias, addend;
 
   explicit Operands(const Case& cs, uint32_t seed = 1) : c(cs) {
     lda = (cs.ta ? cs.m : cs.k) + cs.pad;
@@ -83,6 +84,7 @@ struct Operands {
     b = random_values((cs.tb ? cs.n : cs.k) * ldb, seed + 1);
     c0 = random_values(lines() * ldc, seed + 2);
     bias = random_values(cs.bias == GemmBias::kPerRow ? cs.m : cs.n, seed + 3);
+    if (cs.addend) addend = random_values(lines() * ldc, seed + 4);
   }
 
   // C's stored lines and the valid length of each (the rest is padding).
@@ -103,6 +105,7 @@ struct Operands {
         float x = rm[i * c.n + j];
         if (c.bias == GemmBias::kPerRow) x += bias[i];
         if (c.bias == GemmBias::kPerColumn) x += bias[j];
+        if (c.addend) x += addend[at(i, j)];
         y[at(i, j)] = activate(c.act, x);
       }
     return y;
@@ -117,7 +120,7 @@ struct Operands {
                     rm.data(), c.n);
     for (int64_t i = 0; i < c.m; ++i)
       for (int64_t j = 0; j < c.n; ++j)
-        t[at(i, j)] = 1e-5f * (1.0f + rm[i * c.n + j] + std::fabs(c.beta * c0[at(i, j)]) + 1.0f);
+        t[at(i, j)] = 1e-5f * (1.0f + rm[i * c.n + j] + std::fabs(c.beta * c0[at(i, j)]) + 2.0f);
     return t;
   }
 
@@ -135,6 +138,7 @@ struct Operands {
     ep.bias = c.bias == GemmBias::kNone ? nullptr : bias.data();
     ep.activation = activation_of(c.act);
     ep.transposed_c = c.tc;
+    ep.addend = c.addend ? addend.data() : nullptr;
     std::vector<float> y = c0;
     kernels::gemm(c.m, c.n, c.k, c.alpha, op_a, op_b, c.beta, y.data(), ldc, ep, workspace, threads, kernel);
     return y;
@@ -245,6 +249,35 @@ TEST(GemmKernel, TransposedCMatchesReference) {
               expect_matches(o, o.run(*kn, threads, packed),
                              fmt::format("{} {} threads={} packed={}", kn->name, describe(c), threads, int(packed)));
         }
+}
+
+// The addend (a residual summed into a convolution's output) in both C layouts, on every
+// edge tile, the wide few-row tiles and with several k-blocks (added once, on the last).
+TEST(GemmKernel, AddendIsAddedBeforeTheActivation) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (bool tc : {false, true})
+      for (int64_t m : {1, 3, 13, 49})
+        for (int64_t n : {1, 17, 64})
+          for (int64_t k : {5, 600}) {
+            Case c{m, n, k};
+            c.tc = tc;
+            c.addend = true;
+            c.pad = 3;
+            c.beta = k == 5 ? 0.5f : 0.0f;
+            c.bias = GemmBias::kPerRow;
+            c.act = ActivationKind::kRelu;
+            Operands o(c);
+            for (int threads : {1, 2})
+              expect_matches(o, o.run(*kn, threads, GemmPacked::kNone),
+                             fmt::format("{} {} addend threads={}", kn->name, describe(c), threads));
+          }
+  Case c{3, 5, 0};  // K = 0: the epilogue alone
+  c.addend = true;
+  c.bias = GemmBias::kPerColumn;
+  Operands o(c);
+  const std::vector<float> y = o.run(kernels::active_gemm_kernel(), 1, GemmPacked::kNone);
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) EXPECT_FLOAT_EQ(y[o.at(i, j)], o.bias[j] + o.addend[o.at(i, j)]);
 }
 
 TEST(GemmKernel, PackedOperandsGiveTheSameBits) {

@@ -118,7 +118,7 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{1, 5, 7, 9, 3, 2, 4, 1, 3, 1, 1, 0, 1, 1, 2, 1, false, "im2col_gemm"},         // asymmetric all
         ConvCase{1, 6, 6, 6, 2, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 1, true, "im2col_gemm"},          // 5x5
         ConvCase{1, 5, 4, 4, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},          // padded 1x1
-        ConvCase{1, 5, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "im2col_gemm"},          // strided 1x1
+        ConvCase{1, 5, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},       // strided 1x1
         ConvCase{1, 3, 5, 5, 4, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 1, true, "direct_simd"},          // strided 1x1
         ConvCase{2, 13, 17, 19, 37, 3, 3, 3, 3, 1, 1, 1, 2, 0, 1, 1, true, "im2col_gemm"},      // stride 3, odd
         ConvCase{1, 31, 9, 8, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, "im2col_gemm"},       // two k-blocks
@@ -161,6 +161,58 @@ TEST(Conv, FusedActivationRunsInEveryKernel) {
       EXPECT_EQ(r.cost.flops, 2 * r.cost.macs + 2 * c.n * c.cout * oh * ow);  // Clip: 2 per element
     }
   }
+}
+
+// The fuse_residual_add pass's fourth input: every kernel sums it before the activation
+// (the GEMM and the blocked kernel in their epilogue, the others in a second pass), with
+// or without a bias; the FLOPs include the Add's one per element.
+TEST(Conv, FusedResidualRunsInEveryKernel) {
+  const ConvCase cases[] = {
+      {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},
+      {2, 6, 9, 7, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},
+      {2, 19, 9, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, "im2col_gemm"},  // blocked on SIMD targets
+      {1, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},
+      {1, 40, 7, 7, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, "pointwise_gemm"},  // pixels as rows on SIMD
+      {2, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"},
+      {1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, true, "depthwise_direct"},
+  };
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(c.kernel);
+    const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+    const int64_t outputs = c.n * c.cout * oh * ow;
+    auto x = random_values(c.n * c.cin * c.h * c.w, 31);
+    auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 32);
+    auto b = random_values(c.cout, 33);
+    auto z = random_values(outputs, 34);
+    Attributes a;
+    a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+    a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+    a.set("group", c.group);
+    a.set("activation", std::string("Relu"));
+    a.set("fused_residual", int64_t{1});
+    std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt),
+                                  c.bias ? weight({c.cout}, b) : TestTensor{}, input({c.n, c.cout, oh, ow}, z)};
+    std::vector<float> expected = naive_conv(c, x, wt, c.bias ? b : std::vector<float>(c.cout, 0.0f), oh, ow);
+    for (int64_t i = 0; i < outputs; ++i) expected[i] = std::max(expected[i] + z[i], 0.0f);
+    for (int threads : {1, 2}) {
+      OpResult r = run_op("Conv", in, a, 1, threads);
+      EXPECT_LT(max_rel_error(r.outputs[0], expected), 1e-5) << "threads " << threads;
+      EXPECT_EQ(r.details["kernel"], expected_kernel(c));
+      EXPECT_TRUE(r.details.contains("fused_residual"));
+      EXPECT_EQ(r.cost.flops, 2 * r.cost.macs + 2 * outputs);  // the sum and the Relu: 1 each per element
+    }
+  }
+  // A residual that is not the output's shape is refused, and so is a fourth input without
+  // the pass's attribute (ONNX's Conv has three).
+  auto x = random_values(1 * 3 * 5 * 5, 35), wt = random_values(4 * 3, 36), z = random_values(4 * 5 * 5, 37);
+  Attributes fused;
+  fused.set("fused_residual", int64_t{1});
+  EXPECT_THROW(
+      run_op("Conv", {input({1, 3, 5, 5}, x), weight({4, 3, 1, 1}, wt), TestTensor{}, input({1, 4, 5, 4}, z)}, fused),
+      std::exception);
+  EXPECT_THROW(run_op("Conv", {input({1, 3, 5, 5}, x), weight({4, 3, 1, 1}, wt), TestTensor{}, input({1, 4, 5, 5}, z)}),
+               std::exception);
+  EXPECT_THROW(run_op("Conv", {input({1, 3, 5, 5}, x), weight({4, 3, 1, 1}, wt)}, fused), std::exception);
 }
 
 TEST(Conv, GemmKernelsReportTheirPacking) {
