@@ -2,7 +2,7 @@
 // Times one ONNX model in ONNX Runtime (onnxruntime-node, CPU) for bench/compare_ort.py.
 //
 //   node bench/ort/run_ort.js --model m.onnx --inputs inputs.json [--threads 1] [--runs 20]
-//        [--warmup 3] [--spinning 0] [--outputs DIR]
+//        [--warmup 3] [--spinning 0] [--outputs DIR] [--profile PREFIX]
 //
 // inputs.json: [{"name": "input", "dims": [1, 3, 224, 224], "file": "input_0.f32"}, ...],
 // each file raw little-endian float32, relative to inputs.json's folder. The session runs
@@ -12,7 +12,9 @@
 // (OMP_WAIT_POLICY=PASSIVE): spinning threads on a shared machine take the cores the
 // working ones need. Prints one JSON object: the versions, the settings, run_ms (each
 // timed run's wall time around session.run, after `warmup` untimed runs) and, with
-// --outputs, the first run's outputs written to DIR/output_K.f32 with their names and dims.
+// --outputs, the first run's outputs written to DIR/output_K.f32 with their names and dims;
+// with --profile, ONNX Runtime's own profile of every run (each node's kernel time, as
+// bench/ort_op_times.py reads it) written to PREFIX_<date and time>.json.
 // On bad input: one line on stderr, exit status 1, nothing on stdout.
 'use strict';
 const fs = require('fs');
@@ -23,7 +25,7 @@ function parseArgs(argv) {
   const numeric = new Set(['threads', 'runs', 'warmup', 'spinning']);
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
-    if (!argv[i].startsWith('--') || !['model', 'inputs', 'outputs', ...numeric].includes(key))
+    if (!argv[i].startsWith('--') || !['model', 'inputs', 'outputs', 'profile', ...numeric].includes(key))
       throw new Error(`unknown argument '${argv[i]}'`);
     if (i + 1 >= argv.length) throw new Error(`${argv[i]} needs a value`);
     const value = argv[i + 1];
@@ -70,6 +72,7 @@ async function main() {
     executionMode: 'sequential',
     graphOptimizationLevel: 'all',
     extra: {session: {intra_op: {allow_spinning: String(args.spinning)}}},
+    ...(args.profile ? {enableProfiling: true, profileFilePrefix: args.profile} : {}),
   });
   let first = null;
   for (let i = 0; i < args.warmup; ++i) first = first || await session.run(feeds);
@@ -91,6 +94,7 @@ async function main() {
       outputs.push({name, dims: t.dims, file});
     });
   }
+  if (args.profile) session.endProfiling();
   const report = {
     onnxruntime: ort.env.versions,
     threads: args.threads,

@@ -143,3 +143,18 @@ def test_run_ort_bad_arguments_are_one_line_and_no_output(tmp_path, args, messag
     assert r.returncode == 1
     assert r.stdout == ""
     assert len(r.stderr.splitlines()) == 1 and message in r.stderr, r.stderr
+
+
+def test_op_times_table_sorts_by_time_with_shares():
+    import ort_op_times
+    text = ort_op_times.table("engine", {"Add": 1.0, "Conv/pointwise": 3.0})
+    assert text.splitlines() == ["engine: 4.000 ms", "| op type | ms | % |", "| --- | ---: | ---: |",
+                                 "| Conv/pointwise | 3.000 | 75.0 |", "| Add | 1.000 | 25.0 |"]
+
+
+@needs_ort
+def test_op_times_reads_onnx_runtimes_profile_by_op_type(tmp_path):
+    import ort_op_times
+    tiny_model(tmp_path / "tiny.onnx")
+    totals = ort_op_times.ort_by_type(str(tmp_path / "tiny.onnx"), 1, 5, str(tmp_path))
+    assert set(totals) <= {"Mul", "Add"} and totals and all(ms > 0 for ms in totals.values())

@@ -125,23 +125,27 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{2, 21, 6, 7, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3, true, "pointwise_gemm"},     // odd groups
         ConvCase{1, 9, 8, 8, 15, 3, 3, 2, 1, 2, 1, 2, 1, 2, 1, 3, true, "im2col_gemm"}));       // grouped, mixed
 
+// One case per Conv kernel (and per GEMM orientation), with and without a bias: the
+// fused epilogues must run in each.
+const ConvCase kOneCasePerKernel[] = {
+    {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},
+    {2, 6, 9, 7, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},
+    {2, 19, 9, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, "im2col_gemm"},  // blocked on SIMD targets
+    {1, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},
+    {1, 40, 7, 7, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, "pointwise_gemm"},  // pixels as rows on SIMD
+    {2, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"},
+    {1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, true, "depthwise_direct"},
+};
+
 // The fuse_activations pass's attributes: every kernel applies the activation in its
 // epilogue, the report names it and the FLOPs include it (docs/cost-model.md).
 TEST(Conv, FusedActivationRunsInEveryKernel) {
-  const ConvCase cases[] = {
-      {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},
-      {2, 6, 9, 7, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},
-      {2, 19, 9, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},  // blocked on SIMD targets
-      {1, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},
-      {2, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"},
-      {1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, true, "depthwise_direct"},
-  };
-  for (const ConvCase& c : cases) {
+  for (const ConvCase& c : kOneCasePerKernel) {
     SCOPED_TRACE(c.kernel);
     const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
     auto x = random_values(c.n * c.cin * c.h * c.w, 21);
     auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 22);
-    auto b = random_values(c.cout, 23);
+    auto b = c.bias ? random_values(c.cout, 23) : std::vector<float>(c.cout, 0.0f);
     Attributes a;
     a.set("strides", std::vector<int64_t>{c.sh, c.sw});
     a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
@@ -150,7 +154,7 @@ TEST(Conv, FusedActivationRunsInEveryKernel) {
     a.set("activation.min", -0.25);
     a.set("activation.max", 0.5);
     std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt),
-                                  weight({c.cout}, b)};
+                                  c.bias ? weight({c.cout}, b) : TestTensor{}};
     std::vector<float> expected = naive_conv(c, x, wt, b, oh, ow);
     for (float& v : expected) v = std::min(std::max(v, -0.25f), 0.5f);
     for (int threads : {1, 2}) {
@@ -167,16 +171,7 @@ TEST(Conv, FusedActivationRunsInEveryKernel) {
 // (the GEMM and the blocked kernel in their epilogue, the others in a second pass), with
 // or without a bias; the FLOPs include the Add's one per element.
 TEST(Conv, FusedResidualRunsInEveryKernel) {
-  const ConvCase cases[] = {
-      {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},
-      {2, 6, 9, 7, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},
-      {2, 19, 9, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, "im2col_gemm"},  // blocked on SIMD targets
-      {1, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},
-      {1, 40, 7, 7, 48, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, false, "pointwise_gemm"},  // pixels as rows on SIMD
-      {2, 6, 12, 12, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"},
-      {1, 4, 11, 11, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 4, true, "depthwise_direct"},
-  };
-  for (const ConvCase& c : cases) {
+  for (const ConvCase& c : kOneCasePerKernel) {
     SCOPED_TRACE(c.kernel);
     const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
     const int64_t outputs = c.n * c.cout * oh * ow;
