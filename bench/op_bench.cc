@@ -90,12 +90,19 @@ void register_ops() {
   // A transformer's attention weights (8 heads, 128 tokens) and Exp over as many elements.
   add("softmax_8x128x128", one_op("Softmax", {1, 8, 128, 128}, {}, {}), 1);
   add("exp_8x128x128", one_op("Exp", {1, 8, 128, 128}, {}, {}), 1);
-  // ResNet's 3x3/2 max pool after the stem, and GoogLeNet's 3x3/1 inside an inception.
-  Attributes pool_s2 = conv_attrs(3, 2, 1, 1), pool_s1 = conv_attrs(3, 1, 1, 1);
+  // ResNet's 3x3/2 max pool after the stem, GoogLeNet's 3x3/1 inside an inception (28x28,
+  // 14x14 and 7x7 planes) and its 3x3/2 ceil_mode pools between the stages.
+  Attributes pool_s2 = conv_attrs(3, 2, 1, 1), pool_s1 = conv_attrs(3, 1, 1, 1), pool_s2_ceil = conv_attrs(3, 2, 0, 1);
   pool_s2.erase("group");
   pool_s1.erase("group");
+  pool_s2_ceil.erase("group");
+  pool_s2_ceil.set("ceil_mode", int64_t{1});
   add("maxpool_112x112x64_k3s2", one_op("MaxPool", {1, 64, 112, 112}, {}, pool_s2), 1);
   add("maxpool_28x28x192_k3s1", one_op("MaxPool", {1, 192, 28, 28}, {}, pool_s1), 1);
+  add("maxpool_14x14x480_k3s1", one_op("MaxPool", {1, 480, 14, 14}, {}, pool_s1), 1);
+  add("maxpool_7x7x832_k3s1", one_op("MaxPool", {1, 832, 7, 7}, {}, pool_s1), 1);
+  add("maxpool_56x56x192_k3s2_ceil", one_op("MaxPool", {1, 192, 56, 56}, {}, pool_s2_ceil), 1);
+  add("maxpool_14x14x832_k3s2_ceil", one_op("MaxPool", {1, 832, 14, 14}, {}, pool_s2_ceil), 1);
   const Shape bias64{64};
   for (int threads : {1, 2}) {
     // ResNet-18 layer1 3x3; the seed's depthwise and pointwise examples; a grouped 3x3.

@@ -5,16 +5,14 @@
 #include <algorithm>
 
 #include "graph/shape.h"
-#include "ops/kernels/padded_rows.h"
 #include "ops/kernels/threads.h"
 #include "ops/kernels/workspace.h"
 
 namespace minfer::kernels {
 namespace {
 
-// One thread's padded plane: h rows of `stride` phases (ops/kernels/padded_rows.h).
-int64_t scratch_floats(const MaxPoolKernel& k, const PoolShape& s) {
-  return checked_mul({s.h, k.stride, padded_phase_len(s.out_w, k.lanes, s.win.kw, 1, k.stride)});
+int64_t round_up(int64_t n, int64_t m) {
+  return (n + m - 1) / m * m;
 }
 
 int threads_for(const PoolShape& s, int64_t planes, int threads) {
@@ -36,13 +34,35 @@ const MaxPoolKernel* find_max_pool_kernel(const PoolShape& s, Isa isa) {
   return &kernels[w.sw - 1];
 }
 
+MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s) {
+  const Window2d& w = s.win;
+  MaxPoolLayout l;
+  const int64_t row_reach = (w.kh - 1) * w.dh / w.sh, column_reach = (w.kw - 1) / w.sw;
+  l.pitch = s.out_w + column_reach;
+  l.rows = s.out_h + row_reach;
+  const int64_t outputs = checked_mul({s.out_h, l.pitch});
+  // The slack: the last vector's reach past the outputs, and a vector past the last row.
+  l.phase_floats = round_up(outputs, k.lanes) + row_reach * l.pitch + column_reach + k.lanes;
+  l.phases = w.sh * w.sw;
+  // Vectors of taps (the row copies cost about one each): along the rows, the last one
+  // of each row partly wasted; along the whole plane, the columns past out_w wasted.
+  const int64_t taps = w.kh * w.kw;
+  const int64_t row_vectors = s.out_h * ((s.out_w + k.lanes - 1) / k.lanes);
+  const int64_t plane_vectors = (outputs + k.lanes - 1) / k.lanes;
+  l.whole_plane = s.out_w < k.lanes || plane_vectors * taps + s.out_h < row_vectors * taps;
+  if (l.whole_plane) l.out_floats = round_up(outputs, k.lanes);
+  l.scratch_floats = checked_mul({2, l.phases, l.phase_floats}) + l.out_floats;
+  return l;
+}
+
 int64_t max_pool_workspace_floats(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, int threads) {
-  return checked_mul({scratch_floats(k, s), threads_for(s, planes, threads)});
+  return checked_mul({max_pool_layout(k, s).scratch_floats, threads_for(s, planes, threads)});
 }
 
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
                 std::span<float> workspace, int threads) {
-  const int64_t scratch = scratch_floats(k, s);
+  const MaxPoolLayout l = max_pool_layout(k, s);
+  const int64_t scratch = l.scratch_floats;
   require_workspace(workspace, scratch, "max pool");  // one thread's share, at least
   const int team = static_cast<int>(
       std::min<int64_t>(threads_for(s, planes, threads), static_cast<int64_t>(workspace.size()) / scratch));
@@ -50,7 +70,7 @@ void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, cons
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    k.run_planes(s, x, y, planes * t / n, planes * (t + 1) / n, workspace.data() + t * scratch);
+    k.run_planes(s, l, x, y, planes * t / n, planes * (t + 1) / n, workspace.data() + t * scratch);
   }
 }
 

@@ -1,9 +1,14 @@
 // The SIMD 2-D max pool: NCHW, horizontal stride 1 or 2 and dilation 1, windows up to
-// 16 x 16, any vertical stride and dilation, any padding and ceil_mode; vectorised along the output
-// width. Each plane is first copied into a scratch plane padded with -inf and split into
-// stride phases (ops/kernels/padded_rows.h), so every tap is one unaligned vector load
-// with no bounds checks. Every output is nan_max over its window in window order, so the result is the
-// generic loop's (ops/pool.cc runs the other shapes) bit for bit.
+// 16 x 16, any vertical stride and dilation, any padding and ceil_mode. Each plane is
+// copied into a scratch split into stride phases in both directions (padded row r in
+// phase r % sh, padded column c in phase c % sw, as the direct convolution's rows in
+// ops/kernels/padded_rows.h) whose border holds -inf, written once per call; every tap
+// is then one unaligned vector load at a fixed offset, with no bounds checks. Two such
+// scratches alternate: plane p + 1 is copied in before plane p is pooled. The vectors
+// run along each output row, or for short rows (7x7 planes) along the whole phase plane,
+// whose rows are then copied to the output. Every output is nan_max over its window in
+// window order, so the result is the generic loop's (ops/pool.cc runs the other shapes)
+// bit for bit.
 //
 //   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
 //     workspace: max_pool_workspace_floats(*k, shape, planes, threads) floats
@@ -29,18 +34,38 @@ struct PoolShape {
   Window2d win;
 };
 
+// One plane in the scratch: `phases` (vertical times horizontal stride) phase planes of
+// phase_floats each, rows `pitch` floats apart; output (oy, ox)'s window tap (ki, kj)
+// reads phase (ki * dh % sh, kj % sw) at (oy + ki * dh / sh) * pitch + ox + kj / sw.
+struct MaxPoolLayout {
+  int64_t pitch = 0;         // out_w plus the farthest tap's column offset
+  int64_t rows = 0;          // phase rows that hold input: out_h plus the farthest tap's row offset
+  int64_t phase_floats = 0;  // rows and the slack the last vector reads past them
+  int64_t phases = 0;
+  // The vectors run along the whole phase plane (out_h * pitch outputs, the columns past
+  // out_w thrown away) into out_floats of scratch, then each row is copied to y: chosen
+  // when it takes fewer vectors than the rows do (rows narrower than a vector).
+  bool whole_plane = false;
+  int64_t out_floats = 0;
+  int64_t scratch_floats = 0;  // one thread's: two copies of the phases, and out_floats
+};
+
 struct MaxPoolKernel {
   const char* name;  // max_pool_f32_s<stride>_<isa>
   Isa isa;
   int lanes, stride;
-  // Planes [begin, end) of x to y, one after the other; scratch holds one bordered plane.
-  void (*run_planes)(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end, float* scratch);
+  // Planes [begin, end) of x to y, one after the other, through l.scratch_floats of scratch.
+  void (*run_planes)(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
+                     float* scratch);
 };
 
 // The kernel for s on target isa, or nullptr (a horizontal stride other than 1 and 2, a
 // horizontal dilation, a window larger than kMaxPoolMaxWindow, padding as wide as the
 // window, the scalar target, or a target this CPU cannot run).
 const MaxPoolKernel* find_max_pool_kernel(const PoolShape& s, Isa isa = active_isa());
+
+// Where kernel k keeps a plane of shape s (chosen from s and the vector width alone).
+MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s);
 
 // Floats of workspace max_pool2d needs for `planes` planes with up to `threads` threads.
 int64_t max_pool_workspace_floats(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, int threads);

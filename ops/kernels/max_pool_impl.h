@@ -1,13 +1,15 @@
-// The max pool row kernels, written once over a vector type and instantiated per target
-// by max_pool_<isa>.cc, each compiled with its ISA flags. Only those files include this
+// The max pool kernels, written once over a vector type and instantiated per target by
+// max_pool_<isa>.cc, each compiled with its ISA flags. Only those files include this
 // header; everything here has internal linkage.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "ops/kernels/max_pool.h"
-#include "ops/kernels/padded_rows.h"
 #include "ops/kernels/simd.h"
 
 namespace minfer::kernels {
@@ -15,71 +17,271 @@ namespace {
 
 constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 
-// nan_max of ops/op_helpers.h lane by lane: v replaces acc when acc < v or v is NaN, so
-// a NaN sticks and ties keep the earlier tap.
+// nan_max of ops/op_helpers.h lane by lane: v replaces acc when acc < v or v is NaN, so a
+// NaN sticks and ties keep the earlier tap. MAXPS(a, b) is a > b ? a : b, b also when
+// either is NaN: MAXPS(v, acc) is nan_max wherever v is not NaN, so only a NaN v needs
+// the select (two instructions a tap on AVX-512, three on AVX2, against four).
 template <class Arch>
 inline xsimd::batch<float, Arch> max_keep_nan(xsimd::batch<float, Arch> acc, xsimd::batch<float, Arch> v) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_same_v<Arch, xsimd::avx512f>)
+    return _mm512_mask_max_ps(v, _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v, acc);
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_same_v<Arch, xsimd::avx2>)
+    return _mm256_blendv_ps(_mm256_max_ps(v, acc), v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+#endif
   return xsimd::select((acc < v) || xsimd::isnan(v), v, acc);
 }
 
-// Up to NV output vectors of one row side by side, each its own chain of taps (a tap's
-// max waits for the previous one's: independent chains keep the vector units busy).
-template <class V, int NV>
-void max_pool_vectors(const float* const* rows, int n, const int64_t* tap_offsets, int64_t kw, int64_t ox,
-                      int64_t out_w, float* yr) {
+// MAXPS(v, acc): nan_max where no tap is NaN (ties keep acc, the earlier tap), in one
+// instruction; a plane without a NaN is pooled with it.
+template <class Arch>
+inline xsimd::batch<float, Arch> max_no_nan(xsimd::batch<float, Arch> acc, xsimd::batch<float, Arch> v) {
+#if XSIMD_WITH_AVX512F
+  if constexpr (std::is_same_v<Arch, xsimd::avx512f>) return _mm512_max_ps(v, acc);
+#endif
+#if XSIMD_WITH_AVX2
+  if constexpr (std::is_same_v<Arch, xsimd::avx2>) return _mm256_max_ps(v, acc);
+#endif
+  return xsimd::select(acc < v, v, acc);
+}
+
+template <bool KeepNan, class V>
+inline V max_step(V acc, V v) {
+  if constexpr (KeepNan)
+    return max_keep_nan(acc, v);
+  else
+    return max_no_nan(acc, v);
+}
+
+// Whether a float of the vectors seen is NaN: the largest magnitude's bits past +inf's
+// (an integer and and max a vector, no compare).
+template <class V>
+struct NanWatch {
+#if XSIMD_WITH_AVX512F
+  __m512i largest = _mm512_setzero_si512();
+  void see(V v) {
+    largest = _mm512_max_epu32(largest, _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff)));
+  }
+  bool seen() const {
+    return _mm512_cmpgt_epu32_mask(largest, _mm512_set1_epi32(0x7f800000)) != 0;
+  }
+#else
+  __m256i largest = _mm256_setzero_si256();
+  void see(V v) {
+    largest = _mm256_max_epu32(largest, _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff)));
+  }
+  // Magnitudes are below 2^31: a signed compare.
+  bool seen() const {
+    return _mm256_movemask_epi8(_mm256_cmpgt_epi32(largest, _mm256_set1_epi32(0x7f800000))) != 0;
+  }
+#endif
+};
+
+// Whether any of the n floats at p is NaN.
+template <class V>
+inline bool has_nan(const float* p, int64_t n) {
+  constexpr int64_t W = V::size;
+  if (n < W) return std::any_of(p, p + n, [](float v) { return std::isnan(v); });
+  NanWatch<V> nan;
+  for (int64_t i = 0; i + W <= n; i += W) nan.see(V::load_unaligned(p + i));
+  nan.see(V::load_unaligned(p + n - W));
+  return nan.seen();
+}
+
+// NV vectors of outputs side by side from plane position `at` on, each its own chain of
+// taps in window order (a tap's max waits for the previous one's: independent chains keep
+// the vector units busy), stored at out.
+template <class V, int NV, bool KeepNan>
+inline void max_pool_vectors(const float* at, const int64_t* taps, int n_taps, float* out) {
   constexpr int64_t W = V::size;
   V acc[NV];
-  for (int v = 0; v < NV; ++v) acc[v] = V(kMinusInf);
-  for (int r = 0; r < n; ++r)
-    for (int64_t kj = 0; kj < kw; ++kj) {
-      const float* src = rows[r] + tap_offsets[kj] + ox;
+  // The first tap as it is: nan_max(-inf, v) is v.
+  for (int v = 0; v < NV; ++v) acc[v] = V::load_unaligned(at + taps[0] + v * W);
+  for (int t = 1; t < n_taps; ++t) {
+    const float* src = at + taps[t];
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) acc[v] = max_keep_nan(acc[v], V::load_unaligned(src + v * W));
+    for (int v = 0; v < NV; ++v) acc[v] = max_step<KeepNan>(acc[v], V::load_unaligned(src + v * W));
+  }
+  for (int v = 0; v < NV; ++v) acc[v].store_unaligned(out + v * W);
+}
+
+// `count` vectors of outputs, one after the other, from plane position `at` on to out.
+template <class V, bool KeepNan>
+inline void max_pool_run(const float* at, int64_t count, const int64_t* taps, int n_taps, float* out) {
+  constexpr int64_t W = V::size;
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) max_pool_vectors<V, 4, KeepNan>(at + i * W, taps, n_taps, out + i * W);
+  switch (count - i) {
+    case 3: max_pool_vectors<V, 3, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
+    case 2: max_pool_vectors<V, 2, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
+    case 1: max_pool_vectors<V, 1, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
+    default: break;
+  }
+}
+
+// Which lanes of a vector loaded from row[at] lie inside the row's w floats (all: a plain
+// load), worked out once for the rows of a plane that share them.
+template <class V>
+struct Lanes {
+  bool all = true;
+#if XSIMD_WITH_AVX512F
+  __mmask16 inside = 0xffff;
+#else
+  __m256i inside = _mm256_set1_epi32(-1);
+#endif
+  Lanes() = default;
+  Lanes(int64_t at, int64_t w) {
+    constexpr int64_t W = V::size;
+    all = at >= 0 && at + W <= w;
+    const int64_t lo = std::clamp<int64_t>(-at, 0, W), hi = std::clamp<int64_t>(w - at, lo, W);
+#if XSIMD_WITH_AVX512F
+    inside = static_cast<__mmask16>((0xffffu >> (W - hi)) & (0xffffu << lo));
+#else
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    inside = _mm256_and_si256(_mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1)),
+                              _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane));
+#endif
+  }
+};
+
+// row[at + i] in lane i where lanes says it is inside the row, -inf in the other lanes
+// (the padding), which are never read: masked loads do not fault there.
+template <class V>
+inline V load_lanes(const float* row, int64_t at, const Lanes<V>& lanes) {
+  if (lanes.all) return V::load_unaligned(row + at);
+  // The address of lane 0, maybe outside the row: formed as an integer, not by pointer
+  // arithmetic past the array.
+  const auto lane0 =
+      reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(at) * sizeof(float));
+#if XSIMD_WITH_AVX512F
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(kMinusInf), lanes.inside, lane0);
+#else
+  return _mm256_blendv_ps(_mm256_set1_ps(kMinusInf), _mm256_maskload_ps(lane0, lanes.inside),
+                          _mm256_castsi256_ps(lanes.inside));
+#endif
+}
+
+// The even- (Odd 0) or odd-indexed (Odd 1) floats of the 2 * V::size in a, b.
+template <int Odd, class V>
+inline V alternate(V a, V b) {
+#if XSIMD_WITH_AVX512F
+  return alternate_avx512<Odd>(a, b);
+#else
+  return alternate_avx2<Odd>(a, b);
+#endif
+}
+
+// How a plane's rows go into the phase planes (the same for every plane): input row iy
+// is padded row r = iy + pad_top, phase row r / sh of the phases (r % sh, *); only a
+// row's first `used` columns are ever read.
+template <class V, int S>
+struct PlaneCopy {
+  static constexpr int64_t kRowLanes = 8;  // stride 2: the vectors whose load masks are kept
+  int64_t used = 0;
+  Lanes<V> lanes[2 * kRowLanes];  // the two loads of each of a row's first vectors (all of a short row's)
+  PlaneCopy(const PoolShape& s, const MaxPoolLayout& l) : used(std::min(s.w, S * l.pitch - s.win.pad_left)) {
+    if constexpr (S == 2)
+      for (int64_t v = 0; v < kRowLanes; ++v)
+        for (int64_t half = 0; half < 2; ++half)
+          lanes[2 * v + half] = Lanes<V>(2 * v * V::size - s.win.pad_left + half * V::size, used);
+  }
+};
+
+// Writes plane xp's rows into the phase planes at dst (a row's first column phase's at
+// dst + (r % sh) * S * phase_floats) and tells whether the plane has a NaN. Stride 1
+// copies the row's columns, the border's -inf left as it is. Stride 2 writes each phase
+// row whole, border cells -inf, in whole vectors of a register deinterleave (lane by
+// lane copies dominated small planes): the last runs on into the next phase row
+// (written after it) or the slack with -inf only (the loads see the row end at `used`),
+// so a padding row it reaches stays -inf.
+template <class V, int S>
+inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, const PlaneCopy<V, S>& c,
+                       float* dst) {
+  constexpr int64_t W = V::size;
+  const Window2d& win = s.win;
+  NanWatch<V> nan;                                                   // stride 2: of the values copied
+  int64_t phase = win.pad_top % win.sh, row = win.pad_top / win.sh;  // of padded row iy + pad_top
+  for (int64_t iy = 0; iy < s.h && row < l.rows; ++iy) {
+    const float* xr = xp + iy * s.w;
+    float* d = dst + phase * S * l.phase_floats + row * l.pitch;
+    if constexpr (S == 1) {
+      copy_floats<V>(xr, c.used, d + win.pad_left);
+    } else {
+      for (int64_t v = 0, i = 0; i < l.pitch; ++v, i += W) {
+        const int64_t at = 2 * i - win.pad_left;
+        const bool kept = v < c.kRowLanes;
+        const V a = load_lanes<V>(xr, at, kept ? c.lanes[2 * v] : Lanes<V>(at, c.used));
+        const V b = load_lanes<V>(xr, at + W, kept ? c.lanes[2 * v + 1] : Lanes<V>(at + W, c.used));
+        nan.see(a);
+        nan.see(b);
+        alternate<0>(a, b).store_unaligned(d + i);
+        alternate<1>(a, b).store_unaligned(d + l.phase_floats + i);
+      }
     }
-  for (int v = 0; v < NV; ++v) {
-    const int64_t at = ox + v * W;
-    if (at + W <= out_w)
-      acc[v].store_unaligned(yr + at);
-    else
-      store_first(acc[v], yr + at, out_w - at);
+    if (++phase == win.sh) phase = 0, ++row;
+  }
+  // Stride 1 copies in pieces of any length: a pass over the plane instead.
+  if constexpr (S == 1)
+    return has_nan<V>(xp, s.h * s.w);
+  else
+    return nan.seen();
+}
+
+// One plane from its phase planes to yp (out: the whole-plane layout's outputs).
+template <class V, bool KeepNan>
+void pool_plane(const PoolShape& s, const MaxPoolLayout& l, const float* phases, const int64_t* taps, int n_taps,
+                float* out, float* yp) {
+  constexpr int64_t W = V::size;
+  if (l.whole_plane) {
+    max_pool_run<V, KeepNan>(phases, l.out_floats / W, taps, n_taps, out);
+    for (int64_t oy = 0; oy < s.out_h; ++oy) copy_floats<V>(out + oy * l.pitch, s.out_w, yp + oy * s.out_w);
+    return;
+  }
+  // Along each row (out_w >= W): whole vectors, the last one ending at out_w (its
+  // columns already stored get the same values again).
+  const int64_t full = s.out_w / W;
+  for (int64_t oy = 0; oy < s.out_h; ++oy) {
+    const float* at = phases + oy * l.pitch;
+    float* yr = yp + oy * s.out_w;
+    max_pool_run<V, KeepNan>(at, full, taps, n_taps, yr);
+    if (full * W < s.out_w) max_pool_vectors<V, 1, KeepNan>(at + s.out_w - W, taps, n_taps, yr + s.out_w - W);
   }
 }
 
 template <class V, int S>
-void max_pool_planes(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end, float* scratch) {
-  constexpr int64_t W = V::size;
+void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
+                     float* scratch) {
   const Window2d& win = s.win;
-  const int64_t phase_len = padded_phase_len(s.out_w, W, win.kw, 1, S), len = S * phase_len;
-  int64_t tap_offsets[kMaxPoolMaxWindow];  // where window column kj reads, from a row's start
-  for (int64_t kj = 0; kj < win.kw; ++kj) tap_offsets[kj] = (kj % S) * phase_len + kj / S;
-  const float* rows[kMaxPoolMaxWindow];  // the window rows inside the input
+  // Where each window tap reads, from an output's position in the phase planes.
+  int64_t taps[kMaxPoolMaxWindow * kMaxPoolMaxWindow];
+  int n_taps = 0;
+  for (int64_t ki = 0; ki < win.kh; ++ki)
+    for (int64_t kj = 0; kj < win.kw; ++kj) {
+      const int64_t phase = (ki * win.dh % win.sh) * S + kj % S;
+      taps[n_taps++] = phase * l.phase_floats + ki * win.dh / win.sh * l.pitch + kj / S;
+    }
+  // Two copies of the phase planes: plane p + 1 is copied in before plane p is pooled from
+  // the other, so the pool's loads never wait for the stores that wrote them (a load
+  // spanning two stores still in flight is not forwarded from them).
+  const int64_t planes_floats = l.phases * l.phase_floats;
+  std::fill(scratch, scratch + 2 * planes_floats, kMinusInf);  // the border: every copy writes the same interior
+  float* out = scratch + 2 * planes_floats;
+  const PlaneCopy<V, S> copy(s, l);
+  // Whether plane p + 1 has a NaN: a plane without is pooled with the one-instruction max.
+  bool next_has_nan = begin < end && copy_plane<V, S>(x + begin * s.h * s.w, s, l, copy, scratch);
   for (int64_t p = begin; p < end; ++p) {
-    const float* xp = x + p * s.h * s.w;
+    const float* phases = scratch + (p - begin) % 2 * planes_floats;
+    const bool has_nan = next_has_nan;
+    if (p + 1 < end)
+      next_has_nan =
+          copy_plane<V, S>(x + (p + 1) * s.h * s.w, s, l, copy, scratch + (p + 1 - begin) % 2 * planes_floats);
     float* yp = y + p * s.out_h * s.out_w;
-    for (int64_t r = 0; r < s.h; ++r) {
-      if constexpr (S == 2)
-        fill_padded_row_stride2<V>(xp + r * s.w, s.w, win.pad_left, phase_len, scratch + r * len, kMinusInf);
-      else
-        fill_padded_row(xp + r * s.w, s.w, win.pad_left, S, phase_len, scratch + r * len, kMinusInf);
-    }
-    for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      // Window rows in order, those outside the input skipped (they would hold only -inf).
-      int n = 0;
-      for (int64_t ki = 0; ki < win.kh; ++ki) {
-        const int64_t iy = oy * win.sh - win.pad_top + ki * win.dh;
-        if (iy >= 0 && iy < s.h) rows[n++] = scratch + iy * len;
-      }
-      float* yr = yp + oy * s.out_w;
-      int64_t ox = 0;
-      for (; ox + 4 * W < s.out_w; ox += 4 * W) max_pool_vectors<V, 4>(rows, n, tap_offsets, win.kw, ox, s.out_w, yr);
-      switch ((s.out_w - ox + W - 1) / W) {  // the last 1 to 4 vectors, the last maybe partial
-        case 4: max_pool_vectors<V, 4>(rows, n, tap_offsets, win.kw, ox, s.out_w, yr); break;
-        case 3: max_pool_vectors<V, 3>(rows, n, tap_offsets, win.kw, ox, s.out_w, yr); break;
-        case 2: max_pool_vectors<V, 2>(rows, n, tap_offsets, win.kw, ox, s.out_w, yr); break;
-        case 1: max_pool_vectors<V, 1>(rows, n, tap_offsets, win.kw, ox, s.out_w, yr); break;
-        default: break;
-      }
-    }
+    if (has_nan)
+      pool_plane<V, true>(s, l, phases, taps, n_taps, out, yp);
+    else
+      pool_plane<V, false>(s, l, phases, taps, n_taps, out, yp);
   }
 }
 

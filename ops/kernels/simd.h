@@ -110,22 +110,30 @@ inline void deinterleave(const float* src, float* even, float* odd) {
   *even = src[0];
   *odd = src[1];
 }
+// The even- (Odd 0) or odd-indexed (Odd 1) floats of the 2 * size floats in a, b.
 #if XSIMD_WITH_AVX512F
+template <int Odd>
+inline __m512 alternate_avx512(__m512 a, __m512 b) {
+  const __m512i index = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  return _mm512_permutex2var_ps(a, _mm512_add_epi32(index, _mm512_set1_epi32(Odd)), b);
+}
 inline void deinterleave_avx512(const float* src, float* even, float* odd) {
   const __m512 a = _mm512_loadu_ps(src), b = _mm512_loadu_ps(src + 16);
-  const __m512i even_index = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i odd_index = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  _mm512_storeu_ps(even, _mm512_permutex2var_ps(a, even_index, b));
-  _mm512_storeu_ps(odd, _mm512_permutex2var_ps(a, odd_index, b));
+  _mm512_storeu_ps(even, alternate_avx512<0>(a, b));
+  _mm512_storeu_ps(odd, alternate_avx512<1>(a, b));
 }
 #endif
 #if XSIMD_WITH_AVX2
+template <int Odd>
+inline __m256 alternate_avx2(__m256 a, __m256 b) {
+  // Within 128-bit lanes: [a0 a2 b0 b2 | a4 a6 b4 b6]; then swap the middle 64-bit pairs.
+  const __m256 lanes = _mm256_shuffle_ps(a, b, Odd ? 0xdd : 0x88);
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(lanes), 0xd8));
+}
 inline void deinterleave_avx2(const float* src, float* even, float* odd) {
   const __m256 a = _mm256_loadu_ps(src), b = _mm256_loadu_ps(src + 8);
-  // Within 128-bit lanes: [a0 a2 b0 b2 | a4 a6 b4 b6]; then swap the middle 64-bit pairs.
-  const __m256 e = _mm256_shuffle_ps(a, b, 0x88), o = _mm256_shuffle_ps(a, b, 0xdd);
-  _mm256_storeu_ps(even, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8)));
-  _mm256_storeu_ps(odd, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), 0xd8)));
+  _mm256_storeu_ps(even, alternate_avx2<0>(a, b));
+  _mm256_storeu_ps(odd, alternate_avx2<1>(a, b));
 }
 #endif
 // The 4-pair step the SIMD targets use for the rest of a short row (SSE: every x86-64).
@@ -148,6 +156,27 @@ inline void deinterleave_vector(const float* src, float* even, float* odd) {
 #endif
   else
     static_assert(V::size == 1, "no deinterleave for this vector width");
+}
+
+// Copies n floats from src to dst (not overlapping) in whole vectors, the rest as one
+// vector ending at n, or for n < V::size two overlapping pieces of 8 or 4 floats: no
+// per-float loop and no call to memcpy for the short rows of small planes.
+template <class V>
+inline void copy_floats(const float* src, int64_t n, float* dst) {
+  constexpr int64_t W = V::size;
+  if (n >= W) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) V::load_unaligned(src + i).store_unaligned(dst + i);
+    if (i < n) V::load_unaligned(src + n - W).store_unaligned(dst + n - W);
+  } else if (W > 8 && n >= 8) {
+    std::memcpy(dst, src, 8 * sizeof(float));
+    std::memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+  } else if (W > 4 && n >= 4) {
+    std::memcpy(dst, src, 4 * sizeof(float));
+    std::memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
 }
 
 // Stores the first n (< V::size) lanes: the tail of a row.

@@ -1,9 +1,11 @@
-// The SIMD max pool of every target under test against a direct loop written here:
-// output widths around the vector widths, strides 1 and 2, padding, ceil_mode
-// overhang, vertical stride and dilation, NaN and -inf inputs, one and two threads.
+// The SIMD max pool of every target under test against a direct loop written here (the
+// window-order fold of nan_max, compared bit for bit): output widths around the vector
+// widths, strides 1 and 2, padding, ceil_mode overhang, vertical stride and dilation,
+// NaN, -inf and signed-zero inputs, one and two threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -35,36 +37,48 @@ PoolShape shape(int64_t h, int64_t w, int64_t k, int64_t sh, int64_t sw, int64_t
   return s;
 }
 
-// A NaN anywhere in the window gives NaN; otherwise the largest value inside the input.
-std::vector<float> naive(const PoolShape& s, int64_t planes, const std::vector<float>& x) {
+// nan_max in window order (rows outer, columns inner), as ops/pool.cc's generic loop
+// folds: a later NaN replaces the maximum, a tie keeps the earlier tap.
+std::vector<float> window_order(const PoolShape& s, int64_t planes, const std::vector<float>& x) {
   std::vector<float> y;
   for (int64_t p = 0; p < planes; ++p)
     for (int64_t oy = 0; oy < s.out_h; ++oy)
       for (int64_t ox = 0; ox < s.out_w; ++ox) {
         float m = -std::numeric_limits<float>::infinity();
-        bool nan = false;
         for (int64_t ki = 0; ki < s.win.kh; ++ki)
           for (int64_t kj = 0; kj < s.win.kw; ++kj) {
             const int64_t iy = oy * s.win.sh - s.win.pad_top + ki * s.win.dh;
             const int64_t ix = ox * s.win.sw - s.win.pad_left + kj;
             if (iy < 0 || iy >= s.h || ix < 0 || ix >= s.w) continue;
             const float v = x[(p * s.h + iy) * s.w + ix];
-            nan = nan || std::isnan(v);
-            m = std::max(m, v);
+            if (m < v || std::isnan(v)) m = v;
           }
-        y.push_back(nan ? std::numeric_limits<float>::quiet_NaN() : m);
+        y.push_back(m);
       }
   return y;
 }
 
-void expect_same(const std::vector<float>& got, const std::vector<float>& want) {
+uint32_t bits(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+float from_bits(uint32_t b) {
+  float v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// got and want bit for bit (the first few differences).
+void expect_bits(const std::vector<float>& got, const std::vector<float>& want) {
   ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << i;
-    else
-      EXPECT_EQ(got[i], want[i]) << i;
-  }
+  int wrong = 0;
+  for (size_t i = 0; i < got.size() && wrong < 5; ++i)
+    if (bits(got[i]) != bits(want[i])) {
+      ADD_FAILURE() << "output " << i << ": 0x" << std::hex << bits(got[i]) << " want 0x" << bits(want[i]);
+      ++wrong;
+    }
 }
 
 TEST(MaxPoolKernel, MatchesADirectLoop) {
@@ -94,7 +108,65 @@ TEST(MaxPoolKernel, MatchesADirectLoop) {
         std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
         std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, threads));
         kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, threads);
-        expect_same(y, naive(s, planes, x));
+        expect_bits(y, window_order(s, planes, x));
+      }
+    }
+}
+
+// Planes of GoogLeNet's and ResNet's sizes and odd ones, plane counts that are no
+// multiple of a vector, windows 2 to 5 with padding, ceil_mode and vertical dilation;
+// inputs made of ties (+0 and -0, 1 and -inf) and NaNs of two payloads, so which tap
+// wins shows in the bits: each must be the window-order fold's, with one and two threads.
+TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
+  std::vector<PoolShape> shapes;
+  for (int64_t w : {7, 14, 56, 9, 13}) {
+    const int64_t h = w == 9 ? 11 : w;
+    for (bool ceil : {false, true}) {
+      shapes.push_back(shape(h, w, 3, 2, 2, 1, 0, ceil));
+      shapes.push_back(shape(h, w, 3, 1, 1, 1, 1, ceil));
+      shapes.push_back(shape(h, w, 2, 2, 2, 1, 0, ceil));
+      shapes.push_back(shape(h, w, 2, 1, 1, 1, 1, ceil));
+      shapes.push_back(shape(h, w, 5, 1, 1, 1, 2, ceil));
+      shapes.push_back(shape(h, w, 5, 2, 2, 1, 2, ceil));
+      shapes.push_back(shape(h, w, 3, 2, 1, 2, 1, ceil));  // vertical dilation 2
+    }
+  }
+  shapes.push_back(shape(112, 112, 3, 2, 2, 1, 1, false));  // ResNet's stem pool
+  const uint32_t kNanA = 0x7fc00001, kNanB = 0xffc12345;    // quiet NaNs, payloads and signs apart
+  const float kInf = std::numeric_limits<float>::infinity();
+  for (int64_t planes : {3, 19})
+    for (Isa isa : isas_under_test()) {
+      if (isa == Isa::kScalar) continue;  // the generic loop, tested through the op
+      for (const PoolShape& s : shapes) {
+        if (s.out_h < 1 || s.out_w < 1 || (planes == 19 && s.h == 112)) continue;
+        SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << planes << "x" << s.h << "x" << s.w << " k"
+                                        << s.win.kh << " s" << s.win.sh << "x" << s.win.sw << " d" << s.win.dh << " p"
+                                        << s.win.pad_top << " out " << s.out_h << "x" << s.out_w);
+        const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+        ASSERT_NE(k, nullptr);
+        // Mostly zeros of both signs, some -inf, few ones, NaNs rare enough that many
+        // windows have none.
+        std::vector<float> x = random_values(planes * s.h * s.w, static_cast<uint32_t>(s.w * 31 + s.win.kw), 0, 1);
+        for (size_t i = 0; i < x.size(); ++i) {
+          const float r = x[i];
+          x[i] = r < 0.02f   ? from_bits(i % 2 ? kNanA : kNanB)
+                 : r < 0.07f ? 1.0f
+                 : r < 0.2f  ? -kInf
+                 : r < 0.6f  ? 0.0f
+                             : -0.0f;
+        }
+        // The last plane without a NaN at all.
+        const int64_t plane = s.h * s.w;
+        for (int64_t i = (planes - 1) * plane; i < planes * plane; ++i)
+          if (std::isnan(x[i])) x[i] = -0.0f;
+        const std::vector<float> want = window_order(s, planes, x);
+        for (int threads : {1, 2}) {
+          std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
+          std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, threads));
+          kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, threads);
+          SCOPED_TRACE(testing::Message() << threads << " threads");
+          expect_bits(y, want);
+        }
       }
     }
 }
