@@ -67,7 +67,7 @@ bool is_strided_pointwise(const ConvGeometry& s);
 // transposed) rather than Y = W X (pixels along the vectors). The kernel's tiles waste
 // the lanes past the last pixel of a row of vectors: 15 of 64 at 7x7 = 49 pixels, none
 // at 56x56; channels come in multiples of the vector width in most networks. Decided by
-// the padded tile steps of both orders, the transposed one paying for its scalar store.
+// the padded tile steps of both orders, the transposed one paying for its transposes.
 bool pointwise_pixels_as_rows(const ConvGeometry& s, const GemmKernel& kernel);
 
 }  // namespace minfer::kernels
