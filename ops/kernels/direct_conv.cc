@@ -33,7 +33,7 @@ const DirectConvKernel* direct_conv_kernel(Isa isa) {
 }
 
 const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) {
-  if (s.group != 1 || s.cin > kDirectConvMaxCin || s.win.kw > kDirectConvMaxKernelWidth) return nullptr;
+  if (s.group != 1 || s.cin > kDirectConvMaxCin || s.cin * s.win.kh * s.win.kw > kDirectConvMaxTaps) return nullptr;
   return direct_conv_kernel(isa);
 }
 

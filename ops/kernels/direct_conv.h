@@ -23,8 +23,9 @@ namespace minfer::kernels {
 // The largest input channel count the direct kernel is chosen for; beyond it im2col +
 // GEMM is faster (see docs/performance.md for the measurement).
 inline constexpr int64_t kDirectConvMaxCin = 4;
-// The widest kernel it takes (its tap table is on the stack).
-inline constexpr int64_t kDirectConvMaxKernelWidth = 16;
+// The most taps (cin * kh * kw) it takes: its tap table is on the stack. 4 channels of
+// 16 x 16, or AlexNet's 3 x 11 x 11.
+inline constexpr int64_t kDirectConvMaxTaps = 1024;
 
 // One output row (all output channels) of one image.
 struct DirectConvRow {
@@ -46,7 +47,7 @@ struct DirectConvKernel {
 };
 
 // The kernel for s on target isa, or nullptr when s is not a case it is chosen for
-// (group 1, at most kDirectConvMaxCin input channels, kernel width up to 16) or the CPU
+// (group 1, at most kDirectConvMaxCin input channels and kDirectConvMaxTaps taps) or the CPU
 // cannot run isa.
 const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa = active_isa());
 

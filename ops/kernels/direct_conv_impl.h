@@ -14,12 +14,10 @@ namespace minfer::kernels {
 namespace {
 
 struct DirectConvTile {
-  const float* panel;  // the padded rows (cin * kh of them, row_len apart) at the tile's first column
-  int64_t row_len;
-  int64_t rows;                // cin * kh
-  int64_t kw;                  // taps per row
-  const int64_t* tap_offsets;  // [kw]: where tap kj reads, from a row's start
-  const float* weights;        // the tile's first output channel; channels ckk apart, taps kw per row
+  const float* panel;     // the padded rows (cin * kh of them) at the tile's first column
+  int64_t taps;           // cin * kh * kw
+  const int64_t* tap_at;  // [taps]: where tap t reads, from the panel
+  const float* weights;   // the tile's first output channel; channels ckk apart, tap t at [t]
   int64_t ckk;
   const float* bias;  // the tile's first output channel, or null
   float* y;           // the tile's first output: channels `plane` apart
@@ -36,20 +34,18 @@ void direct_conv_tile(const DirectConvTile& t, Activate activate) {
     const V b(t.bias ? t.bias[r] : 0.0f);
     for (int v = 0; v < NV; ++v) acc[r][v] = b;
   }
-  for (int64_t row = 0; row < t.rows; ++row) {
-    const float* in = t.panel + row * t.row_len;
-    const float* w = t.weights + row * t.kw;
-    for (int64_t kj = 0; kj < t.kw; ++kj) {
-      const float* src = in + t.tap_offsets[kj];
-      V x[NV];
+  // One flat loop over the taps: nested over rows and kernel columns, GCC kept the
+  // accumulators in memory between rows (a load and a store of each per kh * cin rows).
+  for (int64_t tap = 0; tap < t.taps; ++tap) {
+    const float* src = t.panel + t.tap_at[tap];
+    V x[NV];
 #pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) x[v] = V::load_unaligned(src + v * W);
+    for (int v = 0; v < NV; ++v) x[v] = V::load_unaligned(src + v * W);
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const V wv(w[r * t.ckk + kj]);
+    for (int r = 0; r < R; ++r) {
+      const V wv(t.weights[r * t.ckk + tap]);
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) acc[r][v] = multiply_add(x[v], wv, acc[r][v]);
-      }
+      for (int v = 0; v < NV; ++v) acc[r][v] = multiply_add(x[v], wv, acc[r][v]);
     }
   }
   for (int r = 0; r < R; ++r) {
@@ -92,13 +88,14 @@ void direct_conv_row(const DirectConvRow& a) {
       else
         fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, dst);
     }
-  int64_t tap_offsets[kDirectConvMaxKernelWidth];
+  int64_t tap_at[kDirectConvMaxTaps];
+  const int64_t rows = s.cin * win.kh, taps = rows * win.kw;
   for (int64_t kj = 0; kj < win.kw; ++kj) {
-    const int64_t t = kj * win.dw;
-    tap_offsets[kj] = (t % win.sw) * phase_len + t / win.sw;
+    const int64_t t = kj * win.dw, offset = (t % win.sw) * phase_len + t / win.sw;
+    for (int64_t row = 0; row < rows; ++row) tap_at[row * win.kw + kj] = row * row_len + offset;
   }
-  const int64_t plane = s.out_h * s.out_w, ckk = s.cin * win.kh * win.kw;
-  DirectConvTile t{a.scratch, row_len, s.cin * win.kh, win.kw, tap_offsets, nullptr, ckk, nullptr, nullptr, plane, W};
+  const int64_t plane = s.out_h * s.out_w, ckk = taps;
+  DirectConvTile t{a.scratch, taps, tap_at, nullptr, ckk, nullptr, nullptr, plane, W};
   with_activation<V>(act, [&](auto activate) {
     for (int64_t oc = 0; oc < s.cout; oc += R) {
       const int rows = static_cast<int>(std::min<int64_t>(R, s.cout - oc));

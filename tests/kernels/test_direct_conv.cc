@@ -58,9 +58,10 @@ TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
   };
   EXPECT_EQ(name(conv_shape(3, 16, 16, 32, 1, 3, 2, 1, 1, 1, 1)), "direct_conv_f32_4x4_scalar");
   EXPECT_EQ(name(conv_shape(4, 16, 16, 8, 1, 7, 2, 3, 3, 3, 3)), "direct_conv_f32_4x4_scalar");
-  EXPECT_EQ(name(conv_shape(5, 16, 16, 8, 1, 3, 1, 1, 1, 1, 1)), "none");   // too many input channels
-  EXPECT_EQ(name(conv_shape(4, 16, 16, 8, 2, 3, 1, 1, 1, 1, 1)), "none");   // grouped
-  EXPECT_EQ(name(conv_shape(1, 40, 40, 8, 1, 17, 1, 0, 0, 0, 0)), "none");  // wider than the tap table
+  EXPECT_EQ(name(conv_shape(5, 16, 16, 8, 1, 3, 1, 1, 1, 1, 1)), "none");  // too many input channels
+  EXPECT_EQ(name(conv_shape(4, 16, 16, 8, 2, 3, 1, 1, 1, 1, 1)), "none");  // grouped
+  EXPECT_EQ(name(conv_shape(1, 40, 40, 8, 1, 17, 1, 0, 0, 0, 0)), "direct_conv_f32_4x4_scalar");  // 289 taps
+  EXPECT_EQ(name(conv_shape(4, 40, 40, 8, 1, 17, 1, 0, 0, 0, 0)), "none");  // 1156 taps: over the tap table
   if (isa_runnable(Isa::kAvx2)) {
     EXPECT_STREQ(kernels::find_direct_conv_kernel(conv_shape(3, 16, 16, 32, 1, 3, 2, 1, 1, 1, 1), Isa::kAvx2)->name,
                  "direct_conv_f32_4x24_avx2");
@@ -92,21 +93,24 @@ TEST(DirectConvKernels, MatchReferenceOverEveryPadding) {
 }
 
 // The first layers of real models and odd windows: 7x7 stride 2, rectangular kernels,
-// stride 3, dilation 2; output widths around the 24- and 48-column tiles; batches.
+// stride 3, dilation 2, up to the 1024-tap table; output widths around the 24- and 48-column
+// tiles; batches.
 TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
   struct Case {
     int64_t batch, cin, h, w, cout, kh, kw, stride, dilation, pt, pl, pb, pr;
   };
   const std::vector<Case> cases = {
-      {1, 3, 29, 29, 9, 7, 7, 2, 1, 3, 3, 3, 3},   // ResNet's first layer, small
-      {2, 3, 33, 49, 32, 3, 3, 2, 1, 1, 1, 1, 1},  // MobileNet's, 25 output columns, batch 2
-      {1, 1, 20, 48, 5, 3, 3, 1, 1, 0, 0, 0, 0},   // 46 columns: one tile and an edge
-      {2, 4, 17, 50, 7, 5, 5, 1, 1, 2, 2, 2, 2},   // 50 columns, 5x5
-      {1, 2, 15, 31, 6, 2, 4, 1, 1, 0, 1, 1, 2},   // rectangular, asymmetric pads
-      {1, 3, 26, 40, 8, 3, 3, 3, 1, 1, 1, 1, 1},   // stride 3
-      {1, 4, 19, 37, 4, 3, 3, 1, 2, 2, 2, 2, 2},   // dilation 2
-      {1, 3, 21, 45, 6, 3, 3, 2, 2, 2, 2, 2, 2},   // stride 2, dilation 2
-      {3, 1, 9, 9, 3, 1, 1, 1, 1, 0, 0, 0, 0},     // 1x1
+      {1, 3, 29, 29, 9, 7, 7, 2, 1, 3, 3, 3, 3},    // ResNet's first layer, small
+      {2, 3, 33, 49, 32, 3, 3, 2, 1, 1, 1, 1, 1},   // MobileNet's, 25 output columns, batch 2
+      {1, 1, 20, 48, 5, 3, 3, 1, 1, 0, 0, 0, 0},    // 46 columns: one tile and an edge
+      {2, 4, 17, 50, 7, 5, 5, 1, 1, 2, 2, 2, 2},    // 50 columns, 5x5
+      {1, 2, 15, 31, 6, 2, 4, 1, 1, 0, 1, 1, 2},    // rectangular, asymmetric pads
+      {1, 3, 26, 40, 8, 3, 3, 3, 1, 1, 1, 1, 1},    // stride 3
+      {1, 4, 19, 37, 4, 3, 3, 1, 2, 2, 2, 2, 2},    // dilation 2
+      {1, 3, 21, 45, 6, 3, 3, 2, 2, 2, 2, 2, 2},    // stride 2, dilation 2
+      {3, 1, 9, 9, 3, 1, 1, 1, 1, 0, 0, 0, 0},      // 1x1
+      {1, 3, 51, 51, 5, 11, 11, 4, 1, 2, 2, 2, 2},  // AlexNet's 11x11 stride 4: 363 taps
+      {1, 4, 20, 36, 3, 16, 16, 1, 1, 0, 0, 0, 0},  // 1024 taps: the whole tap table
   };
   uint32_t seed = 1000;
   for (Isa isa : isas_under_test()) {
