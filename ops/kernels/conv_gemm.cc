@@ -117,9 +117,10 @@ ConvGemm::ConvGemm(const ConvGeometry& s, const float* constant_weights, Isa isa
     : shape_(s), pointwise_(unpadded_1x1(s)), kernel_(&gemm_kernel(isa)) {
   if (!constant_weights) return;
   pixels_as_rows_ = pointwise_pixels_as_rows(s, *kernel_);
+  // Pixels as rows: one k-block, so the transposed C is never read back (GemmEpilogue::transposed_c).
   for (int64_t g = 0; g < s.group; ++g) {
     const float* wg = constant_weights + g * m() * k();
-    packed_.push_back(pixels_as_rows_ ? PackedMatrix::pack_b(*kernel_, wg, k(), true, k(), m())
+    packed_.push_back(pixels_as_rows_ ? PackedMatrix::pack_b(*kernel_, wg, k(), true, k(), m(), k())
                                       : PackedMatrix::pack_a(*kernel_, wg, k(), false, m(), k()));
   }
 }
@@ -137,7 +138,7 @@ int group_threads(const ConvGeometry& s, int64_t m, int64_t n, int64_t k, int th
 
 int64_t gemm_floats(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, bool weights_prepacked,
                     bool pixels_as_rows) {
-  if (pixels_as_rows) return gemm_workspace_bytes(kernel, n, m, k, threads, GemmPacked::kB) / 4;
+  if (pixels_as_rows) return gemm_workspace_bytes(kernel, n, m, k, threads, GemmPacked::kB, k) / 4;
   return gemm_workspace_bytes(kernel, m, n, k, threads, weights_prepacked ? GemmPacked::kA : GemmPacked::kNone) / 4;
 }
 

@@ -31,9 +31,9 @@ struct ThreadScratch {
   int64_t floats() const { return a_floats + b_floats; }
 };
 
-ThreadScratch scratch_per_thread(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, bool a_packed,
+ThreadScratch scratch_per_thread(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int64_t kc, bool a_packed,
                                  bool b_packed) {
-  const int64_t kb = KBlocks(k, kernel.kc).size;
+  const int64_t kb = KBlocks(k, kc).size;
   constexpr int64_t kAlignSlack = 16;  // floats: room to align each buffer to 64 bytes
   ThreadScratch s;
   if (!a_packed) s.a_floats = round_up(std::min(kernel.mc, m), kernel.mr) * kb + kAlignSlack;
@@ -86,7 +86,7 @@ Partition choose_partition(const GemmKernel& kernel, int64_t m, int64_t n, int64
 
 struct GemmProblem {
   const GemmKernel& kernel;
-  int64_t m, n, k;
+  int64_t m, n, k, kc;
   float alpha;
   const GemmOperand& a;
   const GemmOperand& b;
@@ -105,7 +105,7 @@ void pack_plain_b(const void* source, int64_t k0, int64_t kb, int64_t j0, int64_
 // The sequential GotoBLAS loops over rows [m0, m1) and columns [n0, n1) of C.
 void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* a_buf, float* b_buf) {
   const GemmKernel& kn = pr.kernel;
-  const KBlocks blocks(pr.k, kn.kc);
+  const KBlocks blocks(pr.k, pr.kc);
   for (int64_t jc = n0; jc < n1; jc += kn.nc) {
     const int64_t nc = std::min(kn.nc, n1 - jc);
     for (int64_t kbi = 0; kbi < blocks.count; ++kbi) {
@@ -166,6 +166,15 @@ void scale_only(int64_t m, int64_t n, float beta, float* c, int64_t ldc, const G
   }
   const int64_t lines = ep.transposed_c ? n : m, length = ep.transposed_c ? m : n;
   for (int64_t l = 0; l < lines; ++l) ep.activation.apply(c + l * ldc, length);
+}
+
+// The K blocking of the call: the packed operands', else the kernel's.
+int64_t k_blocking(const GemmOperand& a, const GemmOperand& b, const GemmKernel& kernel) {
+  if (a.packed && b.packed && a.packed->kc() != b.packed->kc())
+    throw std::invalid_argument("gemm: A and B were packed with different K blockings");
+  if (a.packed) return a.packed->kc();
+  if (b.packed) return b.packed->kc();
+  return kernel.kc;
 }
 
 // The kernel to run, after checking that packed operands fit the call.
@@ -230,12 +239,12 @@ void finish_tile_scalar(const GemmBlock& blk, const float* acc, int64_t acc_ld, 
   if (blk.c_trans) transpose(tile, nr, rows, nr, blk.c + j * blk.ldc + i, blk.ldc);
 }
 
-int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads,
-                             GemmPacked packed) {
+int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, GemmPacked packed,
+                             int64_t kc) {
   if (m <= 0 || n <= 0 || k <= 0) return 0;
   const bool a_packed = packed == GemmPacked::kA || packed == GemmPacked::kBoth;
   const bool b_packed = packed == GemmPacked::kB || packed == GemmPacked::kBoth;
-  const ThreadScratch s = scratch_per_thread(kernel, m, n, k, a_packed, b_packed);
+  const ThreadScratch s = scratch_per_thread(kernel, m, n, k, kc > 0 ? kc : kernel.kc, a_packed, b_packed);
   const int used = choose_partition(kernel, m, n, k, std::max(threads, 1), a_packed, b_packed).threads();
   return 4 * s.floats() * used;
 }
@@ -247,14 +256,15 @@ void gemm(int64_t m, int64_t n, int64_t k, float alpha, const GemmOperand& a, co
   if (k <= 0) return scale_only(m, n, beta, c, ldc, epilogue);
   const GemmKernel& kn = kernel_of(m, n, k, a, b, kernel);
   const bool a_packed = a.packed != nullptr, b_packed = b.packed != nullptr;
-  const ThreadScratch s = scratch_per_thread(kn, m, n, k, a_packed, b_packed);
+  const int64_t kc = k_blocking(a, b, kn);
+  const ThreadScratch s = scratch_per_thread(kn, m, n, k, kc, a_packed, b_packed);
   // Never more threads than the workspace was planned for, and one inside a parallel region.
   int max_threads = omp_in_parallel() ? 1 : std::max(threads, 1);
   if (s.floats() > 0) max_threads = std::min<int64_t>(max_threads, static_cast<int64_t>(workspace.size()) / s.floats());
   if (max_threads < 1) throw std::invalid_argument("gemm: workspace smaller than gemm_workspace_bytes()");
   const Partition part = choose_partition(kn, m, n, k, max_threads, a_packed, b_packed);
   const BPanelPacker plain_b{&pack_plain_b, &b};
-  const GemmProblem pr{kn, m, n, k, alpha, a, b, beta, c, ldc, epilogue, b.packer ? b.packer : &plain_b};
+  const GemmProblem pr{kn, m, n, k, kc, alpha, a, b, beta, c, ldc, epilogue, b.packer ? b.packer : &plain_b};
   const int64_t m_tiles = ceil_div(m, kn.mr), n_tiles = ceil_div(n, kn.nr);
 
   auto run_thread_part = [&](int t) {

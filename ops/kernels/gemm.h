@@ -29,22 +29,27 @@ const GemmKernel& active_gemm_kernel();
 
 // op(A) or op(B) packed once into the panels a kernel reads (weights packed in prepare()).
 // The packed copy depends on the kernel's register tile and K blocking, so a GEMM with a
-// packed operand runs the kernel it was packed for.
+// packed operand runs the kernel, and the K blocking, it was packed for. The blocking is
+// the kernel's kc unless the packer asks for another (kc = k: one block, see
+// GemmEpilogue::transposed_c).
 class PackedMatrix {
  public:
   enum class Side { kA, kB };
 
   PackedMatrix() = default;
   // op(A)[rows=M, cols=K]: MR-row panels. `trans`: A is stored [K, M].
-  static PackedMatrix pack_a(const GemmKernel& kernel, const float* a, int64_t lda, bool trans, int64_t m, int64_t k);
+  static PackedMatrix pack_a(const GemmKernel& kernel, const float* a, int64_t lda, bool trans, int64_t m, int64_t k,
+                             int64_t kc = 0);
   // op(B)[rows=K, cols=N]: NR-column panels. `trans`: B is stored [N, K].
-  static PackedMatrix pack_b(const GemmKernel& kernel, const float* b, int64_t ldb, bool trans, int64_t k, int64_t n);
+  static PackedMatrix pack_b(const GemmKernel& kernel, const float* b, int64_t ldb, bool trans, int64_t k, int64_t n,
+                             int64_t kc = 0);
 
   bool empty() const { return kernel_ == nullptr; }
   const GemmKernel& kernel() const { return *kernel_; }
   Side side() const { return side_; }
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
+  int64_t kc() const { return kc_; }  // the K blocking it was packed with
   int64_t bytes() const { return buffer_.bytes(); }
   // The panels of k-block [k0, k0 + kb) from row (A) or column (B) `start` on, a
   // multiple of the tile.
@@ -55,7 +60,7 @@ class PackedMatrix {
 
   const GemmKernel* kernel_ = nullptr;
   Side side_ = Side::kA;
-  int64_t rows_ = 0, cols_ = 0;
+  int64_t rows_ = 0, cols_ = 0, kc_ = 0;
   int64_t padded_ = 0;  // M (side A) or N (side B) rounded up to the tile
   AlignedBuffer buffer_;
 };
@@ -86,6 +91,8 @@ struct GemmEpilogue {
   Activation activation;
   // C is stored transposed, [N, M] with row stride ldc: a pointwise convolution that
   // computes its few pixels as the rows of the product writes its NCHW output this way.
+  // Each k-block after the first reads C back through a transpose: pack the constant
+  // operand with kc = k so there is one (MobileNetV2's and RegNet's 7x7 layers 1.1x).
   bool transposed_c = false;
   // Added after the bias, before the activation: a matrix laid out as C (the same ldc,
   // transposed with it), e.g. the residual a convolution's output is summed with.
@@ -96,8 +103,10 @@ struct GemmEpilogue {
 enum class GemmPacked { kNone, kA, kB, kBoth };
 
 // Scratch bytes gemm() needs for these sizes with up to `threads` threads (packing the
-// plain operands, per thread). Take it from the op's workspace.
-int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, GemmPacked packed);
+// plain operands, per thread), with the K blocking of the packed operands (kc; 0: the
+// kernel's). Take it from the op's workspace.
+int64_t gemm_workspace_bytes(const GemmKernel& kernel, int64_t m, int64_t n, int64_t k, int threads, GemmPacked packed,
+                             int64_t kc = 0);
 
 // C = act(alpha * op(A) * op(B) + beta * C + bias). beta == 0 does not read C. Runs the
 // kernel a packed operand was packed for (both packed: the same one), else `kernel`.

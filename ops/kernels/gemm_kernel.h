@@ -55,7 +55,7 @@ struct GemmKernel {
   void (*run_block)(const GemmBlock&);
 };
 
-// The K blocking, a function of K and the kernel only (never of the thread count), so
+// The K blocking, a function of K and kc only (never of the thread count), so
 // every element of C sums its products in the same order however the work is split.
 struct KBlocks {
   KBlocks(int64_t k, int64_t kc)

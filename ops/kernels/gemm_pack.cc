@@ -120,15 +120,16 @@ void pack_b_block(const float* b, int64_t ldb, bool trans, int64_t p0, int64_t k
 }
 
 PackedMatrix PackedMatrix::pack_a(const GemmKernel& kernel, const float* a, int64_t lda, bool trans, int64_t m,
-                                  int64_t k) {
+                                  int64_t k, int64_t kc) {
   PackedMatrix p;
   p.kernel_ = &kernel;
   p.side_ = Side::kA;
   p.rows_ = m;
   p.cols_ = k;
+  p.kc_ = kc > 0 ? kc : kernel.kc;
   p.padded_ = round_up(m, kernel.mr);
   p.buffer_ = AlignedBuffer(4 * p.padded_ * k);
-  const KBlocks blocks(k, kernel.kc);
+  const KBlocks blocks(k, p.kc_);
   for (int64_t i = 0; i < blocks.count; ++i) {
     const int64_t k0 = blocks.begin(i), kb = blocks.length(i);
     pack_a_block(a, lda, trans, 0, m, k0, kb, kernel.mr, p.base() + k0 * p.padded_);
@@ -137,15 +138,16 @@ PackedMatrix PackedMatrix::pack_a(const GemmKernel& kernel, const float* a, int6
 }
 
 PackedMatrix PackedMatrix::pack_b(const GemmKernel& kernel, const float* b, int64_t ldb, bool trans, int64_t k,
-                                  int64_t n) {
+                                  int64_t n, int64_t kc) {
   PackedMatrix p;
   p.kernel_ = &kernel;
   p.side_ = Side::kB;
   p.rows_ = k;
   p.cols_ = n;
+  p.kc_ = kc > 0 ? kc : kernel.kc;
   p.padded_ = round_up(n, kernel.nr);
   p.buffer_ = AlignedBuffer(4 * p.padded_ * k);
-  const KBlocks blocks(k, kernel.kc);
+  const KBlocks blocks(k, p.kc_);
   for (int64_t i = 0; i < blocks.count; ++i) {
     const int64_t k0 = blocks.begin(i), kb = blocks.length(i);
     pack_b_block(b, ldb, trans, k0, kb, 0, n, kernel.nr, p.base() + k0 * p.padded_);

@@ -33,11 +33,12 @@ struct Case {
   ActivationKind act = ActivationKind::kNone;
   bool tc = false;      // C stored transposed: [N, M]
   bool addend = false;  // a matrix laid out as C added before the activation
+  int64_t kc = 0;       // the K blocking packed operands are packed with (0: the kernel's)
 };
 
 std::string describe(const Case& c) {
-  return fmt::format("{}x{}x{} ta={} tb={} tc={} alpha={} beta={} pad={} bias={} act={}", c.m, c.n, c.k, c.ta, c.tb,
-                     c.tc, c.alpha, c.beta, c.pad, int(c.bias), int(c.act));
+  return fmt::format("{}x{}x{} ta={} tb={} tc={} alpha={} beta={} pad={} bias={} act={} kc={}", c.m, c.n, c.k, c.ta,
+                     c.tb, c.tc, c.alpha, c.beta, c.pad, int(c.bias), int(c.act), c.kc);
 }
 
 Activation activation_of(ActivationKind kind) {
@@ -128,11 +129,12 @@ struct Operands {
     PackedMatrix pa, pb;
     const bool pack_a = packed == GemmPacked::kA || packed == GemmPacked::kBoth;
     const bool pack_b = packed == GemmPacked::kB || packed == GemmPacked::kBoth;
-    if (pack_a) pa = PackedMatrix::pack_a(kernel, a.data(), lda, c.ta, c.m, c.k);
-    if (pack_b) pb = PackedMatrix::pack_b(kernel, b.data(), ldb, c.tb, c.k, c.n);
+    if (pack_a) pa = PackedMatrix::pack_a(kernel, a.data(), lda, c.ta, c.m, c.k, c.kc);
+    if (pack_b) pb = PackedMatrix::pack_b(kernel, b.data(), ldb, c.tb, c.k, c.n, c.kc);
     const GemmOperand op_a = pack_a ? GemmOperand(pa) : GemmOperand(a.data(), lda, c.ta);
     const GemmOperand op_b = pack_b ? GemmOperand(pb) : GemmOperand(b.data(), ldb, c.tb);
-    std::vector<float> workspace(kernels::gemm_workspace_bytes(kernel, c.m, c.n, c.k, threads, packed) / 4);
+    const int64_t kc = packed == GemmPacked::kNone ? 0 : c.kc;
+    std::vector<float> workspace(kernels::gemm_workspace_bytes(kernel, c.m, c.n, c.k, threads, packed, kc) / 4);
     GemmEpilogue ep;
     ep.bias_kind = c.bias;
     ep.bias = c.bias == GemmBias::kNone ? nullptr : bias.data();
@@ -243,12 +245,31 @@ TEST(GemmKernel, TransposedCMatchesReference) {
           c.beta = k == 16 ? 0.5f : 0.0f;
           c.bias = m % 2 ? GemmBias::kPerColumn : GemmBias::kPerRow;
           c.act = n % 2 ? ActivationKind::kHardSwish : ActivationKind::kClip;
-          Operands o(c);
-          for (int threads : {1, 2})
-            for (GemmPacked packed : {GemmPacked::kNone, GemmPacked::kB})
-              expect_matches(o, o.run(*kn, threads, packed),
-                             fmt::format("{} {} threads={} packed={}", kn->name, describe(c), threads, int(packed)));
+          for (int64_t kc : {int64_t{0}, k}) {  // the kernel's blocking, and one block as ConvGemm packs it
+            c.kc = kc;
+            Operands o(c);
+            for (int threads : {1, 2})
+              for (GemmPacked packed : {GemmPacked::kNone, GemmPacked::kB})
+                expect_matches(o, o.run(*kn, threads, packed),
+                               fmt::format("{} {} threads={} packed={}", kn->name, describe(c), threads, int(packed)));
+          }
         }
+}
+
+// A packed operand's own K blocking (one block, or blocks far smaller than the kernel's)
+// is the call's: with A, B or both packed (the plain one packed per call in the same
+// blocks), with beta read once, each element matches the reference.
+TEST(GemmKernel, PackedOperandsCarryTheirKBlocking) {
+  for (const GemmKernel* kn : kernels_under_test())
+    for (int64_t kc : {int64_t{7}, int64_t{600}}) {
+      Case c{29, 45, 600};
+      c.kc = kc;
+      c.beta = 0.5f;
+      c.bias = GemmBias::kPerRow;
+      Operands o(c);
+      for (GemmPacked packed : {GemmPacked::kA, GemmPacked::kB, GemmPacked::kBoth})
+        expect_matches(o, o.run(*kn, 2, packed), fmt::format("{} {} packed={}", kn->name, describe(c), int(packed)));
+    }
 }
 
 // The addend (a residual summed into a convolution's output) in both C layouts, on every
@@ -418,6 +439,14 @@ TEST(GemmKernel, RejectsPackedOperandsOfTheWrongShapeOrSide) {
   EXPECT_THROW(kernels::gemm(3, 3, 3, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1, kn), std::invalid_argument);
   EXPECT_THROW(kernels::gemm(2, 3, 3, 1.0f, plain, pa, 0.0f, y.data(), 3, {}, ws, 1, kn), std::invalid_argument);
   EXPECT_NO_THROW(kernels::gemm(3, 3, 2, 1.0f, pa, plain, 0.0f, y.data(), 3, {}, ws, 1, kn));
+}
+
+TEST(GemmKernel, RejectsOperandsPackedWithDifferentKBlockings) {
+  const GemmKernel& kn = kernels::active_gemm_kernel();
+  std::vector<float> a(600, 1.0f), b(600, 1.0f), y(1);
+  PackedMatrix pa = PackedMatrix::pack_a(kn, a.data(), 600, false, 1, 600, 600);
+  PackedMatrix pb = PackedMatrix::pack_b(kn, b.data(), 1, false, 600, 1);
+  EXPECT_THROW(kernels::gemm(1, 1, 600, 1.0f, pa, pb, 0.0f, y.data(), 1, {}, {}, 1, kn), std::invalid_argument);
 }
 
 TEST(GemmKernel, RejectsOperandsPackedForDifferentKernels) {
