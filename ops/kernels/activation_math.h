@@ -111,6 +111,17 @@ inline FloatVec<Arch> hard_swish_of(FloatVec<Arch> x) {
   return x * clamp01<Arch>(fused_multiply_add(V(1.0f / 6.0f), x, V(0.5f)));
 }
 
+// Relu and Clip keeping a NaN, as Activation::apply does (ONNX's max(x, 0) is NaN at NaN):
+// the vector max and min return their second operand when either is NaN, so x goes second.
+template <class Arch>
+inline FloatVec<Arch> relu_of(FloatVec<Arch> x) {
+  return xsimd::max(FloatVec<Arch>(0.0f), x);
+}
+template <class Arch>
+inline FloatVec<Arch> clip_of(FloatVec<Arch> x, FloatVec<Arch> lo, FloatVec<Arch> hi) {
+  return xsimd::min(hi, xsimd::max(lo, x));
+}
+
 // The activations the epilogues apply on the registers before the store; the others run
 // through Activation::apply on the stored row, while it is still in L1.
 inline bool activation_in_registers(const Activation& act) {
@@ -132,8 +143,8 @@ template <class Arch>
 inline FloatVec<Arch> activate(FloatVec<Arch> x, const Activation& act) {
   using V = FloatVec<Arch>;
   switch (act.kind) {
-    case ActivationKind::kRelu: return xsimd::max(x, V(0.0f));
-    case ActivationKind::kClip: return xsimd::min(xsimd::max(x, V(act.alpha)), V(act.beta));
+    case ActivationKind::kRelu: return relu_of<Arch>(x);
+    case ActivationKind::kClip: return clip_of<Arch>(x, V(act.alpha), V(act.beta));
     case ActivationKind::kLeakyRelu: return xsimd::select(x < V(0.0f), x * V(act.alpha), x);
     case ActivationKind::kSigmoid: return sigmoid_of<Arch>(x);
     case ActivationKind::kHardSigmoid: return hard_sigmoid_of<Arch>(x, V(act.alpha), V(act.beta));

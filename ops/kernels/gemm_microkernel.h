@@ -32,8 +32,8 @@ template <class Arch, class Act>
 inline Vec<Arch> epilogue_activation(Vec<Arch> x, const Activation& act) {
   using V = Vec<Arch>;
   if constexpr (std::is_same_v<Act, ActNone>) return x;
-  if constexpr (std::is_same_v<Act, ActRelu>) return xsimd::max(x, V(0.0f));
-  if constexpr (std::is_same_v<Act, ActClip>) return xsimd::min(xsimd::max(x, V(act.alpha)), V(act.beta));
+  if constexpr (std::is_same_v<Act, ActRelu>) return relu_of<Arch>(x);
+  if constexpr (std::is_same_v<Act, ActClip>) return clip_of<Arch>(x, V(act.alpha), V(act.beta));
   if constexpr (std::is_same_v<Act, ActAny>) return activate<Arch>(x, act);
 }
 

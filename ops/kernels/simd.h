@@ -37,11 +37,12 @@ inline xsimd::batch<float, Arch> multiply_add(xsimd::batch<float, Arch> a, xsimd
   return fused_multiply_add<Arch>(a, b, c);
 }
 
+// As the vector max and min: b when either is NaN (or they are equal).
 inline ScalarVec max(ScalarVec a, ScalarVec b) {
-  return ScalarVec(std::max(a.v, b.v));
+  return a.v > b.v ? a : b;
 }
 inline ScalarVec min(ScalarVec a, ScalarVec b) {
-  return ScalarVec(std::min(a.v, b.v));
+  return a.v < b.v ? a : b;
 }
 inline ScalarVec leaky(ScalarVec x, ScalarVec alpha) {
   return ScalarVec(x.v < 0.0f ? alpha.v * x.v : x.v);
@@ -78,10 +79,12 @@ inline xsimd::batch<float, Arch> leaky(xsimd::batch<float, Arch> x, xsimd::batch
 template <class V, class Body>
 [[gnu::always_inline]] inline void with_activation(const Activation& act, Body&& body) {
   switch (act.kind) {
-    case ActivationKind::kRelu: body([](V x) { return max(x, V(0.0f)); }); return;
+    // x second: max and min return it when it is NaN, so a NaN stays NaN as in
+    // Activation::apply.
+    case ActivationKind::kRelu: body([](V x) { return max(V(0.0f), x); }); return;
     case ActivationKind::kClip: {
       const V lo(act.alpha), hi(act.beta);
-      body([lo, hi](V x) { return min(max(x, lo), hi); });
+      body([lo, hi](V x) { return min(hi, max(lo, x)); });
       return;
     }
     case ActivationKind::kLeakyRelu: {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "profiler/isa.h"
 #include "tests/op_test_util.h"
@@ -208,6 +210,41 @@ TEST(Conv, FusedResidualRunsInEveryKernel) {
   EXPECT_THROW(run_op("Conv", {input({1, 3, 5, 5}, x), weight({4, 3, 1, 1}, wt), TestTensor{}, input({1, 4, 5, 5}, z)}),
                std::exception);
   EXPECT_THROW(run_op("Conv", {input({1, 3, 5, 5}, x), weight({4, 3, 1, 1}, wt)}, fused), std::exception);
+}
+
+// A NaN in the input reaches the outputs it feeds through a fused Relu or Clip in every
+// kernel, as the Relu and Clip ops keep it (ONNX's max(NaN, 0) is NaN): the vector max
+// and min return their second operand when either is NaN, so an epilogue that put the
+// bound second turned a NaN into 0 on the SIMD targets only.
+TEST(Conv, FusedReluAndClipKeepANaN) {
+  for (const ConvCase& c : kOneCasePerKernel)
+    for (const std::string activation : {"Relu", "Clip"}) {
+      SCOPED_TRACE(expected_kernel(c) + " " + activation);
+      const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+      auto x = random_values(c.n * c.cin * c.h * c.w, 41);
+      x[0] = std::numeric_limits<float>::quiet_NaN();  // image 0, channel 0, the top-left pixel
+      auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 42);
+      Attributes a;
+      a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+      a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+      a.set("group", c.group);
+      a.set("activation", activation);
+      if (activation == "Clip") {
+        a.set("activation.min", -0.25);
+        a.set("activation.max", 0.5);
+      }
+      // Which outputs read x[0]: those whose naive sum is NaN.
+      const std::vector<float> reach = naive_conv(c, x, wt, std::vector<float>(c.cout, 0.0f), oh, ow);
+      OpResult r =
+          run_op("Conv", {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt)}, a);
+      EXPECT_EQ(r.details["kernel"], expected_kernel(c));
+      int64_t nans = 0;
+      for (size_t i = 0; i < reach.size(); ++i) {
+        EXPECT_EQ(std::isnan(r.outputs[0][i]), std::isnan(reach[i])) << "output " << i;
+        nans += std::isnan(reach[i]);
+      }
+      EXPECT_GT(nans, 0);
+    }
 }
 
 TEST(Conv, GemmKernelsReportTheirPacking) {
