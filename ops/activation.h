@@ -39,6 +39,11 @@ struct Activation {
   int64_t flops_per_element() const;
 };
 
+// The activations the kernels' epilogues apply on the registers before the store
+// (kernels/activation_math.h); the others run through Activation::apply on the stored
+// row, while it is still in L1.
+bool activation_in_registers(const Activation& act);
+
 // y[i] = act(y[i] + residual[i]) for n elements: a residual Add fused into the
 // convolution that produced y (fuse_residual_add); the sum has the Add's value whichever
 // operand y was (float addition commutes bit for bit).

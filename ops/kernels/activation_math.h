@@ -122,22 +122,6 @@ inline FloatVec<Arch> clip_of(FloatVec<Arch> x, FloatVec<Arch> lo, FloatVec<Arch
   return xsimd::min(hi, xsimd::max(lo, x));
 }
 
-// The activations the epilogues apply on the registers before the store; the others run
-// through Activation::apply on the stored row, while it is still in L1.
-inline bool activation_in_registers(const Activation& act) {
-  switch (act.kind) {
-    case ActivationKind::kNone:
-    case ActivationKind::kRelu:
-    case ActivationKind::kClip:
-    case ActivationKind::kLeakyRelu:
-    case ActivationKind::kSigmoid:
-    case ActivationKind::kHardSigmoid:
-    case ActivationKind::kHardSwish:
-    case ActivationKind::kSwish: return true;
-    default: return false;
-  }
-}
-
 // act on x for the activation_in_registers kinds (the identity for the others).
 template <class Arch>
 inline FloatVec<Arch> activate(FloatVec<Arch> x, const Activation& act) {

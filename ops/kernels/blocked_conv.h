@@ -38,8 +38,11 @@ struct BlockedConvRow {
   const float* w;      // packed weights of the first output block at the first summed input block
   int64_t w_block;     // floats between output blocks' weights
   const float* init;   // blocks * c initial sums (the bias), or null: add to what `out` holds
-  float* out;          // NCHWc output of the first block at the row's first column
-  int64_t out_block;   // floats between output blocks
+  // Applied on the registers before the store (the last chunk of input blocks), or null.
+  // Only kinds activation_in_registers() takes.
+  const Activation* activation = nullptr;
+  float* out;         // NCHWc output of the first block at the row's first column
+  int64_t out_block;  // floats between output blocks
   int64_t out_w, sw, kh, kw, dh, dw;
   int blocks;
 };

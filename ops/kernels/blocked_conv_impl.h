@@ -50,8 +50,15 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
         }
       }
   }
-  for (int f = 0; f < F; ++f)
-    for (int p = 0; p < P; ++p) acc[f][p].store_unaligned(out + f * r.out_block + p * C);
+  if (!r.activation) {
+    for (int f = 0; f < F; ++f)
+      for (int p = 0; p < P; ++p) acc[f][p].store_unaligned(out + f * r.out_block + p * C);
+    return;
+  }
+  with_activation<V>(*r.activation, [&](auto activate) {
+    for (int f = 0; f < F; ++f)
+      for (int p = 0; p < P; ++p) activate(acc[f][p]).store_unaligned(out + f * r.out_block + p * C);
+  });
 }
 
 using BlockedTileFn = void (*)(const BlockedConvRow&, const float*, float*);
