@@ -8,13 +8,17 @@
 // use_blocked and docs/performance.md), a direct GEMM over the input for 1x1 convolutions with unit stride
 // and no padding, and im2col + GEMM otherwise, both on the packed SGEMM with the weights
 // packed at bind time and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
-// A fused activation (the fuse_activations pass) runs in every kernel's epilogue.
+// A fused activation (the fuse_activations pass) runs in every kernel's epilogue; a fused
+// residual (fuse_residual_add) is summed before it; a fused per-channel input scale
+// (fuse_channel_scale) is applied as the pointwise GEMM packs its input, else on a copy
+// of the input first.
 #include <fmt/format.h>
 
 #include "ops/kernels/blocked_conv.h"
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
+#include "ops/kernels/threads.h"
 #include "ops/op_helpers.h"
 #include "ops/reference/depthwise_conv.h"
 #include "ops/window.h"
@@ -55,9 +59,9 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, const Activation& act,
+  ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, bool has_scale, const Activation& act,
              const Tensor* constant_weights, Isa isa, int threads)
-      : Kernel({}), g_(g), has_bias_(has_bias), has_residual_(has_residual), activation_(act) {
+      : Kernel({}), g_(g), has_bias_(has_bias), has_residual_(has_residual), has_scale_(has_scale), activation_(act) {
     depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
     direct_ = kernels::find_direct_conv_kernel(g, isa);
     if (g.group > 1 && g.group == g.cin)
@@ -113,6 +117,10 @@ class ConvKernel final : public Kernel {
     }
     if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
     if (has_residual) f.details["fused_residual"] = residual_summed_by_kernel() ? "in the epilogue" : "a second pass";
+    if (has_scale) {
+      f.details["fused_input_scale"] = scale_in_packing() ? "in the GEMM's B packing" : "on a copy of the input";
+      if (!scale_in_packing()) f.workspace_bytes = checked_add({f.workspace_bytes, checked_mul({4, scaled_floats()})});
+    }
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -121,8 +129,16 @@ class ConvKernel final : public Kernel {
     const float* weights = in[1].f32();
     const float* bias = has_bias_ ? in[2].f32() : nullptr;
     const float* residual = has_residual_ ? in[3].f32() : nullptr;
+    const float* scale = has_scale_ ? in[4].f32() : nullptr;
     float* y = out[0].f32();
-    const std::span<float> scratch = workspace.floats();
+    std::span<float> scratch = workspace.floats();
+    if (scale && !scale_in_packing()) {  // x * scale into the workspace's start, then the kernel on it
+      float* scaled = scratch.data();
+      scale_channels(x, scale, scaled, ctx.num_threads);
+      x = scaled;
+      scratch = scratch.subspan(static_cast<size_t>(scaled_floats()));
+      scale = nullptr;
+    }
     // Kernels without a residual in their epilogue run without the activation, then the
     // sum and the activation are one more pass over the output.
     const bool second_pass = residual && !residual_summed_by_kernel();
@@ -138,7 +154,7 @@ class ConvKernel final : public Kernel {
       case ConvMethod::kBlocked: blocked_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual); break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
-        gemm_.run(g_.batch, x, weights, bias, act, y, scratch, ctx.num_threads, residual);
+        gemm_.run(g_.batch, x, weights, bias, act, y, scratch, ctx.num_threads, residual, scale);
         break;
       case ConvMethod::kDepthwise:
         // The scalar kernel has no epilogue: the activation is a second pass over each
@@ -155,13 +171,29 @@ class ConvKernel final : public Kernel {
   }
 
  private:
+  // The pointwise GEMM multiplies its input rows by the scale as it packs them (not when
+  // the pixels are the product's rows: the input is then its A, packed without a hook).
+  bool scale_in_packing() const {
+    return method_ == ConvMethod::kPointwise && gemm_.pointwise() && !gemm_.pixels_as_rows();
+  }
+  int64_t scaled_floats() const { return checked_mul({g_.batch, g_.cin, g_.h, g_.w}); }
+
+  // x[n, c] * scale[n, c] for every image n and channel c, into dst.
+  void scale_channels(const float* x, const float* scale, float* dst, int threads) const {
+    const int64_t planes = g_.batch * g_.cin, plane = g_.h * g_.w;
+    const int team = kernels::threads_worth_starting(planes * plane, planes, threads, kernels::Work::kStreaming);
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < plane; ++i) dst[p * plane + i] = x[p * plane + i] * scale[p];
+  }
+
   // The GEMM and the blocked kernel add a residual where they store their output.
   bool residual_summed_by_kernel() const {
     return method_ == ConvMethod::kIm2col || method_ == ConvMethod::kPointwise || method_ == ConvMethod::kBlocked;
   }
 
   const ConvGeometry g_;
-  const bool has_bias_, has_residual_;
+  const bool has_bias_, has_residual_, has_scale_;
   const Activation activation_;
   ConvMethod method_ = ConvMethod::kIm2col;
   const kernels::DepthwiseKernel* depthwise_ = nullptr;
@@ -177,7 +209,10 @@ class ConvOp final : public Op {
     activation_ = take_fused_activation(attrs);
     // Set by fuse_residual_add: a fourth input is summed into the output before the activation.
     residual_ = attrs.get_int("fused_residual", 0) != 0;
-    attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "fused_residual"});
+    // Set by fuse_channel_scale: the input's channels are scaled by a fifth input [N, C, 1, 1].
+    scale_ = attrs.get_int("fused_input_scale", 0) != 0;
+    attrs.check_known(
+        {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "fused_residual", "fused_input_scale"});
     attrs_ = parse_window_attrs(attrs);
     group_ = attrs.get_int("group", 1);
     if (group_ <= 0) throw OpError(fmt::format("attribute 'group' must be positive, got {}", group_));
@@ -203,13 +238,16 @@ class ConvOp final : public Op {
     CostExpr flops = product_flops(macs, activation_, outputs);
     if (residual_)  // the fused Add's FLOPs (docs/cost-model.md)
       flops = flops + CostExpr::of("residual add FLOPs/element", 1) * CostExpr::of("output elements", outputs);
+    if (scale_)  // the fused Mul's
+      flops = flops + CostExpr::of("input scale FLOPs/element", 1) *
+                          CostExpr::of("input elements", checked_mul({g.batch, g.cin, g.h, g.w}));
     return op_cost(*this, sig, macs, flops);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
     const ConvGeometry g = geometry(sig.inputs);
     const bool has_bias = sig.inputs.size() >= 3 && sig.inputs[2].present;
-    return std::make_unique<ConvKernel>(g, has_bias, residual_, activation_, sig.inputs[1].constant, ctx.isa,
+    return std::make_unique<ConvKernel>(g, has_bias, residual_, scale_, activation_, sig.inputs[1].constant, ctx.isa,
                                         ctx.num_threads);
   }
 
@@ -226,8 +264,11 @@ class ConvOp final : public Op {
 
  private:
   ConvGeometry geometry(std::span<const OpInput> in) const {
-    check_input_count(in, 2, residual_ ? 4 : 3);
+    check_input_count(in, 2, scale_ ? 5 : residual_ ? 4 : 3);
     if (residual_ && (in.size() < 4 || !in[3].present)) throw OpError("the fused residual (input 4) is missing");
+    if (!residual_ && in.size() >= 4 && in[3].present)
+      throw OpError("input 4 is a fused residual: the node has no 'fused_residual' attribute");
+    if (scale_ && (in.size() < 5 || !in[4].present)) throw OpError("the fused input scale (input 5) is missing");
     require_float(in);
     const Shape& x = in[0].shape();
     const Shape& w = in[1].shape();
@@ -262,11 +303,15 @@ class ConvOp final : public Op {
         throw OpError(
             fmt::format("residual {} must have the output's shape {}", shape_str(in[3].shape()), shape_str(y)));
     }
+    if (scale_ && in[4].shape() != Shape{g.batch, g.cin, 1, 1})
+      throw OpError(fmt::format("input scale {} must have shape {}", shape_str(in[4].shape()),
+                                shape_str(Shape{g.batch, g.cin, 1, 1})));
     return g;
   }
 
   Activation activation_;  // fused by the fuse_activations pass
   bool residual_ = false;  // fused by the fuse_residual_add pass
+  bool scale_ = false;     // fused by the fuse_channel_scale pass
   WindowAttrs attrs_;
   int64_t group_ = 1;
 };

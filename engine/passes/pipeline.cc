@@ -4,6 +4,7 @@
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
 #include "engine/passes/fuse_activations.h"
+#include "engine/passes/fuse_channel_scale.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
 #include "engine/passes/fuse_residual_add.h"
@@ -27,6 +28,8 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
     logs.push_back(fuse_activations(graph));
     // After activations, so a residual Add + Relu goes into the Conv before it whole.
     logs.push_back(fuse_residual_add(graph));
+    // A squeeze-and-excitation gate into the 1x1 Conv that reads the scaled tensor.
+    logs.push_back(fuse_channel_scale(graph));
   }
   return logs;
 }

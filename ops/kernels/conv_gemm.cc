@@ -55,6 +55,30 @@ void pack_im2col_panel(const void* source, int64_t k0, int64_t kb, int64_t j0, i
   }
 }
 
+// What the scaling packer reads: a pointwise GEMM's B (rows ld floats apart) and each
+// row's factor.
+struct ScaledRows {
+  const float* x;
+  int64_t ld;
+  const float* scale;
+};
+
+// B[p, j] = x[p, j] * scale[p], as pack_b_block packs a plain B (nr-wide panels per k,
+// zero past column j0 + cols): the channel scale fused in by fuse_channel_scale.
+void pack_scaled_panel(const void* source, int64_t k0, int64_t kb, int64_t j0, int64_t cols, int nr, float* dst) {
+  const auto& src = *static_cast<const ScaledRows*>(source);
+  for (int64_t q = 0; q < cols; q += nr, dst += kb * nr) {
+    const int64_t width = std::min<int64_t>(nr, cols - q);
+    for (int64_t p = 0; p < kb; ++p) {
+      const float f = src.scale[k0 + p];
+      const float* row = src.x + (k0 + p) * src.ld + j0 + q;
+      float* d = dst + p * nr;
+      for (int64_t c = 0; c < width; ++c) d[c] = row[c] * f;
+      std::fill(d + width, d + nr, 0.0f);
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -155,8 +179,10 @@ int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kern
 }
 
 void ConvGemm::run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
-                   float* y, std::span<float> workspace, int threads, const float* residual) const {
+                   float* y, std::span<float> workspace, int threads, const float* residual, const float* scale) const {
   const ConvGeometry& s = shape_;
+  if (scale && (!pointwise_ || pixels_as_rows_))
+    throw std::invalid_argument("ConvGemm: an input scale needs a pointwise GEMM with the pixels along the vectors");
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * n();
   // A strided pointwise convolution reads its subsampled image, at the workspace's end.
   const int64_t sub = subsampled_floats();
@@ -190,6 +216,10 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
       epilogue.transposed_c = true;
       gemm(n(), m(), k(), 1.0f, GemmOperand(xg, n(), true), a, 0.0f, yg, n(), epilogue, scratch, gemm_threads,
            *kernel_);
+    } else if (pointwise_ && scale) {
+      const ScaledRows rows{xg, n(), scale + b * s.cin + g * k()};
+      const BPanelPacker packer{&pack_scaled_panel, &rows};
+      gemm(m(), n(), k(), 1.0f, a, GemmOperand(packer), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
     } else if (pointwise_) {
       gemm(m(), n(), k(), 1.0f, a, GemmOperand(xg, n()), 0.0f, yg, n(), epilogue, scratch, gemm_threads, *kernel_);
     } else {

@@ -33,11 +33,13 @@ class ConvGemm {
   bool prepacked() const { return !packed_.empty(); }
   const GemmKernel& kernel() const { return *kernel_; }
 
-  // y [batch, cout, out_h, out_w] = act(conv(x) + bias + residual) from x [batch, cin, h,
-  // w]; `weights` is used only when none were packed; bias and residual (shaped as y) may
-  // be null.
+  // y [batch, cout, out_h, out_w] = act(conv(x * scale) + bias + residual) from x [batch,
+  // cin, h, w]; `weights` is used only when none were packed; bias, residual (shaped as
+  // y) and scale ([batch, cin], each input channel's factor) may be null. The scale is
+  // applied as B is packed: only when pointwise() and not pixels_as_rows().
   void run(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act, float* y,
-           std::span<float> workspace, int threads, const float* residual = nullptr) const;
+           std::span<float> workspace, int threads, const float* residual = nullptr,
+           const float* scale = nullptr) const;
 
  private:
   int64_t m() const { return shape_.cout_per_group(); }

@@ -13,6 +13,7 @@
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
 #include "engine/passes/fuse_activations.h"
+#include "engine/passes/fuse_channel_scale.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
 #include "engine/passes/fuse_residual_add.h"
@@ -490,8 +491,8 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
   // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse,
-  // fuse_residual_add (MobileNetV1 has no residual)
-  ASSERT_EQ(by_pass.size(), 8u);
+  // fuse_residual_add, fuse_channel_scale (MobileNetV1 has no residual and no gate)
+  ASSERT_EQ(by_pass.size(), 9u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
@@ -506,6 +507,8 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   EXPECT_EQ(by_pass[6]["cost_after"]["flops"], by_pass[6]["cost_before"]["flops"]);
   EXPECT_EQ(by_pass[7]["pass"], "fuse_residual_add");
   EXPECT_EQ(by_pass[7]["actions"], 0);
+  EXPECT_EQ(by_pass[8]["pass"], "fuse_channel_scale");
+  EXPECT_EQ(by_pass[8]["actions"], 0);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
@@ -790,6 +793,113 @@ TEST(FuseResidualAdd, KeepsWhatCannotBeFused) {
   EXPECT_EQ(block([](Graph& g) {
               g.nodes.insert(g.nodes.begin() + 2, Node{"neg", "Neg", {"x"}, {"n"}, {}});
               g.nodes[3].inputs[1] = "n";
+            }),
+            0u);
+}
+
+// A squeeze-and-excitation block on two images (each its own gate): x -> GlobalAveragePool
+// -> Conv -> Relu -> Conv -> Sigmoid = gate [2, 24, 1, 1]; Mul(x, gate) -> a 1x1 Conv.
+Graph squeeze_excitation_block() {
+  Graph g;
+  g.source = "<se_block>";
+  g.inputs.push_back({"x", {2, 24, 5, 7}});
+  g.initializers["w1"] = tensor({6, 24, 1, 1}, 61);
+  g.initializers["w2"] = tensor({24, 6, 1, 1}, 62);
+  g.initializers["b2"] = tensor({24}, 63);
+  g.initializers["wp"] = tensor({16, 24, 1, 1}, 64);
+  g.initializers["bp"] = tensor({16}, 65);
+  g.nodes.push_back({"pool", "GlobalAveragePool", {"x"}, {"p"}, {}});
+  g.nodes.push_back({"fc1", "Conv", {"p", "w1"}, {"f1"}, {}});
+  g.nodes.push_back({"relu", "Relu", {"f1"}, {"r"}, {}});
+  g.nodes.push_back({"fc2", "Conv", {"r", "w2", "b2"}, {"f2"}, {}});
+  g.nodes.push_back({"gate", "Sigmoid", {"f2"}, {"s"}, {}});
+  g.nodes.push_back({"scale", "Mul", {"x", "s"}, {"xs"}, {}});
+  g.nodes.push_back({"project", "Conv", {"xs", "wp", "bp"}, {"y"}, {}});
+  g.outputs = {"y"};
+  return g;
+}
+
+TEST(FuseChannelScale, GateGoesIntoTheProjectingConv) {
+  Graph g = squeeze_excitation_block();
+  CompileOptions unfused_options;
+  unfused_options.passes.fuse = false;
+  auto unfused = compile(g, unfused_options);
+  auto fused = compile(g);
+  const PassLog& log = pass_named(*fused, "fuse_channel_scale");
+  ASSERT_EQ(log.actions.size(), 1u);
+  EXPECT_EQ(log.actions[0].result, "scale+project");
+  EXPECT_EQ(log.actions[0].before.flops, log.actions[0].after.flops);  // the Conv counts the Mul's multiplies
+  // Saved: the product's write and its reading back.
+  EXPECT_EQ(log.actions[0].before.bytes_written - log.actions[0].after.bytes_written, 4 * 2 * 24 * 35);
+  EXPECT_EQ(fused->total_cost().flops, unfused->total_cost().flops);
+  EXPECT_EQ(fused->total_cost().macs, unfused->total_cost().macs);
+  const nlohmann::json& d = fused->steps().back().facts().details;
+  EXPECT_EQ(d["kernel"], "pointwise_gemm");
+  EXPECT_TRUE(d.contains("fused_input_scale"));
+  // Each x * s rounded once, as the Mul rounds it: the same bits.
+  EXPECT_EQ(run_graph(g, true, true), run_graph(g, true, false));
+  // The gate on either side of the Mul.
+  std::swap(g.nodes[5].inputs[0], g.nodes[5].inputs[1]);
+  Graph swapped = g;
+  ASSERT_EQ(apply(swapped, fuse_channel_scale).actions.size(), 1u);
+  EXPECT_EQ(swapped.nodes.back().inputs, (std::vector<std::string>{"x", "wp", "bp", "", "s"}));
+  EXPECT_EQ(run_graph(g, true, true), run_graph(g, true, false));
+}
+
+// Wherever the kernel scales (the GEMM's packing, or a copy of the input when the pixels
+// are the GEMM's rows or the Conv is strided), the bits are the unfused graph's.
+TEST(FuseChannelScale, EveryConvShapeGivesTheUnfusedBits) {
+  for (const Shape& x : {Shape{1, 64, 2, 2}, Shape{2, 24, 5, 7}, Shape{1, 32, 30, 30}}) {
+    for (int64_t stride : {1, 2}) {
+      Graph g = squeeze_excitation_block();
+      g.inputs[0].shape = x;
+      g.initializers["w1"] = tensor({6, x[1], 1, 1}, 61);
+      g.initializers["w2"] = tensor({x[1], 6, 1, 1}, 62);
+      g.initializers["b2"] = tensor({x[1]}, 63);
+      g.initializers["wp"] = tensor({16, x[1], 1, 1}, 64);
+      g.nodes.back().attrs.set("strides", std::vector<int64_t>{stride, stride});
+      auto fused = compile(g);
+      ASSERT_EQ(pass_named(*fused, "fuse_channel_scale").actions.size(), 1u);
+      SCOPED_TRACE(fused->steps().back().facts().details.dump());
+      EXPECT_EQ(run_graph(g, true, true), run_graph(g, true, false)) << shape_str(x) << " stride " << stride;
+    }
+  }
+}
+
+TEST(FuseChannelScale, KeepsWhatCannotBeFused) {
+  auto block = [](const std::function<void(Graph&)>& change) {
+    Graph g = squeeze_excitation_block();
+    change(g);
+    return apply(g, fuse_channel_scale).actions.size();
+  };
+  EXPECT_EQ(block([](Graph&) {}), 1u);
+  // The product is read elsewhere too.
+  EXPECT_EQ(block([](Graph& g) { g.outputs.push_back("xs"); }), 0u);
+  // The Conv reading it is not 1x1.
+  EXPECT_EQ(block([](Graph& g) {
+              g.initializers["wp"] = tensor({16, 24, 3, 3}, 66);
+              g.nodes.back().attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+            }),
+            0u);
+  // A factor per channel and row: no per-channel scale.
+  EXPECT_EQ(block([](Graph& g) {
+              g.initializers["t"] = tensor({2, 24, 5, 1}, 67);
+              g.nodes[5].inputs[1] = "t";
+            }),
+            0u);
+  // Two full tensors multiplied.
+  EXPECT_EQ(block([](Graph& g) { g.nodes[5].inputs[1] = "x"; }), 0u);
+  // One factor for both images ([1, C, 1, 1] broadcast over the batch): not per image.
+  EXPECT_EQ(block([](Graph& g) {
+              g.initializers["t"] = tensor({1, 24, 1, 1}, 68);
+              g.nodes[5].inputs[1] = "t";
+            }),
+            0u);
+  // The product is the Conv's weights, not its data.
+  EXPECT_EQ(block([](Graph& g) {
+              g.inputs[0].shape = {16, 24, 1, 1};
+              g.inputs.push_back({"d", {1, 24, 3, 3}});
+              g.nodes.back().inputs = {"d", "xs"};
             }),
             0u);
 }

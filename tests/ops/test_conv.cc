@@ -247,6 +247,55 @@ TEST(Conv, FusedReluAndClipKeepANaN) {
     }
 }
 
+// The fuse_channel_scale pass's fifth input, a factor per image and input channel: every
+// kernel convolves x * scale (the pointwise GEMM scales as it packs B, the others a copy
+// of the input), with or without a residual; the FLOPs include the Mul's one per input
+// element.
+TEST(Conv, FusedInputScaleRunsInEveryKernel) {
+  for (const ConvCase& c : kOneCasePerKernel)
+    for (bool residual : {false, true}) {
+      SCOPED_TRACE(expected_kernel(c) + (residual ? " with a residual" : ""));
+      const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+      const int64_t inputs = c.n * c.cin * c.h * c.w, outputs = c.n * c.cout * oh * ow;
+      auto x = random_values(inputs, 51);
+      auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 52);
+      auto b = random_values(c.cout, 53);
+      auto scale = random_values(c.n * c.cin, 54, 0.0f, 2.0f);
+      auto z = random_values(outputs, 55);
+      Attributes a;
+      a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+      a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+      a.set("group", c.group);
+      a.set("fused_input_scale", int64_t{1});
+      if (residual) a.set("fused_residual", int64_t{1});
+      std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt),
+                                    c.bias ? weight({c.cout}, b) : TestTensor{},
+                                    residual ? input({c.n, c.cout, oh, ow}, z) : TestTensor{},
+                                    input({c.n, c.cin, 1, 1}, scale)};
+      std::vector<float> xs = x;
+      for (int64_t i = 0; i < inputs; ++i) xs[i] *= scale[i / (c.h * c.w)];
+      std::vector<float> expected = naive_conv(c, xs, wt, c.bias ? b : std::vector<float>(c.cout, 0.0f), oh, ow);
+      if (residual)
+        for (int64_t i = 0; i < outputs; ++i) expected[i] += z[i];
+      for (int threads : {1, 2}) {
+        OpResult r = run_op("Conv", in, a, 1, threads);
+        EXPECT_LT(max_rel_error(r.outputs[0], expected), 1e-5) << "threads " << threads;
+        EXPECT_EQ(r.details["kernel"], expected_kernel(c));
+        EXPECT_TRUE(r.details.contains("fused_input_scale"));
+        EXPECT_EQ(r.cost.flops, 2 * r.cost.macs + inputs + (residual ? outputs : 0));
+      }
+    }
+  // The factor must be there, per image and input channel, and only with the attribute.
+  auto x = random_values(2 * 3 * 5 * 5, 56), wt = random_values(4 * 3, 57), f = random_values(2 * 3, 58);
+  Attributes scaled;
+  scaled.set("fused_input_scale", int64_t{1});
+  const TestTensor w = weight({4, 3, 1, 1}, wt);
+  EXPECT_NO_THROW(run_op("Conv", {input({2, 3, 5, 5}, x), w, {}, {}, input({2, 3, 1, 1}, f)}, scaled));
+  EXPECT_THROW(run_op("Conv", {input({2, 3, 5, 5}, x), w}, scaled), std::exception);
+  EXPECT_THROW(run_op("Conv", {input({2, 3, 5, 5}, x), w, {}, {}, input({1, 6, 1, 1}, f)}, scaled), std::exception);
+  EXPECT_THROW(run_op("Conv", {input({2, 3, 5, 5}, x), w, {}, {}, input({2, 3, 1, 1}, f)}), std::exception);
+}
+
 TEST(Conv, GemmKernelsReportTheirPacking) {
   Attributes a;
   a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
