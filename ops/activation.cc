@@ -68,20 +68,6 @@ void Activation::apply(float* y, int64_t n) const {
   }
 }
 
-bool activation_in_registers(const Activation& act) {
-  switch (act.kind) {
-    case ActivationKind::kNone:
-    case ActivationKind::kRelu:
-    case ActivationKind::kClip:
-    case ActivationKind::kLeakyRelu:
-    case ActivationKind::kSigmoid:
-    case ActivationKind::kHardSigmoid:
-    case ActivationKind::kHardSwish:
-    case ActivationKind::kSwish: return true;
-    default: return false;
-  }
-}
-
 int64_t Activation::flops_per_element() const {
   switch (kind) {
     case ActivationKind::kNone: return 0;

@@ -41,8 +41,21 @@ struct Activation {
 
 // The activations the kernels' epilogues apply on the registers before the store
 // (kernels/activation_math.h); the others run through Activation::apply on the stored
-// row, while it is still in L1.
-bool activation_in_registers(const Activation& act);
+// row, while it is still in L1. Inline: the GEMM asks per tile, and a call there makes
+// the tile's accumulators (all caller-saved registers) go through memory.
+inline bool activation_in_registers(const Activation& act) {
+  switch (act.kind) {
+    case ActivationKind::kNone:
+    case ActivationKind::kRelu:
+    case ActivationKind::kClip:
+    case ActivationKind::kLeakyRelu:
+    case ActivationKind::kSigmoid:
+    case ActivationKind::kHardSigmoid:
+    case ActivationKind::kHardSwish:
+    case ActivationKind::kSwish: return true;
+    default: return false;
+  }
+}
 
 // y[i] = act(y[i] + residual[i]) for n elements: a residual Add fused into the
 // convolution that produced y (fuse_residual_add); the sum has the Add's value whichever
