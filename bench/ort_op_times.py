@@ -12,11 +12,16 @@ time, summed over the type's nodes), minfer's types split by convolution kind
 (Conv includes its fused activations; a SiLU it did not fuse shows as QuickGelu; Reorder*
 are its NCHWc layout changes). The two engines fuse differently, so compare totals and
 the big rows, not every line. Profiling adds a little to each engine's time.
+
+--convs prints instead one row per convolution: minfer's node beside the ORT Conv with
+the same output shape and MACs (from its weights' shape), in order among equals, their
+median times and ratio. ORT times exclude the activations it did not fuse (a SiLU).
 """
 import argparse
 import collections
 import glob
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -27,26 +32,56 @@ import compare_common
 import compare_ort
 
 
-def ort_by_type(model, threads, runs, folder):
+def ort_nodes(model, threads, runs, folder):
+    """{node: (op type, [input shapes], [output shapes], [times in ms])} from ORT's profiler."""
     _, manifest = compare_ort.write_inputs(compare_ort.input_specs(model), folder)
     prefix = os.path.join(folder, "ort_profile")
     out, _ = compare_common.run_child(["node", compare_ort.RUN_ORT, "--model", model, "--inputs", manifest, "--threads",
                                        str(threads), "--runs", str(runs), "--warmup", "3", "--profile", prefix])
     json.loads(out)  # run_ort.js's report: a failure would have raised
     events = json.load(open(glob.glob(prefix + "*.json")[0]))
-    per_node = collections.defaultdict(list)
+    nodes = {}
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            per_node[(e["name"], e["args"].get("op_name", "?"))].append(e["dur"] / 1000.0)
+            a = e["args"]
+            shapes = lambda key: [next(iter(t.values())) for t in a.get(key, [])]
+            node = nodes.setdefault(e["name"], (a.get("op_name", "?"), shapes("input_type_shape"),
+                                                shapes("output_type_shape"), []))
+            node[3].append(e["dur"] / 1000.0)
+    return nodes
+
+
+def ort_by_type(nodes):
     # The warm-up runs are profiled too: each node's median is over all its runs.
     totals = collections.defaultdict(float)
-    for (_, op), ms in per_node.items():
+    for op, _, _, ms in nodes.values():
         totals[op] += statistics.median(ms)
     return totals
 
 
-def minfer_by_type(engine_bench, model, threads, runs):
-    report, _ = compare_common.engine_bench_report(engine_bench, model, threads, runs, 3)
+def conv_rows(nodes, report):
+    """Each minfer Conv beside the ORT Conv of the same output shape and MACs."""
+    ort = collections.defaultdict(list)
+    for name, (op, ins, outs, ms) in nodes.items():
+        if op not in ("Conv", "FusedConv") or len(ins) < 2 or not outs:
+            continue
+        out = outs[0] if len(outs[0]) == 4 else [outs[0][0], outs[0][1] * outs[0][4], *outs[0][2:4]]  # NCHWc
+        ort[(out[1], tuple(out[2:]), math.prod(out) * math.prod(ins[1][1:]))].append(statistics.median(ms))
+    lines = ["| minfer node | kind | output | MACs | minfer ms | ORT ms | minfer / ORT |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for op in report["ops"]:
+        if op["type"] != "Conv":
+            continue
+        shape, ms = op["output_shape"], op["time_ms"]["median"]
+        match = ort.get((shape[1], tuple(shape[2:]), op["macs"]))
+        theirs = match.pop(0) if match else None
+        ratio = f"{ms / theirs:.2f}" if theirs else "-"
+        lines.append(f"| {op['name']} | {op.get('kind', '')} {op['details'].get('kernel', '')} | {shape} | "
+                     f"{op['macs']} | {ms:.3f} | {f'{theirs:.3f}' if theirs else 'unpaired'} | {ratio} |")
+    return "\n".join(lines)
+
+
+def minfer_by_type(report):
     totals = collections.defaultdict(float)
     for op in report["ops"]:
         kind = op.get("kind", "")
@@ -68,16 +103,20 @@ def main():
     parser.add_argument("--engine_bench", default=os.path.join(compare_ort.ROOT, "build", "bench", "engine_bench"))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--convs", action="store_true", help="one row per convolution, paired with ORT's")
     args = parser.parse_args()
     try:
         with tempfile.TemporaryDirectory() as folder:
-            ort = ort_by_type(args.model, args.threads, args.runs, folder)
-        ours = minfer_by_type(args.engine_bench, args.model, args.threads, args.runs)
+            nodes = ort_nodes(args.model, args.threads, args.runs, folder)
+        report, _ = compare_common.engine_bench_report(args.engine_bench, args.model, args.threads, args.runs, 3)
     except (compare_common.ChildError, OSError, ValueError, IndexError) as e:
         sys.exit(f"ort_op_times.py: {args.model}: {compare_ort.first_line(e)}")
-    print(table(f"minfer, {args.threads} thread(s)", ours))
+    if args.convs:
+        print(conv_rows(nodes, report))
+        return
+    print(table(f"minfer, {args.threads} thread(s)", minfer_by_type(report)))
     print()
-    print(table(f"ONNX Runtime, {args.threads} thread(s)", ort))
+    print(table(f"ONNX Runtime, {args.threads} thread(s)", ort_by_type(nodes)))
 
 
 if __name__ == "__main__":
