@@ -156,5 +156,23 @@ def test_op_times_table_sorts_by_time_with_shares():
 def test_op_times_reads_onnx_runtimes_profile_by_op_type(tmp_path):
     import ort_op_times
     tiny_model(tmp_path / "tiny.onnx")
-    totals = ort_op_times.ort_by_type(str(tmp_path / "tiny.onnx"), 1, 5, str(tmp_path))
+    totals = ort_op_times.ort_by_type(ort_op_times.ort_nodes(str(tmp_path / "tiny.onnx"), 1, 5, str(tmp_path)))
     assert set(totals) <= {"Mul", "Add"} and totals and all(ms > 0 for ms in totals.values())
+
+
+def test_op_times_pairs_convolutions_by_output_and_macs():
+    import ort_op_times
+    # ORT's profile: a 1x1 Conv with an NCHWc output [1, 2 blocks, 7, 7, 16] and a 3x3 one of
+    # the same output shape, times in ms per run.
+    nodes = {"pw": ("Conv", [[1, 16, 7, 7], [32, 16, 1, 1]], [[1, 2, 7, 7, 16]], [0.5, 0.25, 0.3]),
+             "k3": ("FusedConv", [[1, 16, 7, 7], [32, 16, 3, 3]], [[1, 32, 7, 7]], [2.0]),
+             "add": ("Add", [[1, 32, 7, 7], [1, 32, 7, 7]], [[1, 32, 7, 7]], [0.1])}
+    conv = lambda name, macs, ms: {"name": name, "type": "Conv", "kind": "", "details": {"kernel": "k"},
+                                   "output_shape": [1, 32, 7, 7], "macs": macs, "time_ms": {"median": ms}}
+    report = {"ops": [conv("ours3x3", 32 * 49 * 16 * 9, 3.0), conv("ours1x1", 32 * 49 * 16, 0.6),
+                      conv("unpaired", 7, 1.0), {"name": "r", "type": "Relu"}]}
+    rows = ort_op_times.conv_rows(nodes, report).splitlines()[2:]
+    assert len(rows) == 3
+    assert rows[0].startswith("| ours3x3 |") and rows[0].endswith("| 3.000 | 2.000 | 1.50 |")
+    assert rows[1].startswith("| ours1x1 |") and rows[1].endswith("| 0.600 | 0.300 | 2.00 |")  # the median run
+    assert rows[2].endswith("| 1.000 | unpaired | - |")
