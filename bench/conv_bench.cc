@@ -21,6 +21,7 @@
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
+#include "ops/kernels/pointwise_conv.h"
 #include "ops/reference/conv2d.h"
 #include "ops/reference/depthwise_conv.h"
 #include "ops/reference/im2col.h"
@@ -144,6 +145,23 @@ void add_blocked(const std::string& group, const Layer& l) {
   }
 }
 
+// The direct pointwise kernel (ops/kernels/pointwise_conv.h) of every target this CPU
+// runs that takes the layer; two threads for the active target.
+void add_pointwise(const std::string& group, const Layer& l) {
+  const ConvGeometry s = shape_of(l);
+  for (Isa isa : runnable_isas()) {
+    const kernels::PointwiseKernel* k = kernels::find_pointwise_kernel(s, isa);
+    if (!k) continue;
+    auto conv = std::make_shared<const kernels::PointwiseConv>(*k, s, random_floats(s.cout * s.cin, 2).data());
+    for (int threads : {1, 2}) {
+      if (threads == 2 && isa != active_isa()) continue;
+      add(group, l, k->name, threads, 0, [conv, threads](const ConvGeometry&, Tensors& t) {
+        conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), threads);
+      });
+    }
+  }
+}
+
 // Regular convolutions: the reference im2col + scalar GEMM (a plain GEMM over the input
 // for a pointwise layer), im2col + OpenBLAS, Conv's GEMM path and, unless `gemm_only`, the
 // direct kernel of every target (whatever the channel count: the sweep compares them).
@@ -167,6 +185,7 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path, 
     });
 #endif
   add_conv_gemm(group, l);
+  add_pointwise(group, l);
   add_blocked(group, l);
   if (gemm_only) return;
   for (Isa isa : runnable_isas()) {
@@ -221,6 +240,18 @@ void register_all() {
       {"v2_project_144x56_24", 144, 56, 24, 1, 1, 1}, {"v2_last_320x7_1280", 320, 7, 1280, 1, 1, 1},
   };
   for (const Layer& l : gemm_layers) add_regular("gemm_conv", l, true, true);
+  // Pointwise layers of the mobile networks with K up to the GEMM's K block, where the
+  // direct pointwise kernel replaces the GEMM (and where it stops paying: few pixels).
+  const std::vector<Layer> pointwise = {
+      {"v3_16x112_16", 16, 112, 16, 1, 1, 1},       {"v3_16x112_64", 16, 112, 64, 1, 1, 1},
+      {"v1_pw1_32x112_64", 32, 112, 64, 1, 1, 1},   {"v2_16x112_96", 16, 112, 96, 1, 1, 1},
+      {"v2_32x28_192", 32, 28, 192, 1, 1, 1},       {"v2_192x28_32", 192, 28, 32, 1, 1, 1},
+      {"v1_pw4_128x28_256", 128, 28, 256, 1, 1, 1}, {"b0_40x28_240", 40, 28, 240, 1, 1, 1},
+      {"v3_112x14_672", 112, 14, 672, 1, 1, 1},     {"v2_96x14_576", 96, 14, 576, 1, 1, 1},
+      {"b0_192x7_1152", 192, 7, 1152, 1, 1, 1},     {"v2_160x7_960", 160, 7, 960, 1, 1, 1},
+      {"v2_576x7_160", 576, 7, 160, 1, 1, 1},
+  };
+  for (const Layer& l : pointwise) add_regular("pointwise", l, false, true);
   // ResNet-50's stride-2 3x3 layers (its stride-1 ones have ResNet-18's shapes), and
   // RegNetX-400MF's grouped 3x3 layers (16 channels per group).
   const std::vector<Layer> more = {

@@ -67,6 +67,9 @@ std::vector<GemmShape> shapes() {
   s.push_back({"r18_layer4_ds1x1", 512, 49, 256});
   s.push_back({"r18_fc", 1, 1000, 512, true});
   // MobileNetV3-Large's two fully connected layers and EfficientNet-B0's classifier.
+  // MobileNetV3-Large's first pointwise convs at 112x112: K = 16, memory-bound.
+  s.push_back({"mbv3_pw_16x12544x16", 16, 12544, 16});
+  s.push_back({"mbv3_pw_64x12544x16", 64, 12544, 16});
   s.push_back({"mbv3_fc1", 1, 1280, 960, true});
   s.push_back({"mbv3_fc2", 1, 1000, 1280, true});
   s.push_back({"effb0_fc", 1, 1000, 1280, true});

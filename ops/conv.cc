@@ -5,19 +5,23 @@
 // RGB first layer), a direct convolution in the blocked NCHWc layout for the other
 // windows larger than 1x1 with constant weights, where the target has one and the groups
 // are whole blocks (ops/kernels/blocked_conv.h; chosen where it measured faster, see
-// use_blocked and docs/performance.md), a direct GEMM over the input for 1x1 convolutions with unit stride
-// and no padding, and im2col + GEMM otherwise, both on the packed SGEMM with the weights
+// use_blocked and docs/performance.md), a direct pointwise kernel for 1x1 convolutions with
+// unit stride, no padding, one group, constant weights and K within the GEMM's K block
+// (ops/kernels/pointwise_conv.h: the same bits as the GEMM), a direct GEMM over the
+// input for the other 1x1 convolutions with unit stride and no padding, and im2col +
+// GEMM otherwise, both on the packed SGEMM with the weights
 // packed at bind time and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
 // A fused activation (the fuse_activations pass) runs in every kernel's epilogue; a fused
 // residual (fuse_residual_add) is summed before it; a fused per-channel input scale
-// (fuse_channel_scale) is applied as the pointwise GEMM packs its input, else on a copy
-// of the input first.
+// (fuse_channel_scale) is applied as the pointwise kernels read their input, else on a
+// copy of the input first.
 #include <fmt/format.h>
 
 #include "ops/kernels/blocked_conv.h"
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/direct_conv.h"
+#include "ops/kernels/pointwise_conv.h"
 #include "ops/kernels/threads.h"
 #include "ops/op_helpers.h"
 #include "ops/reference/depthwise_conv.h"
@@ -26,7 +30,7 @@
 namespace minfer {
 namespace {
 
-enum class ConvMethod { kIm2col, kPointwise, kDepthwise, kDepthwiseSimd, kDirectSimd, kBlocked };
+enum class ConvMethod { kIm2col, kPointwise, kPointwiseDirect, kDepthwise, kDepthwiseSimd, kDirectSimd, kBlocked };
 
 const char* method_name(ConvMethod k) {
   switch (k) {
@@ -35,6 +39,7 @@ const char* method_name(ConvMethod k) {
     case ConvMethod::kDirectSimd: return "direct_simd";
     case ConvMethod::kBlocked: return "blocked_direct";
     case ConvMethod::kPointwise: return "pointwise_gemm";
+    case ConvMethod::kPointwiseDirect: return "pointwise_direct";
     case ConvMethod::kIm2col: return "im2col_gemm";
   }
   return "";
@@ -70,6 +75,8 @@ class ConvKernel final : public Kernel {
       method_ = ConvMethod::kDirectSimd;
     else if (use_blocked(g, constant_weights, isa))
       method_ = ConvMethod::kBlocked;
+    else if (pointwise_ = constant_weights ? kernels::find_pointwise_kernel(g, isa) : nullptr; pointwise_)
+      method_ = ConvMethod::kPointwiseDirect;
     else
       method_ =
           kernels::is_pointwise(g) || kernels::is_strided_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
@@ -102,6 +109,12 @@ class ConvKernel final : public Kernel {
         f.workspace_bytes = checked_mul({4, blocked_.workspace_floats(g.batch, threads)});
         break;
       }
+      case ConvMethod::kPointwiseDirect:
+        pointwise_conv_ = kernels::PointwiseConv(*pointwise_, g, constant_weights->values<float>().data());
+        f.details["variant"] = pointwise_->name;
+        f.details["prepacked"] = "weights";
+        f.details["weight_chunk_channels"] = pointwise_conv_.chunk();
+        break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
         gemm_ = kernels::ConvGemm(g, constant_weights ? constant_weights->values<float>().data() : nullptr, isa);
@@ -118,8 +131,10 @@ class ConvKernel final : public Kernel {
     if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
     if (has_residual) f.details["fused_residual"] = residual_summed_by_kernel() ? "in the epilogue" : "a second pass";
     if (has_scale) {
-      f.details["fused_input_scale"] = scale_in_packing() ? "in the GEMM's B packing" : "on a copy of the input";
-      if (!scale_in_packing()) f.workspace_bytes = checked_add({f.workspace_bytes, checked_mul({4, scaled_floats()})});
+      f.details["fused_input_scale"] = method_ == ConvMethod::kPointwiseDirect ? "as the kernel loads its input"
+                                       : scale_in_kernel()                     ? "in the GEMM's B packing"
+                                                                               : "on a copy of the input";
+      if (!scale_in_kernel()) f.workspace_bytes = checked_add({f.workspace_bytes, checked_mul({4, scaled_floats()})});
     }
   }
 
@@ -132,7 +147,7 @@ class ConvKernel final : public Kernel {
     const float* scale = has_scale_ ? in[4].f32() : nullptr;
     float* y = out[0].f32();
     std::span<float> scratch = workspace.floats();
-    if (scale && !scale_in_packing()) {  // x * scale into the workspace's start, then the kernel on it
+    if (scale && !scale_in_kernel()) {  // x * scale into the workspace's start, then the kernel on it
       float* scaled = scratch.data();
       scale_channels(x, scale, scaled, ctx.num_threads);
       x = scaled;
@@ -152,6 +167,9 @@ class ConvKernel final : public Kernel {
         kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);
         break;
       case ConvMethod::kBlocked: blocked_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual); break;
+      case ConvMethod::kPointwiseDirect:
+        pointwise_conv_.run(g_.batch, x, bias, act, y, ctx.num_threads, residual, scale);
+        break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
         gemm_.run(g_.batch, x, weights, bias, act, y, scratch, ctx.num_threads, residual, scale);
@@ -171,10 +189,12 @@ class ConvKernel final : public Kernel {
   }
 
  private:
-  // The pointwise GEMM multiplies its input rows by the scale as it packs them (not when
-  // the pixels are the product's rows: the input is then its A, packed without a hook).
-  bool scale_in_packing() const {
-    return method_ == ConvMethod::kPointwise && gemm_.pointwise() && !gemm_.pixels_as_rows();
+  // The direct pointwise kernel multiplies its input by the scale as it loads it, the
+  // pointwise GEMM as it packs it (not when the pixels are the product's rows: the input
+  // is then its A, packed without a hook).
+  bool scale_in_kernel() const {
+    return method_ == ConvMethod::kPointwiseDirect ||
+           (method_ == ConvMethod::kPointwise && gemm_.pointwise() && !gemm_.pixels_as_rows());
   }
   int64_t scaled_floats() const { return checked_mul({g_.batch, g_.cin, g_.h, g_.w}); }
 
@@ -187,9 +207,11 @@ class ConvKernel final : public Kernel {
       for (int64_t i = 0; i < plane; ++i) dst[p * plane + i] = x[p * plane + i] * scale[p];
   }
 
-  // The GEMM and the blocked kernel add a residual where they store their output.
+  // The GEMM, the direct pointwise and the blocked kernel add a residual where they store
+  // their output.
   bool residual_summed_by_kernel() const {
-    return method_ == ConvMethod::kIm2col || method_ == ConvMethod::kPointwise || method_ == ConvMethod::kBlocked;
+    return method_ == ConvMethod::kIm2col || method_ == ConvMethod::kPointwise ||
+           method_ == ConvMethod::kPointwiseDirect || method_ == ConvMethod::kBlocked;
   }
 
   const ConvGeometry g_;
@@ -198,8 +220,10 @@ class ConvKernel final : public Kernel {
   ConvMethod method_ = ConvMethod::kIm2col;
   const kernels::DepthwiseKernel* depthwise_ = nullptr;
   const kernels::DirectConvKernel* direct_ = nullptr;
-  kernels::ConvGemm gemm_;        // im2col and pointwise: the weights packed per group
-  kernels::BlockedConv blocked_;  // blocked: the weights packed in blocks
+  const kernels::PointwiseKernel* pointwise_ = nullptr;
+  kernels::PointwiseConv pointwise_conv_;  // pointwise_direct: the weights packed in blocks
+  kernels::ConvGemm gemm_;                 // im2col and pointwise: the weights packed per group
+  kernels::BlockedConv blocked_;           // blocked: the weights packed in blocks
 };
 
 class ConvOp final : public Op {

@@ -39,8 +39,9 @@ const char* probe_name(Isa isa) {
 
 // Models that between them run every kernel family: the direct small-channel convolution,
 // the blocked direct convolution and max pool (small_cnn; the scalar target runs im2col
-// GEMM and pools in the generic loop), the depthwise kernel and pointwise GEMM (the
-// separable pair), the LSTM's GEMMs and vector activations.
+// GEMM and pools in the generic loop), the depthwise and direct pointwise kernels (the
+// separable pair; the pointwise GEMM on the scalar target), the LSTM's GEMMs and vector
+// activations.
 const char* const kModels[] = {"small_cnn.json", "seed/depthwise_separable.json", "lstm.json"};
 
 TEST(IsaOverride, ForcesEveryKernelFamilyAndTheReportNamesIt) {
@@ -61,7 +62,7 @@ TEST(IsaOverride, ForcesEveryKernelFamilyAndTheReportNamesIt) {
         }
     }
     std::set<std::string> families = {"depthwise_f32", "direct_conv", "gemm_f32", "vector_activations"};
-    if (isa != Isa::kScalar) families.insert({"max_pool", "blocked_conv"});
+    if (isa != Isa::kScalar) families.insert({"max_pool", "blocked_conv", "pointwise_f32"});
     EXPECT_EQ(kernels_seen, families) << name;
   }
 }

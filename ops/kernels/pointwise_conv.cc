@@ -1,0 +1,87 @@
+#include "ops/kernels/pointwise_conv.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "graph/shape.h"
+#include "ops/kernels/gemm.h"
+#include "ops/kernels/threads.h"
+
+namespace minfer::kernels {
+namespace {
+
+// The weights a thread's pixels meet before they come round again: chunks of output
+// channels of at most this many bytes of weights stay in L2 while the pixels pass by
+// (a 512 x 512 layer's 1 MiB of weights would otherwise be read from L3 once per pixel
+// block).
+constexpr int64_t kChunkBytes = int64_t{128} << 10;
+
+// Pixels of at least this many tiles: measured with bench/conv_bench.cc (Zen 4, one
+// thread; docs/performance.md), the direct kernel ran 1.1-1.9x the GEMM's speed on every
+// MobileNet and EfficientNet layer of 14x14 pixels or more on both targets, 0.8x on the
+// 7x7 ones (49 pixels, under two AVX-512 tiles, two AVX2 ones), where the GEMM computes
+// the pixels as its rows.
+constexpr int64_t kMinTiles = 4;
+
+int64_t blocks_per_image(const PointwiseKernel& k, int64_t pixels) {
+  const int64_t p = int64_t{k.vectors} * k.lanes;
+  return (pixels + p - 1) / p;
+}
+
+}  // namespace
+
+int64_t pointwise_direct_max_k(Isa isa) {
+  return gemm_kernel(isa).kc;
+}
+
+const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa) {
+  const Window2d& w = s.win;
+  if (s.group != 1 || w.kh != 1 || w.kw != 1 || w.sh != 1 || w.sw != 1 || w.pad_top != 0 || w.pad_left != 0 ||
+      w.pad_bottom != 0 || w.pad_right != 0)
+    return nullptr;
+  if (isa == Isa::kScalar || !isa_runnable(isa)) return nullptr;
+  const PointwiseKernel& k = isa == Isa::kAvx2 ? pointwise_kernel_avx2 : pointwise_kernel_avx512;
+  if (s.cin > pointwise_direct_max_k(isa) || s.out_h * s.out_w < kMinTiles * k.vectors * k.lanes) return nullptr;
+  return &k;
+}
+
+PointwiseConv::PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& s, const float* weights)
+    : kernel_(&kernel), m_(s.cout), k_(s.cin), pixels_(s.out_h * s.out_w) {
+  const int64_t cb = kernel.channels;
+  chunk_ = std::max<int64_t>(cb, kChunkBytes / (4 * k_) / cb * cb);
+  // Block co (channels [co, co + width)): [k][width] at co * k.
+  packed_.resize(static_cast<size_t>(checked_mul({m_, k_})));
+  for (int64_t co = 0; co < m_; co += cb) {
+    const int64_t width = std::min(cb, m_ - co);
+    float* block = packed_.data() + co * k_;
+    for (int64_t kk = 0; kk < k_; ++kk)
+      for (int64_t c = 0; c < width; ++c) block[kk * width + c] = weights[(co + c) * k_ + kk];
+  }
+}
+
+void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y, int threads,
+                        const float* residual, const float* scale) const {
+  const PointwiseJob job{x, packed_.data(), bias, residual, scale, &act, y, m_, k_, pixels_, chunk_};
+  const int64_t blocks = blocks_per_image(*kernel_, pixels_), items = checked_mul({batch, blocks});
+  const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);
+  // Each thread a contiguous run of (image, pixel block) items, fixed by the team size alone.
+  const auto run_items = [&](int64_t first, int64_t last) {
+    for (int64_t image = first / blocks; image * blocks < last; ++image) {
+      const int64_t begin = std::max(first, image * blocks) - image * blocks;
+      const int64_t end = std::min(last, (image + 1) * blocks) - image * blocks;
+      kernel_->run(job, image, begin, end);
+    }
+  };
+  if (team <= 1) {
+    run_items(0, items);
+    return;
+  }
+#pragma omp parallel num_threads(team)
+  {
+    const int t = omp_get_thread_num(), n = omp_get_num_threads();
+    run_items(items * t / n, items * (t + 1) / n);
+  }
+}
+
+}  // namespace minfer::kernels

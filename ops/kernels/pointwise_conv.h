@@ -1,0 +1,90 @@
+// The direct pointwise convolution: a 1x1 convolution with unit stride, no padding and
+// one group, NCHW in and out, computed straight from the input's channel rows with no
+// packing of the input. A register tile is `channels` output channels x `vectors`
+// vectors of pixels: for each input channel it loads the tile's pixels once and
+// multiplies them by each output channel's weight (broadcast from the weights, packed at
+// bind time as [k][channels] per block of output channels), so the pixel slice of every
+// input channel stays in L1 across all the output channels' tiles and each output row is
+// written in order. The GEMM (ops/kernels/conv_gemm.h) packs the input into panels on
+// every call and splits K into blocks; on the small-K layers of the mobile networks that
+// overhead was most of its time (docs/performance.md).
+//
+// Every output sums its products over the input channels in order, one fused
+// multiply-add each, then adds the bias, then the residual, then applies the activation:
+// the pointwise GEMM's order when K fits one of its K blocks, so for
+// K <= pointwise_direct_max_k the two give the same bits (tests/kernels check it).
+//
+//   if (const PointwiseKernel* k = find_pointwise_kernel(shape, isa)) {
+//     PointwiseConv conv(*k, shape, weights);   // packs the weights
+//     conv.run(batch, x, bias, act, y, threads, residual, scale);
+//   }
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ops/activation.h"
+#include "ops/window.h"
+#include "profiler/isa.h"
+
+namespace minfer::kernels {
+
+// One call's operands: x [batch, k, pixels] -> y [batch, m, pixels].
+struct PointwiseJob {
+  const float* x;
+  const float* weights;   // packed by PointwiseConv
+  const float* bias;      // [m] or null
+  const float* residual;  // [batch, m, pixels] or null: summed before the activation
+  const float* scale;     // [batch, k] or null: input channel c of image n times scale[n, c]
+  const Activation* activation;
+  float* y;
+  int64_t m, k, pixels;
+  int64_t chunk;  // output channels whose weights are read while a thread's pixels pass by
+};
+
+struct PointwiseKernel {
+  const char* name;  // pointwise_f32_<channels>x<vectors>_<isa>
+  Isa isa;
+  int lanes, channels, vectors;
+  // Pixel blocks [begin, end) of image `image` (blocks of vectors * lanes pixels, the
+  // last one maybe shorter), every output channel.
+  void (*run)(const PointwiseJob& job, int64_t image, int64_t begin, int64_t end);
+};
+
+// The largest K the direct kernel takes on target isa: the GEMM kernel's K block, so the
+// two sum in the same order and a model's outputs do not depend on which one ran.
+int64_t pointwise_direct_max_k(Isa isa);
+
+// The kernel for s on target isa, or nullptr: not a plain pointwise convolution (1x1,
+// stride 1, no padding, one group), K above pointwise_direct_max_k, fewer pixels than
+// four tiles (the GEMM with the pixels as its rows is faster there), the scalar target,
+// or a target this CPU cannot run.
+const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa = active_isa());
+
+// A kernel bound to one convolution's shape and weights.
+class PointwiseConv {
+ public:
+  PointwiseConv() = default;
+  // weights [cout, cin, 1, 1], packed here.
+  PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& s, const float* weights);
+
+  const PointwiseKernel& kernel() const { return *kernel_; }
+  // Output channels per weight chunk (see PointwiseJob::chunk).
+  int64_t chunk() const { return chunk_; }
+
+  // y = act(W x (+ bias) (+ residual)) for batch images, x's channels scaled first when
+  // scale is given; the pixel blocks are split over up to `threads` threads, each output
+  // computed by one thread in the same order whatever their number.
+  void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y, int threads,
+           const float* residual = nullptr, const float* scale = nullptr) const;
+
+ private:
+  const PointwiseKernel* kernel_ = nullptr;
+  int64_t m_ = 0, k_ = 0, pixels_ = 0, chunk_ = 0;
+  std::vector<float> packed_;
+};
+
+// Defined in pointwise_conv_<isa>.cc; constant-initialised.
+extern const PointwiseKernel pointwise_kernel_avx2, pointwise_kernel_avx512;
+
+}  // namespace minfer::kernels

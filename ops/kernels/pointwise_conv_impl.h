@@ -1,0 +1,153 @@
+// The direct pointwise kernel, written once over a vector type and instantiated per
+// target by pointwise_conv_<isa>.cc, each compiled with its ISA flags. Only those files
+// include this header; everything here has internal linkage.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "ops/kernels/lane_transpose.h"
+#include "ops/kernels/pointwise_conv.h"
+#include "ops/kernels/simd.h"
+
+namespace minfer::kernels {
+namespace {
+
+// Where one tile reads and writes: output channels [co, co + CB) of pixels [p, ...).
+struct PointwiseTile {
+  const float* x;         // input channel 0's row at the tile's first pixel; rows `pixels` apart
+  const float* scale;     // the image's input channel scales, or null
+  const float* w;         // the block's packed weights: [k][CB]
+  const float* bias;      // at channel co, or null
+  const float* residual;  // at (co, p), or null; rows `pixels` apart
+  float* y;               // at (co, p)
+  int64_t k, pixels;
+  int tail;  // Tail tiles: the pixels of their one partial vector
+};
+
+// acc[c][v] = sum over input channels of w[.][c] * x[.][v-th vector], then the epilogue:
+// + bias, + residual, activate, stored. Tail: one vector of t.tail < W pixels, loaded and
+// stored under a mask.
+template <class V, int CB, int PV, bool Tail, class Activate>
+[[gnu::always_inline]] inline void pointwise_tile(const PointwiseTile& t, Activate activate) {
+  constexpr int64_t W = V::size;
+  static_assert(!Tail || PV == 1);
+  V acc[CB][PV];
+#pragma GCC unroll 8
+  for (int c = 0; c < CB; ++c)
+#pragma GCC unroll 4
+    for (int v = 0; v < PV; ++v) acc[c][v] = V(0.0f);
+  const float* x = t.x;
+  const float* w = t.w;
+#pragma GCC unroll 2
+  for (int64_t kk = 0; kk < t.k; ++kk, x += t.pixels, w += CB) {
+    V xv[PV];
+#pragma GCC unroll 4
+    for (int v = 0; v < PV; ++v) {
+      if constexpr (Tail)
+        xv[v] = load_first_n(x, t.tail, V());
+      else
+        xv[v] = V::load_unaligned(x + v * W);
+    }
+    if (t.scale) {
+      const V s(t.scale[kk]);
+#pragma GCC unroll 4
+      for (int v = 0; v < PV; ++v) xv[v] = xv[v] * s;
+    }
+#pragma GCC unroll 8
+    for (int c = 0; c < CB; ++c) {
+      const V wc(w[c]);
+#pragma GCC unroll 4
+      for (int v = 0; v < PV; ++v) acc[c][v] = multiply_add(wc, xv[v], acc[c][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < CB; ++c) {
+    float* yc = t.y + c * t.pixels;
+    const float* rc = t.residual ? t.residual + c * t.pixels : nullptr;
+#pragma GCC unroll 4
+    for (int v = 0; v < PV; ++v) {
+      V r = acc[c][v];
+      if (t.bias) r += V(t.bias[c]);
+      if (rc) r += Tail ? load_first_n(rc, t.tail, V()) : V::load_unaligned(rc + v * W);
+      r = activate(r);
+      if constexpr (Tail)
+        store_first_n(r, yc, t.tail);
+      else
+        r.store_unaligned(yc + v * W);
+    }
+  }
+}
+
+// The tiles of one block of output channels over pixel block [p, p + n): full tiles of
+// PV vectors, then the rest's whole vectors, then its partial one.
+template <class V, int CB, int PV, class Activate>
+[[gnu::always_inline]] inline void pointwise_block(PointwiseTile t, int64_t n, Activate activate) {
+  constexpr int64_t W = V::size;
+  if (n == PV * W) {
+    pointwise_tile<V, CB, PV, false>(t, activate);
+    return;
+  }
+  const int64_t whole = n / W;
+  [&]<int... Vs>(std::integer_sequence<int, Vs...>) {
+    // One branch per vector count below PV.
+    ((whole == Vs + 1 ? pointwise_tile<V, CB, Vs + 1, false>(t, activate) : void()), ...);
+  }
+  (std::make_integer_sequence<int, PV - 1>{});
+  t.tail = static_cast<int>(n - whole * W);
+  if (t.tail == 0) return;
+  t.x += whole * W;
+  t.y += whole * W;
+  if (t.residual) t.residual += whole * W;
+  pointwise_tile<V, CB, 1, true>(t, activate);
+}
+
+// The kernel's run(): for each chunk of output channels, each pixel block of the range,
+// each block of CB output channels in the chunk (the last one narrower: its own width).
+template <class V, int CB, int PV>
+void pointwise_run(const PointwiseJob& job, int64_t image, int64_t begin, int64_t end) {
+  constexpr int64_t P = PV * static_cast<int64_t>(V::size);
+  const Activation act = *job.activation;  // a local copy: stores to y cannot alias it
+  const bool in_registers = activation_in_registers(act);
+  const int64_t in_image = job.k * job.pixels, out_image = job.m * job.pixels;
+  PointwiseTile base{};
+  base.k = job.k;
+  base.pixels = job.pixels;
+  base.scale = job.scale ? job.scale + image * job.k : nullptr;
+  with_activation<V>(act, [&](auto activate) {
+    for (int64_t c0 = 0; c0 < job.m; c0 += job.chunk) {
+      const int64_t c1 = std::min(job.m, c0 + job.chunk);
+      for (int64_t b = begin; b < end; ++b) {
+        const int64_t p = b * P, n = std::min(P, job.pixels - p);
+        for (int64_t co = c0; co < c1; co += CB) {
+          const int rows = static_cast<int>(std::min<int64_t>(CB, c1 - co));
+          PointwiseTile t = base;
+          t.x = job.x + image * in_image + p;
+          t.w = job.weights + co * job.k;
+          t.bias = job.bias ? job.bias + co : nullptr;
+          t.residual = job.residual ? job.residual + image * out_image + co * job.pixels + p : nullptr;
+          t.y = job.y + image * out_image + co * job.pixels + p;
+          if (rows == CB) {
+            pointwise_block<V, CB, PV>(t, n, activate);
+          } else {
+            [&]<int... Cs>(std::integer_sequence<int, Cs...>) {
+              ((rows == Cs + 1 ? pointwise_block<V, Cs + 1, PV>(t, n, activate) : void()), ...);
+            }
+            (std::make_integer_sequence<int, CB - 1>{});
+          }
+          if (!in_registers)
+            for (int r = 0; r < rows; ++r) act.apply(t.y + r * job.pixels, n);
+        }
+      }
+    }
+  });
+}
+
+template <class V, int CB, int PV>
+constexpr PointwiseKernel pointwise_kernel(Isa isa, const char* name) {
+  return {name, isa, static_cast<int>(V::size), CB, PV, &pointwise_run<V, CB, PV>};
+}
+
+}  // namespace
+}  // namespace minfer::kernels

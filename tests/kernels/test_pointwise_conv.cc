@@ -1,0 +1,163 @@
+// The direct pointwise kernel (ops/kernels/pointwise_conv.h) against a naive convolution
+// written here and, bit for bit, against the pointwise GEMM it replaces: output channels
+// around its register tile, pixels around its vectors and tiles, K from 1 to the largest
+// it takes, a batch, every activation, a residual, an input scale, chunks of weights,
+// 1 and 2 threads (identical results); and where it applies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "ops/kernels/conv_gemm.h"
+#include "ops/kernels/pointwise_conv.h"
+#include "tests/isa_test_util.h"
+#include "tests/kernels/conv_kernel_test_util.h"
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+ConvGeometry pointwise_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t batch = 1) {
+  ConvGeometry s = conv_shape(cin, h, w, cout, 1, 1, 1, 0, 0, 0, 0);
+  s.batch = batch;
+  return s;
+}
+
+struct Operands {
+  std::vector<float> x, wt, bias, residual, scale;
+  Operands(const ConvGeometry& s, uint32_t seed)
+      : x(random_values(s.batch * s.cin * s.h * s.w, seed)),
+        wt(random_values(s.cout * s.cin, seed + 1)),
+        bias(random_values(s.cout, seed + 2)),
+        residual(random_values(s.batch * s.cout * s.h * s.w, seed + 3)),
+        scale(random_values(s.batch * s.cin, seed + 4, 0.0f, 2.0f)) {}
+};
+
+struct Options {
+  bool bias = true, residual = false, scale = false;
+  Activation act;
+};
+
+std::vector<float> direct_result(const kernels::PointwiseKernel& k, const ConvGeometry& s, const Operands& o,
+                                 const Options& opt, int threads) {
+  const kernels::PointwiseConv conv(k, s, o.wt.data());
+  std::vector<float> y(s.batch * s.cout * s.h * s.w, NAN);
+  conv.run(s.batch, o.x.data(), opt.bias ? o.bias.data() : nullptr, opt.act, y.data(), threads,
+           opt.residual ? o.residual.data() : nullptr, opt.scale ? o.scale.data() : nullptr);
+  return y;
+}
+
+std::vector<float> gemm_result(const ConvGeometry& s, Isa isa, const Operands& o, const Options& opt) {
+  const kernels::ConvGemm conv(s, o.wt.data(), isa);
+  std::vector<float> y(s.batch * s.cout * s.h * s.w, NAN);
+  std::vector<float> workspace(kernels::conv_gemm_workspace_floats(s, conv.kernel(), true, 1), NAN);
+  std::vector<float> xs = o.x;  // the pixels-as-rows GEMM takes no scale: scaled here, as the op does
+  if (opt.scale && conv.pixels_as_rows())
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] *= o.scale[i / (s.h * s.w)];
+  const bool scale_in_gemm = opt.scale && !conv.pixels_as_rows();
+  conv.run(s.batch, xs.data(), o.wt.data(), opt.bias ? o.bias.data() : nullptr, opt.act, y.data(), workspace, 1,
+           opt.residual ? o.residual.data() : nullptr, scale_in_gemm ? o.scale.data() : nullptr);
+  return y;
+}
+
+std::vector<float> naive_result(const ConvGeometry& s, const Operands& o, const Options& opt) {
+  std::vector<float> xs = o.x;
+  if (opt.scale)
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] *= o.scale[i / (s.h * s.w)];
+  // The activation after the residual: naive_conv's own epilogue runs without either.
+  std::vector<float> y = naive_conv(s, s.batch, xs, o.wt, opt.bias ? o.bias.data() : nullptr, Activation{});
+  for (size_t i = 0; i < y.size(); ++i) y[i] = opt.act.apply(opt.residual ? y[i] + o.residual[i] : y[i]);
+  return y;
+}
+
+// Returns whether the case passed, so sweeps stop at the first failure.
+bool check(const kernels::PointwiseKernel& k, const ConvGeometry& s, const Options& opt, uint32_t seed) {
+  const Operands o(s, seed);
+  const std::vector<float> one = direct_result(k, s, o, opt, 1), two = direct_result(k, s, o, opt, 2);
+  const std::vector<float> gemm = gemm_result(s, k.isa, o, opt);
+  const double err = max_rel_error(one, naive_result(s, o, opt));
+  const std::string what = describe(s, s.batch) + fmt::format(" bias {} residual {} scale {} activation {}", opt.bias,
+                                                              opt.residual, opt.scale, activation_name(opt.act));
+  EXPECT_LT(err, 1e-5) << k.name << ": " << what;
+  EXPECT_EQ(one, two) << k.name << ": " << what << ": 2 threads differ from 1";
+  // NaN != NaN: compare the bits.
+  const bool same_bits = std::memcmp(one.data(), gemm.data(), one.size() * sizeof(float)) == 0;
+  EXPECT_TRUE(same_bits) << k.name << ": " << what << ": not the pointwise GEMM's bits";
+  return err < 1e-5 && one == two && same_bits;
+}
+
+std::vector<const kernels::PointwiseKernel*> kernels_under_test() {
+  std::vector<const kernels::PointwiseKernel*> found;
+  for (Isa isa : isas_under_test())
+    if (const auto* k = kernels::find_pointwise_kernel(pointwise_shape(8, 16, 16, 8), isa)) found.push_back(k);
+  return found;
+}
+
+TEST(PointwiseConv, MatchesNaiveAndTheGemmOverChannelsPixelsAndK) {
+  const auto found = kernels_under_test();
+  if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
+  uint32_t seed = 1;
+  for (const kernels::PointwiseKernel* k : found) {
+    const int64_t tile = int64_t{k->vectors} * k->lanes, max_k = kernels::pointwise_direct_max_k(k->isa);
+    // Output channels: below, at and around the register tile's; pixels: whole tiles, a
+    // partial vector after them, whole vectors short of another tile, and the rest.
+    for (int64_t cout : {1, 5, 6, 7, 12, 13, 33})
+      for (int64_t pixels : {4 * tile, 4 * tile + 1, 4 * tile + k->lanes, 5 * tile + 2 * k->lanes - 3, 9 * tile + 7})
+        for (int64_t cin : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{17}, max_k})
+          if (!check(*k, pointwise_shape(cin, 1, pixels, cout), {}, seed++)) return;
+  }
+}
+
+TEST(PointwiseConv, EpiloguesBatchesAndScales) {
+  const auto found = kernels_under_test();
+  if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
+  uint32_t seed = 500;
+  for (const kernels::PointwiseKernel* k : found) {
+    const ConvGeometry s = pointwise_shape(19, 15, 17, 14, 2);  // 255 pixels, two images
+    for (const Activation& act : every_activation())
+      for (bool residual : {false, true})
+        for (bool scale : {false, true})
+          for (bool bias : {false, true})
+            if (!check(*k, s, {bias, residual, scale, act}, seed++)) return;
+  }
+}
+
+TEST(PointwiseConv, WeightsInChunksOfOutputChannels) {
+  const auto found = kernels_under_test();
+  if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
+  for (const kernels::PointwiseKernel* k : found) {
+    // K at the largest: a chunk of weights holds fewer channels than the layer has.
+    const ConvGeometry s = pointwise_shape(kernels::pointwise_direct_max_k(k->isa), 14, 15, 400);
+    const std::vector<float> wt(s.cout * s.cin, 1.0f);
+    const kernels::PointwiseConv conv(*k, s, wt.data());
+    EXPECT_LT(conv.chunk(), s.cout);
+    EXPECT_EQ(conv.chunk() % k->channels, 0);
+    Options opt;
+    opt.act = {ActivationKind::kRelu};
+    opt.residual = true;
+    check(*k, s, opt, 900);
+  }
+}
+
+TEST(PointwiseConv, OnlyForPlainPointwiseConvolutionsWithFourTilesOfPixels) {
+  for (Isa isa : isas_under_test()) {
+    SCOPED_TRACE(isa_name(isa));
+    if (isa == Isa::kScalar) {
+      EXPECT_EQ(kernels::find_pointwise_kernel(pointwise_shape(8, 16, 16, 8), isa), nullptr);
+      continue;
+    }
+    const kernels::PointwiseKernel* k = kernels::find_pointwise_kernel(pointwise_shape(8, 16, 16, 8), isa);
+    ASSERT_NE(k, nullptr);
+    const int64_t tile = int64_t{k->vectors} * k->lanes, max_k = kernels::pointwise_direct_max_k(isa);
+    EXPECT_NE(kernels::find_pointwise_kernel(pointwise_shape(max_k, 1, 4 * tile, 8), isa), nullptr);
+    EXPECT_EQ(kernels::find_pointwise_kernel(pointwise_shape(max_k + 1, 1, 4 * tile, 8), isa), nullptr);     // K
+    EXPECT_EQ(kernels::find_pointwise_kernel(pointwise_shape(8, 1, 4 * tile - 1, 8), isa), nullptr);         // pixels
+    EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 2, 1, 1, 0, 0, 0, 0), isa), nullptr);  // groups
+    EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 1, 1, 2, 0, 0, 0, 0), isa), nullptr);  // stride
+    EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 1, 1, 1, 1, 0, 0, 0), isa), nullptr);  // padded
+    EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 1, 3, 1, 1, 1, 1, 1), isa), nullptr);  // 3x3
+  }
+}
+
+}  // namespace
+}  // namespace minfer::test
