@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "graph/shape.h"
 #include "ops/kernels/gemm.h"
@@ -32,7 +33,7 @@ int64_t blocks_per_image(const PointwiseKernel& k, int64_t pixels) {
 }  // namespace
 
 int64_t pointwise_direct_max_k(Isa isa) {
-  return gemm_kernel(isa).kc;
+  return isa == Isa::kAvx512 ? std::numeric_limits<int64_t>::max() : gemm_kernel(isa).kc;
 }
 
 const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa) {

@@ -5,10 +5,13 @@
 // 1 and 2 threads (identical results); and where it applies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "ops/kernels/conv_gemm.h"
+#include "ops/kernels/gemm.h"
 #include "ops/kernels/pointwise_conv.h"
 #include "tests/isa_test_util.h"
 #include "tests/kernels/conv_kernel_test_util.h"
@@ -78,12 +81,15 @@ bool check(const kernels::PointwiseKernel& k, const ConvGeometry& s, const Optio
   const double err = max_rel_error(one, naive_result(s, o, opt));
   const std::string what = describe(s, s.batch) + fmt::format(" bias {} residual {} scale {} activation {}", opt.bias,
                                                               opt.residual, opt.scale, activation_name(opt.act));
-  EXPECT_LT(err, 1e-5) << k.name << ": " << what;
+  // Rounding errors of a sum grow as the square root of its terms.
+  const double tolerance = 1e-5 * std::max(1.0, std::sqrt(static_cast<double>(s.cin) / 192.0));
+  EXPECT_LT(err, tolerance) << k.name << ": " << what;
   EXPECT_EQ(one, two) << k.name << ": " << what << ": 2 threads differ from 1";
-  // NaN != NaN: compare the bits.
-  const bool same_bits = std::memcmp(one.data(), gemm.data(), one.size() * sizeof(float)) == 0;
+  // Within one K block of the GEMM, its bits (NaN != NaN: compare the bytes).
+  const bool same_bits =
+      s.cin > kernels::gemm_kernel(k.isa).kc || std::memcmp(one.data(), gemm.data(), one.size() * sizeof(float)) == 0;
   EXPECT_TRUE(same_bits) << k.name << ": " << what << ": not the pointwise GEMM's bits";
-  return err < 1e-5 && one == two && same_bits;
+  return err < tolerance && one == two && same_bits;
 }
 
 std::vector<const kernels::PointwiseKernel*> kernels_under_test() {
@@ -98,12 +104,15 @@ TEST(PointwiseConv, MatchesNaiveAndTheGemmOverChannelsPixelsAndK) {
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
   uint32_t seed = 1;
   for (const kernels::PointwiseKernel* k : found) {
-    const int64_t tile = int64_t{k->vectors} * k->lanes, max_k = kernels::pointwise_direct_max_k(k->isa);
+    const int64_t tile = int64_t{k->vectors} * k->lanes, kc = kernels::gemm_kernel(k->isa).kc;
+    // K: small, the GEMM's K block (the same bits), and past it where the kernel goes on.
+    std::vector<int64_t> ks = {1, 3, 16, 17, kc};
+    if (kernels::pointwise_direct_max_k(k->isa) > kc) ks.insert(ks.end(), {kc + 1, 3 * kc + 5});
     // Output channels: below, at and around the register tile's; pixels: whole tiles, a
     // partial vector after them, whole vectors short of another tile, and the rest.
     for (int64_t cout : {1, 5, 6, 7, 12, 13, 33})
       for (int64_t pixels : {4 * tile, 4 * tile + 1, 4 * tile + k->lanes, 5 * tile + 2 * k->lanes - 3, 9 * tile + 7})
-        for (int64_t cin : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{17}, max_k})
+        for (int64_t cin : ks)
           if (!check(*k, pointwise_shape(cin, 1, pixels, cout), {}, seed++)) return;
   }
 }
@@ -127,7 +136,7 @@ TEST(PointwiseConv, WeightsInChunksOfOutputChannels) {
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
   for (const kernels::PointwiseKernel* k : found) {
     // K at the largest: a chunk of weights holds fewer channels than the layer has.
-    const ConvGeometry s = pointwise_shape(kernels::pointwise_direct_max_k(k->isa), 14, 15, 400);
+    const ConvGeometry s = pointwise_shape(kernels::gemm_kernel(k->isa).kc, 14, 15, 400);
     const std::vector<float> wt(s.cout * s.cin, 1.0f);
     const kernels::PointwiseConv conv(*k, s, wt.data());
     EXPECT_LT(conv.chunk(), s.cout);
@@ -150,7 +159,9 @@ TEST(PointwiseConv, OnlyForPlainPointwiseConvolutionsWithFourTilesOfPixels) {
     ASSERT_NE(k, nullptr);
     const int64_t tile = int64_t{k->vectors} * k->lanes, max_k = kernels::pointwise_direct_max_k(isa);
     EXPECT_NE(kernels::find_pointwise_kernel(pointwise_shape(max_k, 1, 4 * tile, 8), isa), nullptr);
-    EXPECT_EQ(kernels::find_pointwise_kernel(pointwise_shape(max_k + 1, 1, 4 * tile, 8), isa), nullptr);     // K
+    if (max_k < std::numeric_limits<int64_t>::max()) {  // K
+      EXPECT_EQ(kernels::find_pointwise_kernel(pointwise_shape(max_k + 1, 1, 4 * tile, 8), isa), nullptr);
+    }
     EXPECT_EQ(kernels::find_pointwise_kernel(pointwise_shape(8, 1, 4 * tile - 1, 8), isa), nullptr);         // pixels
     EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 2, 1, 1, 0, 0, 0, 0), isa), nullptr);  // groups
     EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 1, 1, 2, 0, 0, 0, 0), isa), nullptr);  // stride
