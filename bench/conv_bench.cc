@@ -155,8 +155,8 @@ void add_pointwise(const std::string& group, const Layer& l) {
     auto conv = std::make_shared<const kernels::PointwiseConv>(*k, s, random_floats(s.cout * s.cin, 2).data());
     for (int threads : {1, 2}) {
       if (threads == 2 && isa != active_isa()) continue;
-      add(group, l, k->name, threads, 0, [conv, threads](const ConvGeometry&, Tensors& t) {
-        conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), threads);
+      add(group, l, k->name, threads, conv->workspace_floats(), [conv, threads](const ConvGeometry&, Tensors& t) {
+        conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, threads);
       });
     }
   }

@@ -5,11 +5,10 @@
 // RGB first layer), a direct convolution in the blocked NCHWc layout for the other
 // windows larger than 1x1 with constant weights, where the target has one and the groups
 // are whole blocks (ops/kernels/blocked_conv.h; chosen where it measured faster, see
-// use_blocked and docs/performance.md), a direct pointwise kernel for 1x1 convolutions with
-// unit stride, no padding, one group, constant weights and K within the GEMM's K block
-// (ops/kernels/pointwise_conv.h: the same bits as the GEMM), a direct GEMM over the
-// input for the other 1x1 convolutions with unit stride and no padding, and im2col +
-// GEMM otherwise, both on the packed SGEMM with the weights
+// use_blocked and docs/performance.md), a direct pointwise kernel for unpadded 1x1
+// convolutions with one group and constant weights where it measured faster
+// (ops/kernels/pointwise_conv.h), a direct GEMM over the (subsampled when strided) input
+// for the other unpadded 1x1 convolutions, and im2col + GEMM otherwise, both on the packed SGEMM with the weights
 // packed at bind time and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
 // A fused activation (the fuse_activations pass) runs in every kernel's epilogue; a fused
 // residual (fuse_residual_add) is summed before it; a fused per-channel input scale
@@ -114,6 +113,9 @@ class ConvKernel final : public Kernel {
         f.details["variant"] = pointwise_->name;
         f.details["prepacked"] = "weights";
         f.details["weight_chunk_channels"] = pointwise_conv_.chunk();
+        if (pointwise_conv_.workspace_floats() > 0)
+          f.details["input_subsample_bytes"] = 4 * pointwise_conv_.workspace_floats();
+        f.workspace_bytes = checked_mul({4, pointwise_conv_.workspace_floats()});
         break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
@@ -168,7 +170,7 @@ class ConvKernel final : public Kernel {
         break;
       case ConvMethod::kBlocked: blocked_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual); break;
       case ConvMethod::kPointwiseDirect:
-        pointwise_conv_.run(g_.batch, x, bias, act, y, ctx.num_threads, residual, scale);
+        pointwise_conv_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual, scale);
         break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:

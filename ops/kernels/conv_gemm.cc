@@ -92,8 +92,9 @@ int64_t subsampled_floats_of(const ConvGeometry& s) {
   return is_strided_pointwise(s) ? s.cin * s.out_h * s.out_w : 0;
 }
 
-// x [cin, h, w] -> [cin, out_h, out_w]: every sh-th row, every sw-th column.
-void subsample(const ConvGeometry& s, const float* x, float* dst, int threads) {
+}  // namespace
+
+void subsample_pointwise_input(const ConvGeometry& s, const float* x, float* dst, int threads) {
   const int team = threads_worth_starting(s.cin * s.out_h * s.out_w, s.cin, threads, Work::kStreaming);
 #pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
   for (int64_t c = 0; c < s.cin; ++c)
@@ -103,8 +104,6 @@ void subsample(const ConvGeometry& s, const float* x, float* dst, int threads) {
       for (int64_t ox = 0; ox < s.out_w; ++ox) d[ox] = row[ox * s.win.sw];
     }
 }
-
-}  // namespace
 
 bool is_pointwise(const ConvGeometry& s) {
   return unpadded_1x1(s) && s.win.sh == 1 && s.win.sw == 1;
@@ -231,7 +230,7 @@ void ConvGemm::run(int64_t batch, const float* x, const float* weights, const fl
   for (int64_t b = 0; b < batch; ++b) {
     const float* xb = x + b * in_image;
     if (sub) {
-      subsample(s, xb, sub_x, threads);
+      subsample_pointwise_input(s, xb, sub_x, threads);
       xb = sub_x;
     }
     for_each_on_team(team, s.group, [&](int64_t g) { run_group(xb, b, g); });

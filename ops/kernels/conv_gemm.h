@@ -63,6 +63,9 @@ int64_t conv_gemm_workspace_floats(const ConvGeometry& s, const GemmKernel& kern
 bool is_pointwise(const ConvGeometry& s);
 // True when s is a 1x1 convolution with no padding and a stride above 1.
 bool is_strided_pointwise(const ConvGeometry& s);
+// What a strided pointwise convolution s reads: x [cin, h, w] -> dst [cin, out_h, out_w],
+// every sh-th row, every sw-th column.
+void subsample_pointwise_input(const ConvGeometry& s, const float* x, float* dst, int threads);
 
 // Whether a (possibly strided) pointwise convolution with constant weights computes Y^T[pixels, cout] =
 // X^T W^T (pixels broadcast, output channels along the vectors, the output tile stored

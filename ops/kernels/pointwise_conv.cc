@@ -6,8 +6,10 @@
 #include <limits>
 
 #include "graph/shape.h"
+#include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/gemm.h"
 #include "ops/kernels/threads.h"
+#include "ops/kernels/workspace.h"
 
 namespace minfer::kernels {
 namespace {
@@ -38,8 +40,8 @@ int64_t pointwise_direct_max_k(Isa isa) {
 
 const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa) {
   const Window2d& w = s.win;
-  if (s.group != 1 || w.kh != 1 || w.kw != 1 || w.sh != 1 || w.sw != 1 || w.pad_top != 0 || w.pad_left != 0 ||
-      w.pad_bottom != 0 || w.pad_right != 0)
+  if (s.group != 1 || w.kh != 1 || w.kw != 1 || w.pad_top != 0 || w.pad_left != 0 || w.pad_bottom != 0 ||
+      w.pad_right != 0)
     return nullptr;
   if (isa == Isa::kScalar || !isa_runnable(isa)) return nullptr;
   const PointwiseKernel& k = isa == Isa::kAvx2 ? pointwise_kernel_avx2 : pointwise_kernel_avx512;
@@ -48,7 +50,7 @@ const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa) {
 }
 
 PointwiseConv::PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& s, const float* weights)
-    : kernel_(&kernel), m_(s.cout), k_(s.cin), pixels_(s.out_h * s.out_w) {
+    : kernel_(&kernel), shape_(s), m_(s.cout), k_(s.cin), pixels_(s.out_h * s.out_w) {
   const int64_t cb = kernel.channels;
   chunk_ = std::max<int64_t>(cb, kChunkBytes / (4 * k_) / cb * cb);
   // Block co (channels [co, co + width)): [k][width] at co * k.
@@ -61,8 +63,28 @@ PointwiseConv::PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& 
   }
 }
 
-void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y, int threads,
-                        const float* residual, const float* scale) const {
+int64_t PointwiseConv::workspace_floats() const {
+  return is_strided_pointwise(shape_) ? checked_mul({k_, pixels_}) : 0;
+}
+
+void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
+                        std::span<float> workspace, int threads, const float* residual, const float* scale) const {
+  if (!is_strided_pointwise(shape_)) {
+    run_images(batch, x, bias, act, y, threads, residual, scale);
+    return;
+  }
+  // Image by image: subsampled into the workspace, then as a unit-stride convolution.
+  require_workspace(workspace, workspace_floats(), "strided pointwise convolution");
+  const int64_t in_image = shape_.cin * shape_.h * shape_.w, out_image = m_ * pixels_;
+  for (int64_t n = 0; n < batch; ++n) {
+    subsample_pointwise_input(shape_, x + n * in_image, workspace.data(), threads);
+    run_images(1, workspace.data(), bias, act, y + n * out_image, threads,
+               residual ? residual + n * out_image : nullptr, scale ? scale + n * k_ : nullptr);
+  }
+}
+
+void PointwiseConv::run_images(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
+                               int threads, const float* residual, const float* scale) const {
   const PointwiseJob job{x, packed_.data(), bias, residual, scale, &act, y, m_, k_, pixels_, chunk_};
   const int64_t blocks = blocks_per_image(*kernel_, pixels_), items = checked_mul({batch, blocks});
   const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);

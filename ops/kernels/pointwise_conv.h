@@ -1,13 +1,12 @@
-// The direct pointwise convolution: a 1x1 convolution with unit stride, no padding and
-// one group, NCHW in and out, computed straight from the input's channel rows with no
-// packing of the input. A register tile is `channels` output channels x `vectors`
-// vectors of pixels: for each input channel it loads the tile's pixels once and
-// multiplies them by each output channel's weight (broadcast from the weights, packed at
-// bind time as [k][channels] per block of output channels), so the pixel slice of every
-// input channel stays in L1 across all the output channels' tiles and each output row is
-// written in order. The GEMM (ops/kernels/conv_gemm.h) packs the input into panels on
-// every call and splits K into blocks; on the small-K layers of the mobile networks that
-// overhead was most of its time (docs/performance.md).
+// The direct pointwise convolution: a 1x1 convolution with no padding and one group,
+// NCHW in and out, computed straight from the input's channel rows with no packing of
+// the input (a strided one from its input subsampled first, as the GEMM reads it). A register tile is `channels` output
+// channels x `vectors` vectors of pixels: for each input channel it loads the tile's pixels once and multiplies them by
+// each output channel's weight (broadcast from the weights, packed at bind time as [k][channels] per block of output
+// channels), so the pixel slice of every input channel stays in L1 across all the output channels' tiles and each
+// output row is written in order. The GEMM (ops/kernels/conv_gemm.h) packs the input into panels on every call and
+// splits K into blocks; on the small-K layers of the mobile networks that overhead was most of its time
+// (docs/performance.md).
 //
 // Every output sums its products over the input channels in order, one fused
 // multiply-add each, then adds the bias, then the residual, then applies the activation:
@@ -17,11 +16,13 @@
 //
 //   if (const PointwiseKernel* k = find_pointwise_kernel(shape, isa)) {
 //     PointwiseConv conv(*k, shape, weights);   // packs the weights
-//     conv.run(batch, x, bias, act, y, threads, residual, scale);
+//     workspace: conv.workspace_floats() floats
+//     conv.run(batch, x, bias, act, y, workspace, threads, residual, scale);
 //   }
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "ops/activation.h"
@@ -58,8 +59,8 @@ struct PointwiseKernel {
 // 0.87-1.08x (bench/conv_bench.cc, Zen 4; docs/performance.md).
 int64_t pointwise_direct_max_k(Isa isa);
 
-// The kernel for s on target isa, or nullptr: not a plain pointwise convolution (1x1,
-// stride 1, no padding, one group), K above pointwise_direct_max_k, fewer pixels than
+// The kernel for s on target isa, or nullptr: not a plain pointwise convolution (1x1, no
+// padding, one group), K above pointwise_direct_max_k, fewer pixels than
 // four tiles (the GEMM with the pixels as its rows is faster there), the scalar target,
 // or a target this CPU cannot run.
 const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa = active_isa());
@@ -74,15 +75,23 @@ class PointwiseConv {
   const PointwiseKernel& kernel() const { return *kernel_; }
   // Output channels per weight chunk (see PointwiseJob::chunk).
   int64_t chunk() const { return chunk_; }
+  // Floats of workspace run() needs: a strided convolution's subsampled image, else none.
+  int64_t workspace_floats() const;
 
   // y = act(W x (+ bias) (+ residual)) for batch images, x's channels scaled first when
   // scale is given; the pixel blocks are split over up to `threads` threads, each output
   // computed by one thread in the same order whatever their number.
-  void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y, int threads,
-           const float* residual = nullptr, const float* scale = nullptr) const;
+  void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
+           std::span<float> workspace, int threads, const float* residual = nullptr,
+           const float* scale = nullptr) const;
 
  private:
+  // run() on unit-stride inputs.
+  void run_images(int64_t batch, const float* x, const float* bias, const Activation& act, float* y, int threads,
+                  const float* residual, const float* scale) const;
+
   const PointwiseKernel* kernel_ = nullptr;
+  ConvGeometry shape_;
   int64_t m_ = 0, k_ = 0, pixels_ = 0, chunk_ = 0;
   std::vector<float> packed_;
 };

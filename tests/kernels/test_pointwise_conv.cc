@@ -20,8 +20,8 @@
 namespace minfer::test {
 namespace {
 
-ConvGeometry pointwise_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t batch = 1) {
-  ConvGeometry s = conv_shape(cin, h, w, cout, 1, 1, 1, 0, 0, 0, 0);
+ConvGeometry pointwise_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t batch = 1, int64_t stride = 1) {
+  ConvGeometry s = conv_shape(cin, h, w, cout, 1, 1, stride, 0, 0, 0, 0);
   s.batch = batch;
   return s;
 }
@@ -32,7 +32,7 @@ struct Operands {
       : x(random_values(s.batch * s.cin * s.h * s.w, seed)),
         wt(random_values(s.cout * s.cin, seed + 1)),
         bias(random_values(s.cout, seed + 2)),
-        residual(random_values(s.batch * s.cout * s.h * s.w, seed + 3)),
+        residual(random_values(s.batch * s.cout * s.out_h * s.out_w, seed + 3)),
         scale(random_values(s.batch * s.cin, seed + 4, 0.0f, 2.0f)) {}
 };
 
@@ -44,15 +44,16 @@ struct Options {
 std::vector<float> direct_result(const kernels::PointwiseKernel& k, const ConvGeometry& s, const Operands& o,
                                  const Options& opt, int threads) {
   const kernels::PointwiseConv conv(k, s, o.wt.data());
-  std::vector<float> y(s.batch * s.cout * s.h * s.w, NAN);
-  conv.run(s.batch, o.x.data(), opt.bias ? o.bias.data() : nullptr, opt.act, y.data(), threads,
+  std::vector<float> y(s.batch * s.cout * s.out_h * s.out_w, NAN);
+  std::vector<float> workspace(conv.workspace_floats(), NAN);
+  conv.run(s.batch, o.x.data(), opt.bias ? o.bias.data() : nullptr, opt.act, y.data(), workspace, threads,
            opt.residual ? o.residual.data() : nullptr, opt.scale ? o.scale.data() : nullptr);
   return y;
 }
 
 std::vector<float> gemm_result(const ConvGeometry& s, Isa isa, const Operands& o, const Options& opt) {
   const kernels::ConvGemm conv(s, o.wt.data(), isa);
-  std::vector<float> y(s.batch * s.cout * s.h * s.w, NAN);
+  std::vector<float> y(s.batch * s.cout * s.out_h * s.out_w, NAN);
   std::vector<float> workspace(kernels::conv_gemm_workspace_floats(s, conv.kernel(), true, 1), NAN);
   std::vector<float> xs = o.x;  // the pixels-as-rows GEMM takes no scale: scaled here, as the op does
   if (opt.scale && conv.pixels_as_rows())
@@ -131,6 +132,24 @@ TEST(PointwiseConv, EpiloguesBatchesAndScales) {
   }
 }
 
+// A strided 1x1 convolution (ResNet's downsampling) reads its input subsampled first.
+TEST(PointwiseConv, StridedReadsTheSubsampledInput) {
+  const auto found = kernels_under_test();
+  if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
+  uint32_t seed = 700;
+  for (const kernels::PointwiseKernel* k : found)
+    for (int64_t stride : {2, 3}) {
+      const ConvGeometry s = pointwise_shape(24, 44, 47, 13, 2, stride);
+      ASSERT_EQ(kernels::find_pointwise_kernel(s, k->isa), k);
+      Options opt;
+      opt.residual = true;
+      opt.act = {ActivationKind::kRelu};
+      if (!check(*k, s, opt, seed++)) return;
+      const kernels::PointwiseConv conv(*k, s, Operands(s, 1).wt.data());
+      EXPECT_EQ(conv.workspace_floats(), s.cin * s.out_h * s.out_w);
+    }
+}
+
 TEST(PointwiseConv, WeightsInChunksOfOutputChannels) {
   const auto found = kernels_under_test();
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
@@ -164,7 +183,7 @@ TEST(PointwiseConv, OnlyForPlainPointwiseConvolutionsWithFourTilesOfPixels) {
     }
     EXPECT_EQ(kernels::find_pointwise_kernel(pointwise_shape(8, 1, 4 * tile - 1, 8), isa), nullptr);         // pixels
     EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 2, 1, 1, 0, 0, 0, 0), isa), nullptr);  // groups
-    EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 1, 1, 2, 0, 0, 0, 0), isa), nullptr);  // stride
+    EXPECT_NE(kernels::find_pointwise_kernel(conv_shape(8, 2 * 16, 2 * 16, 8, 1, 1, 2, 0, 0, 0, 0), isa), nullptr);
     EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 1, 1, 1, 1, 0, 0, 0), isa), nullptr);  // padded
     EXPECT_EQ(kernels::find_pointwise_kernel(conv_shape(8, 16, 16, 8, 1, 3, 1, 1, 1, 1, 1), isa), nullptr);  // 3x3
   }
