@@ -1,10 +1,12 @@
 // Convolution micro-benchmarks (Google Benchmark) on real model shapes: the depthwise
 // layers of MobileNetV1/V2 (and MobileNetV3's 5x5 ones) at 224, the first layers of
 // MobileNetV1 and ResNet-18, and a sweep of input channel counts that decides where the
-// direct small-channel kernel stops paying, and the GEMM-shaped layers of ResNet-18 and
-// MobileNetV1/V2 (3x3 and 1x1) on the packed GEMM. Each shape runs the reference path and every
-// kernel target this CPU runs (plus im2col + OpenBLAS sgemm, when built with OpenBLAS, as
-// the stand-in for a good GEMM), in one binary. GFLOP/s by the op's cost convention
+// direct small-channel kernel stops paying, the GEMM-shaped layers of ResNet-18 and
+// MobileNetV1/V2 (3x3 and 1x1) on the packed GEMM, and the 1x1 layers of the mobile
+// networks, ResNet-50 and GoogLeNet on the GEMM and the direct pointwise kernel. Each
+// shape runs the reference path and every kernel target this CPU runs (plus im2col +
+// OpenBLAS sgemm, when built with OpenBLAS, as the stand-in for a good GEMM), in one
+// binary. GFLOP/s by the op's cost convention
 // (2 x MACs; bias and activation not counted). One-thread rates use CPU time, two-thread
 // rates wall time. bench/conv_ratios.py turns the JSON output into the tables of
 // docs/performance.md.
@@ -240,8 +242,8 @@ void register_all() {
       {"v2_project_144x56_24", 144, 56, 24, 1, 1, 1}, {"v2_last_320x7_1280", 320, 7, 1280, 1, 1, 1},
   };
   for (const Layer& l : gemm_layers) add_regular("gemm_conv", l, true, true);
-  // Pointwise layers of the mobile networks with K up to the GEMM's K block, where the
-  // direct pointwise kernel replaces the GEMM (and where it stops paying: few pixels).
+  // Pointwise layers of the mobile networks, ResNet-50 and GoogLeNet, where the direct
+  // pointwise kernel replaces the GEMM (and the 7x7 ones, where it stops paying).
   const std::vector<Layer> pointwise = {
       {"v3_16x112_16", 16, 112, 16, 1, 1, 1},       {"v3_16x112_64", 16, 112, 64, 1, 1, 1},
       {"v1_pw1_32x112_64", 32, 112, 64, 1, 1, 1},   {"v2_16x112_96", 16, 112, 96, 1, 1, 1},
