@@ -8,8 +8,9 @@
 // use_blocked and docs/performance.md), a direct pointwise kernel for unpadded 1x1
 // convolutions with one group and constant weights where it measured faster
 // (ops/kernels/pointwise_conv.h), a direct GEMM over the (subsampled when strided) input
-// for the other unpadded 1x1 convolutions, and im2col + GEMM otherwise, both on the packed SGEMM with the weights
-// packed at bind time and im2col fused into the GEMM's B packing (ops/kernels/conv_gemm.h).
+// for the other unpadded 1x1 convolutions, and im2col + GEMM otherwise, both on the
+// packed SGEMM with the weights packed at bind time and im2col fused into the GEMM's B
+// packing (ops/kernels/conv_gemm.h).
 // A fused activation (the fuse_activations pass) runs in every kernel's epilogue; a fused
 // residual (fuse_residual_add) is summed before it; a fused per-channel input scale
 // (fuse_channel_scale) is applied as the pointwise kernels read their input, else on a

@@ -23,8 +23,8 @@ constexpr int64_t kChunkBytes = int64_t{128} << 10;
 // Pixels of at least this many tiles: measured with bench/conv_bench.cc (Zen 4, one
 // thread; docs/performance.md), the direct kernel ran 1.1-1.9x the GEMM's speed on every
 // MobileNet and EfficientNet layer of 14x14 pixels or more on both targets, 0.8x on the
-// 7x7 ones (49 pixels, under two AVX-512 tiles, two AVX2 ones), where the GEMM computes
-// the pixels as its rows.
+// 7x7 ones (49 pixels: one AVX-512 tile and a pixel, two AVX2 tiles and a pixel), where
+// the GEMM computes the pixels as its rows.
 constexpr int64_t kMinTiles = 4;
 
 int64_t blocks_per_image(const PointwiseKernel& k, int64_t pixels) {

@@ -1,12 +1,14 @@
 // The direct pointwise convolution: a 1x1 convolution with no padding and one group,
 // NCHW in and out, computed straight from the input's channel rows with no packing of
-// the input (a strided one from its input subsampled first, as the GEMM reads it). A register tile is `channels` output
-// channels x `vectors` vectors of pixels: for each input channel it loads the tile's pixels once and multiplies them by
-// each output channel's weight (broadcast from the weights, packed at bind time as [k][channels] per block of output
-// channels), so the pixel slice of every input channel stays in L1 across all the output channels' tiles and each
-// output row is written in order. The GEMM (ops/kernels/conv_gemm.h) packs the input into panels on every call and
-// splits K into blocks; on the small-K layers of the mobile networks that overhead was most of its time
-// (docs/performance.md).
+// the input (a strided one from its input subsampled first, as the GEMM reads it). A
+// register tile is `channels` output channels x `vectors` vectors of pixels: for each
+// input channel it loads the tile's pixels once and multiplies them by each output
+// channel's weight (broadcast from the weights, packed at bind time as [k][channels] per
+// block of output channels), so the pixel slice of every input channel stays in L1
+// across all the output channels' tiles and each output row is written in order. The
+// GEMM (ops/kernels/conv_gemm.h) packs the input into panels on every call and splits K
+// into blocks; on the small-K layers of the mobile networks that overhead was most of
+// its time (docs/performance.md).
 //
 // Every output sums its products over the input channels in order, one fused
 // multiply-add each, then adds the bias, then the residual, then applies the activation:
@@ -60,9 +62,9 @@ struct PointwiseKernel {
 int64_t pointwise_direct_max_k(Isa isa);
 
 // The kernel for s on target isa, or nullptr: not a plain pointwise convolution (1x1, no
-// padding, one group), K above pointwise_direct_max_k, fewer pixels than
-// four tiles (the GEMM with the pixels as its rows is faster there), the scalar target,
-// or a target this CPU cannot run.
+// padding, one group), K above pointwise_direct_max_k, fewer output pixels than four
+// tiles (the GEMM with the pixels as its rows is faster there), the scalar target, or a
+// target this CPU cannot run.
 const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa = active_isa());
 
 // A kernel bound to one convolution's shape and weights.
