@@ -154,7 +154,7 @@ TEST(PointwiseConv, WeightsInChunksOfOutputChannels) {
   const auto found = kernels_under_test();
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
   for (const kernels::PointwiseKernel* k : found) {
-    // K at the largest: a chunk of weights holds fewer channels than the layer has.
+    // K of the GEMM's block: a chunk of weights holds fewer channels than the layer has.
     const ConvGeometry s = pointwise_shape(kernels::gemm_kernel(k->isa).kc, 14, 15, 400);
     const std::vector<float> wt(s.cout * s.cin, 1.0f);
     const kernels::PointwiseConv conv(*k, s, wt.data());
