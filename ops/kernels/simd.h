@@ -37,6 +37,22 @@ inline xsimd::batch<float, Arch> multiply_add(xsimd::batch<float, Arch> a, xsimd
   return fused_multiply_add<Arch>(a, b, c);
 }
 
+// c + a * (*b broadcast to every lane). On AVX-512 the broadcast is the multiply-add's
+// memory operand ({1to16}), which needs no register: GCC otherwise broadcasts into a
+// register first, and a tile that uses all 32 (the blocked convolution's 4x7) spilled an
+// accumulator per input channel and all of them per kernel row.
+template <class V>
+inline V multiply_add_broadcast(V a, const float* b, V c) {
+#ifdef __AVX512F__
+  if constexpr (std::is_same_v<V, xsimd::batch<float, xsimd::avx512f>>) {
+    __m512 sum = c;
+    asm("vfmadd231ps (%[b])%{1to16%}, %[a], %[sum]" : [sum] "+v"(sum) : [a] "v"(static_cast<__m512>(a)), [b] "r"(b));
+    return sum;
+  }
+#endif
+  return multiply_add(a, V(*b), c);
+}
+
 // As the vector max and min: b when either is NaN (or they are equal).
 inline ScalarVec max(ScalarVec a, ScalarVec b) {
   return a.v > b.v ? a : b;
