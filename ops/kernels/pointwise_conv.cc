@@ -22,10 +22,14 @@ constexpr int64_t kChunkBytes = int64_t{128} << 10;
 
 // Pixels of at least this many tiles: measured with bench/conv_bench.cc (Zen 4, one
 // thread; docs/performance.md), the direct kernel ran 1.1-1.9x the GEMM's speed on every
-// MobileNet and EfficientNet layer of 14x14 pixels or more on both targets, 0.8x on the
-// 7x7 ones (49 pixels: one AVX-512 tile and a pixel, two AVX2 tiles and a pixel), where
-// the GEMM computes the pixels as its rows.
-constexpr int64_t kMinTiles = 4;
+// MobileNet and EfficientNet layer of 14x14 pixels or more on both targets and 1.1-1.3x
+// on SqueezeNet's 13x13 ones on AVX-512 (169 pixels, 3.5 tiles), 0.8x on the 7x7 ones
+// (49 pixels: one AVX-512 tile and a pixel, two AVX2 tiles and a pixel), where the GEMM
+// computes the pixels as its rows. In between it varied with the last tile's fill
+// (256 -> 256 channels on 100 pixels: 0.94x AVX-512, 0.8x AVX2; on 144: 1.1x, 1.0x).
+constexpr int64_t min_tiles(Isa isa) {
+  return isa == Isa::kAvx512 ? 3 : 4;
+}
 
 int64_t blocks_per_image(const PointwiseKernel& k, int64_t pixels) {
   const int64_t p = int64_t{k.vectors} * k.lanes;
@@ -45,7 +49,7 @@ const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa) {
     return nullptr;
   if (isa == Isa::kScalar || !isa_runnable(isa)) return nullptr;
   const PointwiseKernel& k = isa == Isa::kAvx2 ? pointwise_kernel_avx2 : pointwise_kernel_avx512;
-  if (s.cin > pointwise_direct_max_k(isa) || s.out_h * s.out_w < kMinTiles * k.vectors * k.lanes) return nullptr;
+  if (s.cin > pointwise_direct_max_k(isa) || s.out_h * s.out_w < min_tiles(isa) * k.vectors * k.lanes) return nullptr;
   return &k;
 }
 
