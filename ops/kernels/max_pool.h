@@ -8,13 +8,15 @@
 // run along each output row, or for short rows (7x7 planes) along the whole phase plane,
 // whose rows are then copied to the output. Every output is nan_max over its window in
 // window order, so the result is the generic loop's (ops/pool.cc runs the other shapes)
-// bit for bit. The 3x3 windows at stride 2 on output rows of at least a vector (the stem
-// pools of ResNet, GoogLeNet, SqueezeNet) skip the copy: each input row's maxima over
-// column triples (a register deinterleave) go to a ring of three rows, and each output
-// row is the maximum of its window rows' in order; the first of equal values in window
-// order still wins (row maxima first, then rows). A plane with a NaN, which that path's
-// one-instruction max would not keep, is pooled again through the phase planes (measured
-// 1.3-1.6x the phase-plane kernel on AVX-512, 1.1x on AVX2, op_bench on Zen 4).
+// bit for bit. On AVX-512, 3x3 windows at stride 1 or 2 on output rows of at least a
+// vector (the stem pools of ResNet, GoogLeNet and SqueezeNet, GoogLeNet's 28x28 ones)
+// skip the copy: each input row's maxima over column triples (at stride 2 a register
+// deinterleave) go to a ring of three rows, and each output row is the maximum of its
+// window rows' in order; the first of equal values in window order still wins (row
+// maxima first, then rows). A plane with a NaN, which that path's one-instruction max
+// would not keep, is pooled again through the phase planes. Measured with op_bench on
+// Zen 4: 1.3-1.5x the phase-plane kernel at stride 2, 1.1x at stride 1; on AVX2 0.7-1.4x,
+// so AVX2 keeps the phase planes.
 //
 //   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
 //     workspace: max_pool_workspace_floats(*k, shape, planes, threads) floats

@@ -251,46 +251,49 @@ void pool_plane(const PoolShape& s, const MaxPoolLayout& l, const float* phases,
   }
 }
 
-// [a1 .. a(W-1), b0]: a shifted down one lane, b's first lane after it.
-template <class V>
-inline V shift_in(V a, V b) {
 #if XSIMD_WITH_AVX512F
+// [a1 .. a15, b0]: a shifted down one lane, b's first lane after it.
+inline xsimd::batch<float, xsimd::avx512f> shift_in(xsimd::batch<float, xsimd::avx512f> a,
+                                                    xsimd::batch<float, xsimd::avx512f> b) {
   return _mm512_castsi512_ps(_mm512_alignr_epi32(_mm512_castps_si512(b), _mm512_castps_si512(a), 1));
-#else
-  // Within 128-bit lanes, [a0..a3 | a4..a7] joined to [a4..a7 | b0..b3] shifted a float down.
-  const __m256 next = _mm256_permute2f128_ps(a, b, 0x21);
-  return _mm256_castsi256_ps(_mm256_alignr_epi8(_mm256_castps_si256(next), _mm256_castps_si256(a), 4));
-#endif
 }
+#endif
 
-// 3x3 windows at stride 2 (dilation 1), the plane read where it lies: each input row's
-// maxima over column triples (2 ox, 2 ox + 1, 2 ox + 2), in a ring of three rows, then
-// each output row the maximum of its window rows' maxima. Row maxima first, then rows in
-// order: the first of equal values in window order wins, as in nan_max (signed zeros
-// included); with the one-instruction max, so a plane with a NaN returns false, its
-// output unwritten, for the phase-plane path. `lanes` holds each output vector's three
-// loads' masks (3 per vector, out_w rounded up to vectors).
-template <class V>
+// 3x3 windows at stride S (1 or 2) in both directions, dilation 1, the plane read where
+// it lies: each input row's maxima over column triples (S ox + 0, 1, 2, less the padding;
+// at stride 2 a register deinterleave), in a ring of three rows, then each output row the
+// maximum of its window rows' maxima. Row maxima first, then rows in order: the first of
+// equal values in window order wins, as in nan_max (signed zeros included); with the
+// one-instruction max, so a plane with a NaN returns false, its output unwritten, for the
+// phase-plane path. `lanes` holds each output vector's three loads' masks.
+template <class V, int S>
 bool pool_plane_rows_first(const float* xp, const PoolShape& s, const Lanes<V>* lanes, float* ring, float* yp) {
   constexpr int64_t W = V::size;
   const int64_t vectors = (s.out_w + W - 1) / W, pitch = vectors * W;
   NanWatch<V> nan;
   int64_t next_row = 0;  // the first input row whose maxima are not in the ring yet
   for (int64_t oy = 0; oy < s.out_h; ++oy) {
-    const int64_t top = oy * 2 - s.win.pad_top, first = std::max<int64_t>(top, 0);
+    const int64_t top = oy * S - s.win.pad_top, first = std::max<int64_t>(top, 0);
     const int64_t last = std::min<int64_t>(top + 2, s.h - 1);
     for (; next_row <= last; ++next_row) {
       const float* xr = xp + next_row * s.w;
       float* h = ring + next_row % 3 * pitch;
       for (int64_t j = 0; j < vectors; ++j) {
-        const int64_t at = 2 * j * W - s.win.pad_left;
-        const V a = load_lanes<V>(xr, at, lanes[3 * j]), b = load_lanes<V>(xr, at + W, lanes[3 * j + 1]);
-        const V c = load_lanes<V>(xr, at + 2 * W, lanes[3 * j + 2]);
+        // Stride 2: three vectors from the first column on, deinterleaved; stride 1: the
+        // three columns' vectors.
+        const int64_t at = S * j * W - s.win.pad_left, step = S == 2 ? W : 1;
+        const V a = load_lanes<V>(xr, at, lanes[3 * j]), b = load_lanes<V>(xr, at + step, lanes[3 * j + 1]);
+        const V c = load_lanes<V>(xr, at + 2 * step, lanes[3 * j + 2]);
         nan.see(a);
         nan.see(b);
         nan.see(c);
-        const V even = alternate<0>(a, b);
-        const V m = max_no_nan(max_no_nan(even, alternate<1>(a, b)), shift_in(even, c));
+        V m;
+        if constexpr (S == 2) {
+          const V even = alternate<0>(a, b);
+          m = max_no_nan(max_no_nan(even, alternate<1>(a, b)), shift_in(even, c));
+        } else {
+          m = max_no_nan(max_no_nan(a, b), c);
+        }
         m.store_unaligned(h + j * W);
       }
     }
@@ -319,20 +322,23 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
                      float* scratch) {
   const Window2d& win = s.win;
   constexpr int64_t W = V::size;
-  // 3x3 windows at stride 2 on rows of at least a vector: rows first, no copy.
-  if (S == 2 && win.kh == 3 && win.kw == 3 && win.sh == 2 && win.dh == 1 && s.out_w >= W) {
-    const int64_t vectors = (s.out_w + W - 1) / W;
-    std::vector<Lanes<V>> lanes(static_cast<size_t>(3 * vectors));
-    for (int64_t j = 0; j < vectors; ++j)
-      for (int64_t i = 0; i < 3; ++i) lanes[3 * j + i] = Lanes<V>(2 * j * W - win.pad_left + i * W, s.w);
-    for (int64_t p = begin; p < end; ++p) {
-      const float* xp = x + p * s.h * s.w;
-      float* yp = y + p * s.out_h * s.out_w;
-      if (pool_plane_rows_first<V>(xp, s, lanes.data(), scratch, yp)) continue;
-      max_pool_planes_phased<V, S>(s, l, x, y, p, p + 1, scratch);
+  // 3x3 windows at stride S on rows of at least a vector, AVX-512: rows first, no copy.
+  // Not on AVX2, where it measured 0.7-1.4x the phase planes (op_bench, Zen 4): its
+  // masked loads at the row ends are a load and a blend.
+  if constexpr (W == 16)
+    if (win.kh == 3 && win.kw == 3 && win.sh == S && win.dh == 1 && s.out_w >= W) {
+      const int64_t vectors = (s.out_w + W - 1) / W, step = S == 2 ? W : 1;
+      std::vector<Lanes<V>> lanes(static_cast<size_t>(3 * vectors));
+      for (int64_t j = 0; j < vectors; ++j)
+        for (int64_t i = 0; i < 3; ++i) lanes[3 * j + i] = Lanes<V>(S * j * W - win.pad_left + i * step, s.w);
+      for (int64_t p = begin; p < end; ++p) {
+        const float* xp = x + p * s.h * s.w;
+        float* yp = y + p * s.out_h * s.out_w;
+        if (pool_plane_rows_first<V, S>(xp, s, lanes.data(), scratch, yp)) continue;
+        max_pool_planes_phased<V, S>(s, l, x, y, p, p + 1, scratch);
+      }
+      return;
     }
-    return;
-  }
   max_pool_planes_phased<V, S>(s, l, x, y, begin, end, scratch);
 }
 
