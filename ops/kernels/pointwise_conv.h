@@ -63,8 +63,8 @@ int64_t pointwise_direct_max_k(Isa isa);
 
 // The kernel for s on target isa, or nullptr: not a plain pointwise convolution (1x1, no
 // padding, one group), K above pointwise_direct_max_k, fewer output pixels than three
-// tiles on AVX-512 or four on AVX2 (the GEMM with the pixels as its rows is faster there), the scalar target, or a
-// target this CPU cannot run.
+// tiles on AVX-512 or four on AVX2 (the GEMM with the pixels as its rows is faster
+// there), the scalar target, or a target this CPU cannot run.
 const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa = active_isa());
 
 // A kernel bound to one convolution's shape and weights.

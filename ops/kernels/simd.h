@@ -40,7 +40,10 @@ inline xsimd::batch<float, Arch> multiply_add(xsimd::batch<float, Arch> a, xsimd
 // c + a * (*b broadcast to every lane). On AVX-512 the broadcast is the multiply-add's
 // memory operand ({1to16}), which needs no register: GCC otherwise broadcasts into a
 // register first, and a tile that uses all 32 (the blocked convolution's 4x7) spilled an
-// accumulator per input channel and all of them per kernel row.
+// accumulator per input channel and all of them per kernel row. The asm takes b's address
+// in a register and does not declare the read (as a memory operand GCC kept every
+// accumulator in memory): *b must not be written in the calling function, only before
+// it is called (the kernels read inputs their callers wrote before an indirect call).
 template <class V>
 inline V multiply_add_broadcast(V a, const float* b, V c) {
 #ifdef __AVX512F__
