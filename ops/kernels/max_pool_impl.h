@@ -147,6 +147,20 @@ struct Lanes {
   }
 };
 
+// The lanes whose bits are set in `bits` (lane i: bit i), any pattern.
+template <class V>
+inline Lanes<V> lanes_of_bits(uint32_t bits) {
+  Lanes<V> l;
+  l.all = bits == (uint32_t{1} << V::size) - 1;
+#if XSIMD_WITH_AVX512F
+  l.inside = static_cast<__mmask16>(bits);
+#else
+  const __m256i lane_bit = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  l.inside = _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(static_cast<int>(bits)), lane_bit), lane_bit);
+#endif
+  return l;
+}
+
 // row[at + i] in lane i where lanes says it is inside the row, -inf in the other lanes
 // (the padding), which are never read: masked loads do not fault there.
 template <class V>
@@ -161,6 +175,22 @@ inline V load_lanes(const float* row, int64_t at, const Lanes<V>& lanes) {
 #else
   return _mm256_blendv_ps(_mm256_set1_ps(kMinusInf), _mm256_maskload_ps(lane0, lanes.inside),
                           _mm256_castsi256_ps(lanes.inside));
+#endif
+}
+
+// Stores the lanes of v that `lanes` holds at row[at + i], nothing elsewhere.
+template <class V>
+inline void store_lanes(V v, float* row, int64_t at, const Lanes<V>& lanes) {
+  if (lanes.all) {
+    v.store_unaligned(row + at);
+    return;
+  }
+  const auto lane0 =
+      reinterpret_cast<float*>(reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(at) * sizeof(float));
+#if XSIMD_WITH_AVX512F
+  _mm512_mask_storeu_ps(lane0, lanes.inside, v);
+#else
+  _mm256_maskstore_ps(lane0, lanes.inside, v);
 #endif
 }
 
@@ -313,15 +343,122 @@ bool pool_plane_rows_first(const float* xp, const PoolShape& s, const Lanes<V>* 
   return !nan.seen();
 }
 
+// The flat path (MaxPoolLayout::flat): stride 1 both ways, dilation 1, out_w == w. A plane
+// is one run of h * w floats and both passes run their vectors along it, across rows:
+// first each input row's maxima over the window's columns (position i: x[i - pad_left +
+// kj] in order, the lanes whose column falls outside the row masked to -inf), then each
+// output's maximum of those over the window's rows (hm[i + (ki - pad_top) * w], rows
+// outside the plane masked). Row maxima first, then rows in order: the first of equal
+// values in window order wins, as in nan_max; with the one-instruction max, so a plane
+// with a NaN is pooled again through the phase planes. The masks depend only on the
+// vector's place in the plane: worked out once per call.
+template <class V>
+struct FlatMasks {
+  int64_t vectors_in = 0, vectors_out = 0;
+  std::vector<Lanes<V>> columns;  // [vector of the input run][kj]
+  std::vector<Lanes<V>> rows;     // [vector of the output run][ki]
+  Lanes<V> last_out;              // the output run's lanes in its last vector
+  explicit FlatMasks(const PoolShape& s) {
+    constexpr int64_t W = V::size;
+    const Window2d& win = s.win;
+    const int64_t in = s.h * s.w, out = s.out_h * s.w;
+    vectors_in = (in + W - 1) / W;
+    vectors_out = (out + W - 1) / W;
+    const auto mask = [&](int64_t v, int64_t n, auto inside) {
+      uint32_t bits = 0;
+      for (int64_t lane = 0; lane < W; ++lane)
+        if (v * W + lane < n && inside(v * W + lane)) bits |= uint32_t{1} << lane;
+      return lanes_of_bits<V>(bits);
+    };
+    for (int64_t v = 0; v < vectors_in; ++v)
+      for (int64_t kj = 0; kj < win.kw; ++kj)
+        columns.push_back(mask(v, in, [&](int64_t i) {
+          const int64_t column = i % s.w - win.pad_left + kj;
+          return column >= 0 && column < s.w;
+        }));
+    last_out = Lanes<V>((vectors_out - 1) * W, out);
+    for (int64_t v = 0; v < vectors_out; ++v)
+      for (int64_t ki = 0; ki < win.kh; ++ki)
+        rows.push_back(mask(v, out, [&](int64_t i) {
+          const int64_t row = i / s.w - win.pad_top + ki;
+          return row >= 0 && row < s.h;
+        }));
+  }
+};
+
+// hm = the row maxima of plane xp (FlatMasks::vectors_in vectors); false if it has a NaN.
+template <class V>
+inline bool flat_row_maxima(const float* xp, const PoolShape& s, const FlatMasks<V>& m, float* hm) {
+  constexpr int64_t W = V::size;
+  const int64_t kw = s.win.kw;
+  NanWatch<V> nan;
+  for (int64_t v = 0; v < m.vectors_in; ++v) {
+    const Lanes<V>* lanes = &m.columns[v * kw];
+    const int64_t at = v * W - s.win.pad_left;
+    V acc = load_lanes<V>(xp, at, lanes[0]);
+    nan.see(acc);
+    for (int64_t kj = 1; kj < kw; ++kj) {
+      const V x = load_lanes<V>(xp, at + kj, lanes[kj]);
+      nan.see(x);
+      acc = max_no_nan(acc, x);
+    }
+    acc.store_unaligned(hm + v * W);
+  }
+  return !nan.seen();
+}
+
+// yp = the maxima over the window's rows of hm (FlatMasks::vectors_out vectors, the last
+// one stored in part).
+template <class V>
+inline void flat_column_maxima(const float* hm, const PoolShape& s, const FlatMasks<V>& m, float* yp) {
+  constexpr int64_t W = V::size;
+  const int64_t kh = s.win.kh;
+  for (int64_t v = 0; v < m.vectors_out; ++v) {
+    const Lanes<V>* lanes = &m.rows[v * kh];
+    const int64_t at = v * W - s.win.pad_top * s.w;
+    V acc = load_lanes<V>(hm, at, lanes[0]);
+    for (int64_t ki = 1; ki < kh; ++ki) acc = max_no_nan(acc, load_lanes<V>(hm, at + ki * s.w, lanes[ki]));
+    if (v + 1 < m.vectors_out)
+      acc.store_unaligned(yp + v * W);
+    else
+      store_lanes<V>(acc, yp, v * W, m.last_out);
+  }
+}
+
 template <class V, int S>
 void max_pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
                             int64_t end, float* scratch);
+
+// Planes [begin, end) through the flat path, two row-maxima buffers in turn: plane p + 1's
+// are written before plane p's are read, so the reads (at row offsets, across two stored
+// vectors) do not wait for stores still in flight.
+template <class V>
+void max_pool_planes_flat(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
+                          int64_t end, float* scratch) {
+  const FlatMasks<V> m(s);
+  const int64_t in = s.h * s.w, out = s.out_h * s.out_w, buffer = m.vectors_in * V::size;
+  bool next_clean = begin < end && flat_row_maxima<V>(x + begin * in, s, m, scratch);
+  for (int64_t p = begin; p < end; ++p) {
+    const float* hm = scratch + (p - begin) % 2 * buffer;
+    const bool clean = next_clean;
+    if (p + 1 < end) next_clean = flat_row_maxima<V>(x + (p + 1) * in, s, m, scratch + (p + 1 - begin) % 2 * buffer);
+    if (clean)
+      flat_column_maxima<V>(hm, s, m, y + p * out);
+    else
+      max_pool_planes_phased<V, 1>(s, l, x, y, p, p + 1, scratch + 2 * buffer);
+  }
+}
 
 template <class V, int S>
 void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
                      float* scratch) {
   const Window2d& win = s.win;
   constexpr int64_t W = V::size;
+  if constexpr (S == 1)
+    if (l.flat) {
+      max_pool_planes_flat<V>(s, l, x, y, begin, end, scratch);
+      return;
+    }
   // 3x3 windows at stride S on rows of at least a vector, AVX-512: rows first, no copy.
   // Not on AVX2, where it measured 0.7-1.4x the phase planes (op_bench, Zen 4): its
   // masked loads at the row ends are a load and a blend.

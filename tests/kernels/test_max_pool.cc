@@ -91,6 +91,16 @@ TEST(MaxPoolKernel, MatchesADirectLoop) {
       shapes.push_back(shape(w, w, 5, 1, 2, 1, 2, ceil));  // a 5x5 with padding, stride 2 across
       shapes.push_back(shape(w, w, 3, 3, 1, 2, 1, ceil));  // vertical stride 3 and dilation 2
     }
+  // Padding on one side only (ONNX pads may differ per side): the row and column reach
+  // of the taps is not centred, and out_h is not h.
+  for (int64_t w : {6, 13, 30}) {
+    PoolShape s = shape(w + 1, w, 3, 1, 1, 1, 0, false);
+    s.win.pad_left = 2;
+    s.win.pad_top = 1;
+    s.out_w = w;
+    s.out_h = w;
+    shapes.push_back(s);
+  }
   const int64_t planes = 5;
   for (Isa isa : isas_under_test())
     for (const PoolShape& s : shapes) {
@@ -169,6 +179,25 @@ TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
         }
       }
     }
+}
+
+// Stride 1 both ways with the input's width out, rows narrower than two vectors: pooled
+// flat, across rows (the tests above check its bits); wider rows and other strides not.
+TEST(MaxPoolKernel, NarrowStrideOnePlanesArePooledFlat) {
+  for (Isa isa : isas_under_test()) {
+    if (isa == Isa::kScalar) continue;
+    SCOPED_TRACE(isa_name(isa));
+    const PoolShape narrow = shape(14, 14, 3, 1, 1, 1, 1, true);
+    const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(narrow, isa);
+    ASSERT_NE(k, nullptr);
+    const int64_t lanes = k->lanes;
+    EXPECT_TRUE(kernels::max_pool_layout(*k, narrow).flat);
+    EXPECT_TRUE(kernels::max_pool_layout(*k, shape(9, 2 * lanes - 1, 5, 1, 1, 1, 2, false)).flat);
+    EXPECT_FALSE(kernels::max_pool_layout(*k, shape(9, 2 * lanes, 3, 1, 1, 1, 1, false)).flat);  // wide rows
+    EXPECT_FALSE(kernels::max_pool_layout(*k, shape(14, 14, 3, 1, 1, 1, 0, false)).flat);        // out_w < w
+    const PoolShape strided = shape(14, 14, 3, 2, 2, 1, 1, false);
+    EXPECT_FALSE(kernels::max_pool_layout(*kernels::find_max_pool_kernel(strided, isa), strided).flat);
+  }
 }
 
 TEST(MaxPoolKernel, OtherShapesRunTheGenericLoop) {
