@@ -103,6 +103,14 @@ void register_ops() {
   add("maxpool_7x7x832_k3s1", one_op("MaxPool", {1, 832, 7, 7}, {}, pool_s1), 1);
   add("maxpool_56x56x192_k3s2_ceil", one_op("MaxPool", {1, 192, 56, 56}, {}, pool_s2_ceil), 1);
   add("maxpool_14x14x832_k3s2_ceil", one_op("MaxPool", {1, 832, 14, 14}, {}, pool_s2_ceil), 1);
+  // GoogLeNet's maxpool3 (3x3/2 ceil_mode, 28x28 to 14x14) and maxpool4 (2x2/2 ceil_mode),
+  // SqueezeNet's last (27x27 to 13x13).
+  Attributes pool_2x2_ceil = conv_attrs(2, 2, 0, 1);
+  pool_2x2_ceil.erase("group");
+  pool_2x2_ceil.set("ceil_mode", int64_t{1});
+  add("maxpool_28x28x480_k3s2_ceil", one_op("MaxPool", {1, 480, 28, 28}, {}, pool_s2_ceil), 1);
+  add("maxpool_14x14x832_k2s2_ceil", one_op("MaxPool", {1, 832, 14, 14}, {}, pool_2x2_ceil), 1);
+  add("maxpool_27x27x256_k3s2_ceil", one_op("MaxPool", {1, 256, 27, 27}, {}, pool_s2_ceil), 1);
   const Shape bias64{64};
   for (int threads : {1, 2}) {
     // ResNet-18 layer1 3x3; the seed's depthwise and pointwise examples; a grouped 3x3.

@@ -15,12 +15,15 @@ int64_t round_up(int64_t n, int64_t m) {
   return (n + m - 1) / m * m;
 }
 
-// Rows narrower than this take the flat path (stride 1, out_w == w). Measured with
-// op_bench on Zen 4 against the phase planes (AVX-512: against rows first at 28 wide):
-// AVX-512 7x7 1.8-2.2x, 14x14 1.4-1.5x, 28x28 1.2x; AVX2 7x7 1.1x, 14x14 1.1x, 28x28
-// (four vectors a row) 0.77x.
-int64_t flat_max_width(const MaxPoolKernel& k) {
-  return 2 * k.lanes;
+// Output rows narrower than this take the flat path. Measured with op_bench on Zen 4
+// against the phase planes (AVX-512 from 16 columns out: against rows first). Stride 1:
+// AVX-512 7x7 1.8-2.2x, 14x14 1.4-1.5x, 28x28 1.2x; AVX2 7x7 and 14x14 1.1x, 28x28 (four
+// vectors a row) 0.77x. Stride 2, AVX-512: 14x14 to 7x7 1.7x (3x3) and 1.9x (2x2), 28x28
+// to 14x14 1.36x, 56x56 to 28x28 0.75x; AVX2 14x14 to 7x7 0.8x (its deinterleave and
+// masked loads cost more).
+int64_t flat_max_width(const MaxPoolKernel& k, int64_t stride) {
+  if (stride == 1) return 2 * k.lanes;
+  return k.lanes == 16 ? k.lanes : 0;
 }
 
 int threads_for(const PoolShape& s, int64_t planes, int threads) {
@@ -60,8 +63,8 @@ MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s) {
   l.whole_plane = s.out_w < k.lanes || plane_vectors * taps + s.out_h < row_vectors * taps;
   if (l.whole_plane) l.out_floats = round_up(outputs, k.lanes);
   l.scratch_floats = checked_mul({2, l.phases, l.phase_floats}) + l.out_floats;
-  l.flat = w.sh == 1 && w.sw == 1 && w.dh == 1 && s.out_w == s.w && s.w < flat_max_width(k);
-  if (l.flat) l.scratch_floats += 2 * round_up(checked_mul({s.h, s.w}), k.lanes);
+  l.flat = w.dh == 1 && w.sh == w.sw && s.w == w.sw * s.out_w && s.out_w < flat_max_width(k, w.sw);
+  if (l.flat) l.scratch_floats += 2 * (round_up(checked_mul({s.h, s.out_w}), k.lanes) + k.lanes);
   return l;
 }
 

@@ -16,10 +16,11 @@
 // maxima first, then rows). A plane with a NaN, which that path's one-instruction max
 // would not keep, is pooled again through the phase planes. Measured with op_bench on
 // Zen 4: 1.3-1.5x the phase-plane kernel at stride 2, 1.1x at stride 1; on AVX2 0.7-1.4x,
-// so AVX2 keeps the phase planes. At stride 1 with the input's width out (GoogLeNet's
-// inception pools), rows narrower than two vectors are pooled flat: the plane as one run
-// of floats, the vectors across its rows, the taps outside the plane masked (the same
-// two passes, no copy; max_pool_layout's flat).
+// so AVX2 keeps the phase planes. Narrow planes whose input rows are exactly the stride
+// times the output rows (GoogLeNet's inception pools at stride 1, its 28x28 and 14x14
+// ones at stride 2 on AVX-512) are pooled flat: the plane as one run of floats, the row
+// maxima's vectors across its rows, the taps outside a row masked (the same two passes,
+// no copy; max_pool_layout's flat, max_pool.cc says where each was measured faster).
 //
 //   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
 //     workspace: max_pool_workspace_floats(*k, shape, planes, threads) floats
@@ -58,9 +59,10 @@ struct MaxPoolLayout {
   // when it takes fewer vectors than the rows do (rows narrower than a vector).
   bool whole_plane = false;
   int64_t out_floats = 0;
-  // Stride 1 both ways, dilation 1, out_w == w, rows narrower than flat_max_width: no
-  // phase planes, the plane pooled as one run of floats (max_pool_impl.h), through two
-  // buffers of its row maxima; the phase planes' scratch after them for a plane with a NaN.
+  // Dilation 1, stride S (1 or 2) both ways, w == S * out_w, out_w narrower than
+  // max_pool.cc's flat_max_width: no phase planes, the plane pooled as one run of floats
+  // (max_pool_impl.h), through two buffers of its row maxima; the phase planes' scratch
+  // after them for a plane with a NaN.
   bool flat = false;
   int64_t scratch_floats = 0;  // one thread's: two copies of the phases, and out_floats
 };

@@ -343,27 +343,33 @@ bool pool_plane_rows_first(const float* xp, const PoolShape& s, const Lanes<V>* 
   return !nan.seen();
 }
 
-// The flat path (MaxPoolLayout::flat): stride 1 both ways, dilation 1, out_w == w. A plane
-// is one run of h * w floats and both passes run their vectors along it, across rows:
-// first each input row's maxima over the window's columns (position i: x[i - pad_left +
-// kj] in order, the lanes whose column falls outside the row masked to -inf), then each
-// output's maximum of those over the window's rows (hm[i + (ki - pad_top) * w], rows
-// outside the plane masked). Row maxima first, then rows in order: the first of equal
-// values in window order wins, as in nan_max; with the one-instruction max, so a plane
-// with a NaN is pooled again through the phase planes. The masks depend only on the
-// vector's place in the plane: worked out once per call.
-template <class V>
+// The flat path (MaxPoolLayout::flat): dilation 1, stride S (1 or 2) both ways, and
+// w == S * out_w. A plane is one run of h * w floats, and its row maxima one run of h *
+// out_w: position j of them (row j / out_w, column j % out_w) is the maximum over the
+// window's columns of x[S j - pad_left + kj] in order, the vectors running across rows
+// (at stride 2 two loads deinterleaved per tap), the lanes whose column falls outside
+// the row masked to -inf. Then each output is the maximum over the window's rows of
+// those: at stride 1 along the whole run too (hm[i + (ki - pad_top) * w], rows outside
+// the plane masked), at stride 2 row by row. Row maxima first, then rows in order: the
+// first of equal values in window order wins, as in nan_max; with the one-instruction
+// max, so a plane with a NaN is pooled again through the phase planes. The masks depend
+// only on the vector's place in the plane: worked out once per call.
+template <class V, int S>
 struct FlatMasks {
-  int64_t vectors_in = 0, vectors_out = 0;
-  std::vector<Lanes<V>> columns;  // [vector of the input run][kj]
-  std::vector<Lanes<V>> rows;     // [vector of the output run][ki]
-  Lanes<V> last_out;              // the output run's lanes in its last vector
+  int64_t vectors_in = 0;         // of the row maxima
+  std::vector<Lanes<V>> columns;  // [vector of the row maxima][kj]: the lanes whose tap is in the row
+  std::vector<Lanes<V>> loads;    // stride 2: [vector][kj][2]: the lanes of the tap's two loads in the plane
+  // Stride 1: the output run's vectors, each tap row's lanes in the plane, the last
+  // vector's lanes in the run.
+  int64_t vectors_out = 0;
+  std::vector<Lanes<V>> rows;  // [vector of the output run][ki]
+  Lanes<V> last_out;
+  Lanes<V> row_end;  // stride 2: an output row's last vector's lanes in the row
   explicit FlatMasks(const PoolShape& s) {
     constexpr int64_t W = V::size;
     const Window2d& win = s.win;
-    const int64_t in = s.h * s.w, out = s.out_h * s.w;
-    vectors_in = (in + W - 1) / W;
-    vectors_out = (out + W - 1) / W;
+    const int64_t maxima = s.h * s.out_w, in = s.h * s.w, out = s.out_h * s.out_w;
+    vectors_in = (maxima + W - 1) / W;
     const auto mask = [&](int64_t v, int64_t n, auto inside) {
       uint32_t bits = 0;
       for (int64_t lane = 0; lane < W; ++lane)
@@ -371,57 +377,103 @@ struct FlatMasks {
       return lanes_of_bits<V>(bits);
     };
     for (int64_t v = 0; v < vectors_in; ++v)
-      for (int64_t kj = 0; kj < win.kw; ++kj)
-        columns.push_back(mask(v, in, [&](int64_t i) {
-          const int64_t column = i % s.w - win.pad_left + kj;
+      for (int64_t kj = 0; kj < win.kw; ++kj) {
+        columns.push_back(mask(v, maxima, [&](int64_t j) {
+          const int64_t column = S * (j % s.out_w) - win.pad_left + kj;
           return column >= 0 && column < s.w;
         }));
-    last_out = Lanes<V>((vectors_out - 1) * W, out);
-    for (int64_t v = 0; v < vectors_out; ++v)
-      for (int64_t ki = 0; ki < win.kh; ++ki)
-        rows.push_back(mask(v, out, [&](int64_t i) {
-          const int64_t row = i / s.w - win.pad_top + ki;
-          return row >= 0 && row < s.h;
-        }));
+        if constexpr (S == 2) {
+          const int64_t at = S * v * W - win.pad_left + kj;
+          loads.push_back(Lanes<V>(at, in));
+          loads.push_back(Lanes<V>(at + W, in));
+        }
+      }
+    if constexpr (S == 1) {
+      vectors_out = (out + W - 1) / W;
+      last_out = Lanes<V>((vectors_out - 1) * W, out);
+      for (int64_t v = 0; v < vectors_out; ++v)
+        for (int64_t ki = 0; ki < win.kh; ++ki)
+          rows.push_back(mask(v, out, [&](int64_t i) {
+            const int64_t row = i / s.w - win.pad_top + ki;
+            return row >= 0 && row < s.h;
+          }));
+    } else {
+      row_end = Lanes<V>((s.out_w - 1) / W * W, s.out_w);
+    }
   }
 };
 
-// hm = the row maxima of plane xp (FlatMasks::vectors_in vectors); false if it has a NaN.
+// v where lanes holds, -inf elsewhere.
 template <class V>
-inline bool flat_row_maxima(const float* xp, const PoolShape& s, const FlatMasks<V>& m, float* hm) {
+inline V keep_lanes(V v, const Lanes<V>& lanes) {
+  if (lanes.all) return v;
+#if XSIMD_WITH_AVX512F
+  return _mm512_mask_blend_ps(lanes.inside, _mm512_set1_ps(kMinusInf), v);
+#else
+  return _mm256_blendv_ps(_mm256_set1_ps(kMinusInf), v, _mm256_castsi256_ps(lanes.inside));
+#endif
+}
+
+// hm = the row maxima of plane xp (FlatMasks::vectors_in vectors); false if it has a NaN.
+template <class V, int S>
+inline bool flat_row_maxima(const float* xp, const PoolShape& s, const FlatMasks<V, S>& m, float* hm) {
   constexpr int64_t W = V::size;
   const int64_t kw = s.win.kw;
   NanWatch<V> nan;
   for (int64_t v = 0; v < m.vectors_in; ++v) {
-    const Lanes<V>* lanes = &m.columns[v * kw];
-    const int64_t at = v * W - s.win.pad_left;
-    V acc = load_lanes<V>(xp, at, lanes[0]);
-    nan.see(acc);
-    for (int64_t kj = 1; kj < kw; ++kj) {
-      const V x = load_lanes<V>(xp, at + kj, lanes[kj]);
-      nan.see(x);
-      acc = max_no_nan(acc, x);
-    }
+    const int64_t at = S * v * W - s.win.pad_left;
+    const auto tap = [&](int64_t kj) {
+      const int64_t t = v * kw + kj;
+      if constexpr (S == 1) {
+        const V x = load_lanes<V>(xp, at + kj, m.columns[t]);
+        nan.see(x);
+        return x;
+      } else {
+        const V a = load_lanes<V>(xp, at + kj, m.loads[2 * t]), b = load_lanes<V>(xp, at + kj + W, m.loads[2 * t + 1]);
+        nan.see(a);
+        nan.see(b);
+        return keep_lanes<V>(alternate<0>(a, b), m.columns[t]);
+      }
+    };
+    V acc = tap(0);
+    for (int64_t kj = 1; kj < kw; ++kj) acc = max_no_nan(acc, tap(kj));
     acc.store_unaligned(hm + v * W);
   }
   return !nan.seen();
 }
 
-// yp = the maxima over the window's rows of hm (FlatMasks::vectors_out vectors, the last
-// one stored in part).
-template <class V>
-inline void flat_column_maxima(const float* hm, const PoolShape& s, const FlatMasks<V>& m, float* yp) {
+// yp = the maxima over the window's rows of the row maxima hm.
+template <class V, int S>
+inline void flat_column_maxima(const float* hm, const PoolShape& s, const FlatMasks<V, S>& m, float* yp) {
   constexpr int64_t W = V::size;
   const int64_t kh = s.win.kh;
-  for (int64_t v = 0; v < m.vectors_out; ++v) {
-    const Lanes<V>* lanes = &m.rows[v * kh];
-    const int64_t at = v * W - s.win.pad_top * s.w;
-    V acc = load_lanes<V>(hm, at, lanes[0]);
-    for (int64_t ki = 1; ki < kh; ++ki) acc = max_no_nan(acc, load_lanes<V>(hm, at + ki * s.w, lanes[ki]));
-    if (v + 1 < m.vectors_out)
-      acc.store_unaligned(yp + v * W);
-    else
-      store_lanes<V>(acc, yp, v * W, m.last_out);
+  if constexpr (S == 1) {
+    // Along the output run, the last vector stored in part.
+    for (int64_t v = 0; v < m.vectors_out; ++v) {
+      const Lanes<V>* lanes = &m.rows[v * kh];
+      const int64_t at = v * W - s.win.pad_top * s.w;
+      V acc = load_lanes<V>(hm, at, lanes[0]);
+      for (int64_t ki = 1; ki < kh; ++ki) acc = max_no_nan(acc, load_lanes<V>(hm, at + ki * s.w, lanes[ki]));
+      if (v + 1 < m.vectors_out)
+        acc.store_unaligned(yp + v * W);
+      else
+        store_lanes<V>(acc, yp, v * W, m.last_out);
+    }
+  } else {
+    // Row by row; a row's vectors read on past it into hm's slack, those lanes not stored.
+    for (int64_t oy = 0; oy < s.out_h; ++oy) {
+      const int64_t top = oy * s.win.sh - s.win.pad_top, first = std::max<int64_t>(top, 0);
+      const int64_t last = std::min(top + kh - 1, s.h - 1);
+      float* yr = yp + oy * s.out_w;
+      for (int64_t at = 0; at < s.out_w; at += W) {
+        V acc = V::load_unaligned(hm + first * s.out_w + at);
+        for (int64_t r = first + 1; r <= last; ++r) acc = max_no_nan(acc, V::load_unaligned(hm + r * s.out_w + at));
+        if (at + W <= s.out_w)
+          acc.store_unaligned(yr + at);
+        else
+          store_lanes<V>(acc, yr, at, m.row_end);
+      }
+    }
   }
 }
 
@@ -429,23 +481,23 @@ template <class V, int S>
 void max_pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
                             int64_t end, float* scratch);
 
-// Planes [begin, end) through the flat path, two row-maxima buffers in turn: plane p + 1's
-// are written before plane p's are read, so the reads (at row offsets, across two stored
-// vectors) do not wait for stores still in flight.
-template <class V>
+// Planes [begin, end) through the flat path, two row-maxima buffers (and a vector of
+// slack) in turn: plane p + 1's are written before plane p's are read, so the reads (at
+// row offsets, across two stored vectors) do not wait for stores still in flight.
+template <class V, int S>
 void max_pool_planes_flat(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
                           int64_t end, float* scratch) {
-  const FlatMasks<V> m(s);
-  const int64_t in = s.h * s.w, out = s.out_h * s.out_w, buffer = m.vectors_in * V::size;
-  bool next_clean = begin < end && flat_row_maxima<V>(x + begin * in, s, m, scratch);
+  const FlatMasks<V, S> m(s);
+  const int64_t in = s.h * s.w, out = s.out_h * s.out_w, buffer = (m.vectors_in + 1) * V::size;
+  bool next_clean = begin < end && flat_row_maxima<V, S>(x + begin * in, s, m, scratch);
   for (int64_t p = begin; p < end; ++p) {
     const float* hm = scratch + (p - begin) % 2 * buffer;
     const bool clean = next_clean;
-    if (p + 1 < end) next_clean = flat_row_maxima<V>(x + (p + 1) * in, s, m, scratch + (p + 1 - begin) % 2 * buffer);
+    if (p + 1 < end) next_clean = flat_row_maxima<V, S>(x + (p + 1) * in, s, m, scratch + (p + 1 - begin) % 2 * buffer);
     if (clean)
-      flat_column_maxima<V>(hm, s, m, y + p * out);
+      flat_column_maxima<V, S>(hm, s, m, y + p * out);
     else
-      max_pool_planes_phased<V, 1>(s, l, x, y, p, p + 1, scratch + 2 * buffer);
+      max_pool_planes_phased<V, S>(s, l, x, y, p, p + 1, scratch + 2 * buffer);
   }
 }
 
@@ -454,11 +506,10 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
                      float* scratch) {
   const Window2d& win = s.win;
   constexpr int64_t W = V::size;
-  if constexpr (S == 1)
-    if (l.flat) {
-      max_pool_planes_flat<V>(s, l, x, y, begin, end, scratch);
-      return;
-    }
+  if (l.flat) {
+    max_pool_planes_flat<V, S>(s, l, x, y, begin, end, scratch);
+    return;
+  }
   // 3x3 windows at stride S on rows of at least a vector, AVX-512: rows first, no copy.
   // Not on AVX2, where it measured 0.7-1.4x the phase planes (op_bench, Zen 4): its
   // masked loads at the row ends are a load and a blend.

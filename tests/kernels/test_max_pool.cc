@@ -181,9 +181,10 @@ TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
     }
 }
 
-// Stride 1 both ways with the input's width out, rows narrower than two vectors: pooled
-// flat, across rows (the tests above check its bits); wider rows and other strides not.
-TEST(MaxPoolKernel, NarrowStrideOnePlanesArePooledFlat) {
+// Stride 1 both ways with the input's width out, rows narrower than two vectors, and on
+// AVX-512 stride 2 with half the input's width out, narrower than a vector: pooled flat,
+// across rows (the tests above check its bits); other planes not.
+TEST(MaxPoolKernel, NarrowPlanesArePooledFlat) {
   for (Isa isa : isas_under_test()) {
     if (isa == Isa::kScalar) continue;
     SCOPED_TRACE(isa_name(isa));
@@ -195,8 +196,11 @@ TEST(MaxPoolKernel, NarrowStrideOnePlanesArePooledFlat) {
     EXPECT_TRUE(kernels::max_pool_layout(*k, shape(9, 2 * lanes - 1, 5, 1, 1, 1, 2, false)).flat);
     EXPECT_FALSE(kernels::max_pool_layout(*k, shape(9, 2 * lanes, 3, 1, 1, 1, 1, false)).flat);  // wide rows
     EXPECT_FALSE(kernels::max_pool_layout(*k, shape(14, 14, 3, 1, 1, 1, 0, false)).flat);        // out_w < w
-    const PoolShape strided = shape(14, 14, 3, 2, 2, 1, 1, false);
-    EXPECT_FALSE(kernels::max_pool_layout(*kernels::find_max_pool_kernel(strided, isa), strided).flat);
+    const PoolShape strided = shape(14, 14, 3, 2, 2, 1, 1, false), odd = shape(13, 13, 3, 2, 2, 1, 0, true);
+    const kernels::MaxPoolKernel* k2 = kernels::find_max_pool_kernel(strided, isa);
+    EXPECT_EQ(kernels::max_pool_layout(*k2, strided).flat, isa == Isa::kAvx512);
+    EXPECT_FALSE(kernels::max_pool_layout(*k2, odd).flat);  // 13 columns in, 6 out
+    EXPECT_FALSE(kernels::max_pool_layout(*k2, shape(9, 2 * lanes, 3, 2, 2, 1, 1, false)).flat);  // wide rows
   }
 }
 
