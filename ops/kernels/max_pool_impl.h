@@ -461,12 +461,14 @@ inline void flat_column_maxima(const float* hm, const PoolShape& s, const FlatMa
     }
   } else {
     // Row by row; a row's vectors read on past it into hm's slack, those lanes not stored.
+    // A window all in the padding (pad_top or pad_bottom as tall as the window) is -inf.
     for (int64_t oy = 0; oy < s.out_h; ++oy) {
       const int64_t top = oy * s.win.sh - s.win.pad_top, first = std::max<int64_t>(top, 0);
       const int64_t last = std::min(top + kh - 1, s.h - 1);
       float* yr = yp + oy * s.out_w;
       for (int64_t at = 0; at < s.out_w; at += W) {
-        V acc = V::load_unaligned(hm + first * s.out_w + at);
+        V acc(kMinusInf);
+        if (first <= last) acc = V::load_unaligned(hm + first * s.out_w + at);
         for (int64_t r = first + 1; r <= last; ++r) acc = max_no_nan(acc, V::load_unaligned(hm + r * s.out_w + at));
         if (at + W <= s.out_w)
           acc.store_unaligned(yr + at);

@@ -101,6 +101,14 @@ TEST(MaxPoolKernel, MatchesADirectLoop) {
     s.out_h = w;
     shapes.push_back(s);
   }
+  // Padding as tall as the window above and below: whole windows in the padding, -inf.
+  for (int64_t sh : {1, 2}) {
+    PoolShape s = shape(9, 14, 2, sh, sh, 1, 0, false);
+    s.win.pad_top = 2;
+    s.win.pad_bottom = 2;
+    s.out_h = out_size(9, 2, sh, 1, 2, 2, false);
+    shapes.push_back(s);
+  }
   const int64_t planes = 5;
   for (Isa isa : isas_under_test())
     for (const PoolShape& s : shapes) {
