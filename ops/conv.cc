@@ -100,6 +100,8 @@ class ConvKernel final : public Kernel {
         const kernels::BlockedConvKernel& k = blocked_.kernel();
         f.details["variant"] = k.name;
         f.details["layout"] = fmt::format("NCHW{}c", k.lanes);
+        // The input copy's block: fewer lanes where the input has fewer channels.
+        f.details["input_layout"] = fmt::format("NCHW{}c", blocked_.input_lanes());
         f.details["prepacked"] = "weights";
         // What the layout costs: the NCHWc copy of the input (with its zero border)
         // written per image; the output goes back to NCHW from each thread's scratch.

@@ -41,17 +41,19 @@ BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa)
     : s_(s), kernel_(blocked_conv_kernel(isa)) {
   const int64_t C = kernel_->lanes, cin_g = s.cin_per_group(), cout_g = s.cout_per_group();
   const int64_t taps = s.win.kh * s.win.kw;
-  in_blocks_ = blocks_of(cin_g, C);
+  in_lanes_ = cin_g < C ? cin_g : C;
+  in_blocks_ = blocks_of(cin_g, in_lanes_);
   out_blocks_ = blocks_of(cout_g, C);
   band_rows_ = std::clamp<int64_t>(kBandFloats / (tile_blocks() * C * s.out_w), 1, s.out_h);
-  chunk_blocks_ = std::clamp<int64_t>(kWeightChunkBytes / (kernel_->max_blocks * C * C * taps * 4), 1, in_blocks_);
-  weights_.assign(checked_mul({s.group, out_blocks_, in_blocks_, taps, C, C}), 0.0f);
+  chunk_blocks_ =
+      std::clamp<int64_t>(kWeightChunkBytes / (kernel_->max_blocks * C * in_lanes_ * taps * 4), 1, in_blocks_);
+  weights_.assign(checked_mul({s.group, out_blocks_, in_blocks_, taps, in_lanes_, C}), 0.0f);
   for (int64_t co = 0; co < s.cout; ++co) {
     const int64_t g = co / cout_g, ob = (co % cout_g) / C, lane_o = co % cout_g % C;
     for (int64_t ci = 0; ci < cin_g; ++ci)
       for (int64_t t = 0; t < taps; ++t) {
-        const int64_t ib = ci / C, lane_i = ci % C;
-        weights_[((((g * out_blocks_ + ob) * in_blocks_ + ib) * taps + t) * C + lane_i) * C + lane_o] =
+        const int64_t ib = ci / in_lanes_, lane_i = ci % in_lanes_;
+        weights_[((((g * out_blocks_ + ob) * in_blocks_ + ib) * taps + t) * in_lanes_ + lane_i) * C + lane_o] =
             weights[(co * cin_g + ci) * taps + t];
       }
   }
@@ -60,7 +62,7 @@ BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa)
 int64_t BlockedConv::input_floats() const {
   const Window2d& w = s_.win;
   return checked_mul(
-      {s_.group, in_blocks_, kernel_->lanes, s_.h + w.pad_top + w.pad_bottom, s_.w + w.pad_left + w.pad_right});
+      {s_.group, in_blocks_, in_lanes_, s_.h + w.pad_top + w.pad_bottom, s_.w + w.pad_left + w.pad_right});
 }
 
 int64_t BlockedConv::band_floats() const {
@@ -85,7 +87,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
                       std::span<float> workspace, int threads, const float* residual) const {
   const ConvGeometry& s = s_;
   const Window2d& win = s.win;
-  const int64_t C = kernel_->lanes, F = kernel_->max_blocks;
+  const int64_t C = kernel_->lanes, F = kernel_->max_blocks, Ci = in_lanes_;
   const int64_t cin_g = s.cin_per_group(), cout_g = s.cout_per_group();
   const int64_t hp = s.h + win.pad_top + win.pad_bottom, wp = s.w + win.pad_left + win.pad_right;
   const int64_t in_rows = s.group * in_blocks_ * hp, taps = win.kh * win.kw;
@@ -106,23 +108,23 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     const float* rn = residual ? residual + n * s.cout * s.out_h * s.out_w : nullptr;
 #pragma omp parallel num_threads(team_size) if (team_size > 1)
     {
-      // NCHW -> NCHWc with a zero border and zero lanes past the group's channels.
+      // NCHW -> NCHW(Ci)c with a zero border and zero lanes past the group's channels.
 #pragma omp for schedule(static)
       for (int64_t row = 0; row < in_rows; ++row) {
         const int64_t gb = row / hp, iy = row % hp - win.pad_top;
         const int64_t g = gb / in_blocks_, ib = gb % in_blocks_;
-        float* dst = in_c + row * wp * C;
+        float* dst = in_c + row * wp * Ci;
         if (iy < 0 || iy >= s.h) {
-          std::fill_n(dst, wp * C, 0.0f);
+          std::fill_n(dst, wp * Ci, 0.0f);
           continue;
         }
-        std::fill_n(dst, win.pad_left * C, 0.0f);
-        std::fill_n(dst + (win.pad_left + s.w) * C, win.pad_right * C, 0.0f);
-        float* interior = dst + win.pad_left * C;
-        const int64_t lanes = std::min(C, cin_g - ib * C);
-        transpose(xn + ((g * cin_g + ib * C) * s.h + iy) * s.w, s.h * s.w, lanes, s.w, interior, C);
-        for (int64_t lane = lanes; lane < C; ++lane)
-          for (int64_t ix = 0; ix < s.w; ++ix) interior[ix * C + lane] = 0.0f;
+        std::fill_n(dst, win.pad_left * Ci, 0.0f);
+        std::fill_n(dst + (win.pad_left + s.w) * Ci, win.pad_right * Ci, 0.0f);
+        float* interior = dst + win.pad_left * Ci;
+        const int64_t lanes = std::min(Ci, cin_g - ib * Ci);
+        transpose(xn + ((g * cin_g + ib * Ci) * s.h + iy) * s.w, s.h * s.w, lanes, s.w, interior, Ci);
+        for (int64_t lane = lanes; lane < Ci; ++lane)
+          for (int64_t ix = 0; ix < s.w; ++ix) interior[ix * Ci + lane] = 0.0f;
       }
       // Each item, F output blocks x a band of output rows, is summed in the thread's
       // band of NCHWc partial sums, one chunk of input blocks (whose weights stay in L2)
@@ -139,9 +141,10 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
           for (int64_t i = 0; i < blocks * C; ++i)
             if (ob0 * C + i < cout_g) init[i] = bias[g * cout_g + ob0 * C + i];
         BlockedConvRow r;
-        r.x_block = hp * wp * C;
-        r.x_row = wp * C;
-        r.w_block = in_blocks_ * taps * C * C;
+        r.cin_lanes = Ci;
+        r.x_block = hp * wp * Ci;
+        r.x_row = wp * Ci;
+        r.w_block = in_blocks_ * taps * Ci * C;
         r.out_block = out_block;
         r.out_w = s.out_w;
         r.sw = win.sw;
@@ -152,11 +155,11 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         r.blocks = blocks;
         for (int64_t cb0 = 0; cb0 < in_blocks_; cb0 += chunk_blocks_) {
           r.cin_blocks = std::min(chunk_blocks_, in_blocks_ - cb0);
-          r.w = weights_.data() + ((gob * in_blocks_ + cb0) * taps) * C * C;
+          r.w = weights_.data() + ((gob * in_blocks_ + cb0) * taps) * Ci * C;
           r.init = cb0 == 0 ? init : nullptr;
           r.activation = in_registers && cb0 + chunk_blocks_ >= in_blocks_ ? &activation : nullptr;
           for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
-            r.x = in_c + (((g * in_blocks_ + cb0) * hp + oy * win.sh) * wp) * C;
+            r.x = in_c + (((g * in_blocks_ + cb0) * hp + oy * win.sh) * wp) * Ci;
             r.out = sums + (oy - oy0) * s.out_w * C;
             kernel_->run_row(r);
           }

@@ -3,7 +3,8 @@
 // GEMM (the shapes are chosen by measurement, see docs/performance.md). The weights are
 // packed once, [output blocks][input blocks of the group][kh][kw][c in][c out]; each call
 // reorders the NCHW input into a zero-bordered NCHWc copy in the workspace (so the
-// micro-kernel has no bounds checks), and computes the output by items of F output
+// micro-kernel has no bounds checks; an input of fewer than c channels is one block of
+// just those, so an RGB layer multiplies no zero lanes), and computes the output by items of F output
 // blocks x a band of output rows, summed in NCHWc in a thread's scratch then reordered
 // into the NCHW output with the activation. The micro-kernel holds F output blocks x
 // P output pixels of one output row in registers (F weight vectors, P broadcast inputs,
@@ -32,6 +33,7 @@ namespace minfer::kernels {
 // blocks of one output row, summed over `cin_blocks` input blocks.
 struct BlockedConvRow {
   const float* x;      // NCHWc input at the first summed block, the row's top window row, column 0
+  int64_t cin_lanes;   // input channels per input block (the c of the input's layout)
   int64_t x_block;     // floats between input blocks
   int64_t x_row;       // floats between padded input rows
   int64_t cin_blocks;  // input blocks summed
@@ -80,6 +82,9 @@ class BlockedConv {
   int64_t band_rows() const { return band_rows_; }
   // Input channels summed per pass over the output (the weights' L2 blocking).
   int64_t chunk_blocks() const { return chunk_blocks_; }
+  // Input channels per block of the NCHWc input copy: c, or a group's fewer channels
+  // (an RGB first layer's 3: no zero lanes to multiply).
+  int64_t input_lanes() const { return in_lanes_; }
 
   // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images; bias and
   // residual (shaped as y) may be null. Each output element is summed by one thread in a
@@ -94,7 +99,7 @@ class BlockedConv {
 
   ConvGeometry s_;
   const BlockedConvKernel* kernel_ = nullptr;
-  int64_t in_blocks_ = 0, out_blocks_ = 0;  // per group
+  int64_t in_lanes_ = 0, in_blocks_ = 0, out_blocks_ = 0;  // blocks per group
   int64_t chunk_blocks_ = 0, band_rows_ = 0;
   std::vector<float> weights_;
 };

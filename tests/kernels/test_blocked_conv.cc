@@ -1,6 +1,7 @@
 // The blocked NCHWc convolution of every SIMD target under test (isas_under_test()),
 // against a plain seven-loop convolution written here followed by the activation element
-// by element: channel counts that are not multiples of the block (3, 17, 40), windows
+// by element: channel counts that are not multiples of the block (3, 17, 40) or fewer
+// than one (3, 5, 12: an input copy of that many lanes), windows
 // 1x1 to 7x7, strides 1 to 3, dilation, asymmetric pads, batches, groups of whole
 // blocks, every activation, bias or none; 1 and 2 threads must agree bit for bit.
 #include <gtest/gtest.h>
@@ -99,6 +100,12 @@ TEST(BlockedConvKernels, MatchNaiveLoopWithDilationAndRectangularWindows) {
     ConvGeometry s = conv_shape(20, 17, 19, 24, 1, 3, 1, 2, 2, 2, 2, 2);  // dilation 2
     if (!check(isa, s, 1, true, {}, seed++)) return;
     s = conv_shape(20, 17, 19, 24, 1, 3, 2, 1, 2, 2, 1, 2);  // stride 2, dilation 2
+    if (!check(isa, s, 1, true, {}, seed++)) return;
+    // Fewer input channels than a block: the input copy has that many lanes; with
+    // dilation its taps are summed one by one, without as one run per window row.
+    s = conv_shape(3, 17, 19, 24, 1, 3, 2, 2, 2, 2, 2, 2);
+    if (!check(isa, s, 2, true, {}, seed++)) return;
+    s = conv_shape(5, 16, 20, 40, 1, 7, 2, 3, 3, 3, 3);
     if (!check(isa, s, 1, true, {}, seed++)) return;
     s = conv_shape(12, 15, 31, 10, 1, 2, 1, 0, 1, 1, 2);  // 2x4 window
     s.win.kw = 4;

@@ -362,9 +362,18 @@ TEST(Conv, BlockedKernelReportsItsLayout) {
   EXPECT_TRUE(constant.details["variant"].get<std::string>().starts_with("blocked_conv_f32_"));
   EXPECT_EQ(constant.details["prepacked"], "weights");
   EXPECT_EQ(constant.details["input_reorder_bytes"], 4 * 32 * (6 + 2) * (5 + 2));  // the zero border
+  EXPECT_EQ(constant.details["input_layout"], fmt::format("NCHW{}c", lanes));
   OpResult runtime = run_op("Conv", {input({1, 32, 6, 5}, x), input({64, 16, 3, 3}, wt)}, a);
   EXPECT_EQ(runtime.details["kernel"], "im2col_gemm");
   EXPECT_LT(max_rel_error(runtime.outputs[0], constant.outputs[0]), 1e-5);
+  // Six input channels (past the direct kernel's few, fewer than a block): the input copy
+  // holds just them, no zero lanes.
+  a.set("group", int64_t{1});
+  const std::vector<float> x6(x.begin(), x.begin() + 6 * 6 * 5), w6(wt.begin(), wt.begin() + 16 * 6 * 3 * 3);
+  OpResult six = run_op("Conv", {input({1, 6, 6, 5}, x6), weight({16, 6, 3, 3}, w6)}, a);
+  EXPECT_EQ(six.details["kernel"], "blocked_direct");
+  EXPECT_EQ(six.details["input_layout"], "NCHW6c");
+  EXPECT_EQ(six.details["input_reorder_bytes"], 4 * 6 * (6 + 2) * (5 + 2));
 }
 
 TEST(ConvCost, SeedRegular3x3Example) {
