@@ -4,9 +4,9 @@
 // packed once, [output blocks][input blocks of the group][kh][kw][c in][c out]; each call
 // reorders the NCHW input into a zero-bordered NCHWc copy in the workspace (so the
 // micro-kernel has no bounds checks; an input of fewer than c channels is one block of
-// just those, so an RGB layer multiplies no zero lanes), and computes the output by items of F output
-// blocks x a band of output rows, summed in NCHWc in a thread's scratch then reordered
-// into the NCHW output with the activation. The micro-kernel holds F output blocks x
+// just those, with no zero lanes to multiply), and computes the output by items of F
+// output blocks x a band of output rows, summed in NCHWc in a thread's scratch then
+// reordered into the NCHW output with the activation. The micro-kernel holds F output blocks x
 // P output pixels of one output row in registers (F weight vectors, P broadcast inputs,
 // F*P multiply-adds per input channel); any stride and dilation. The input channels are
 // summed in chunks whose weights stay in L2, the partial sums kept in the NCHWc output.
@@ -82,8 +82,8 @@ class BlockedConv {
   int64_t band_rows() const { return band_rows_; }
   // Input channels summed per pass over the output (the weights' L2 blocking).
   int64_t chunk_blocks() const { return chunk_blocks_; }
-  // Input channels per block of the NCHWc input copy: c, or a group's fewer channels
-  // (an RGB first layer's 3: no zero lanes to multiply).
+  // Input channels per block of the NCHWc input copy: c, or the input's channels when
+  // it has fewer (group 1), so no zero lanes are multiplied.
   int64_t input_lanes() const { return in_lanes_; }
 
   // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images; bias and
@@ -99,7 +99,8 @@ class BlockedConv {
 
   ConvGeometry s_;
   const BlockedConvKernel* kernel_ = nullptr;
-  int64_t in_lanes_ = 0, in_blocks_ = 0, out_blocks_ = 0;  // blocks per group
+  int64_t in_lanes_ = 0;                    // input channels per input block
+  int64_t in_blocks_ = 0, out_blocks_ = 0;  // per group
   int64_t chunk_blocks_ = 0, band_rows_ = 0;
   std::vector<float> weights_;
 };
