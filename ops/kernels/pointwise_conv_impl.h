@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 
 #include "ops/kernels/lane_transpose.h"
@@ -26,38 +27,68 @@ struct PointwiseTile {
   int tail;  // Tail tiles: the pixels of their one partial vector
 };
 
+// The vector the sums of a tail of at most half of V's lanes run in: AVX-512's tails of up
+// to 8 pixels in AVX2 vectors (Zen 4 runs a 512-bit multiply-add as two 256-bit halves:
+// the same sums, lane by lane, in half the cycles). Loaded and stored as V, under V's mask.
+template <class V>
+struct TailSums {
+  using type = V;
+};
+#if XSIMD_WITH_AVX512F
+template <>
+struct TailSums<Avx512Vec> {
+  using type = Avx2Vec;
+};
+#endif
+
+template <class A, class V>
+inline A lower_lanes(V v) {
+  if constexpr (std::is_same_v<A, V>)
+    return v;
+  else
+    return _mm512_castps512_ps256(v);
+}
+template <class V, class A>
+inline V widened(A a) {
+  if constexpr (std::is_same_v<A, V>)
+    return a;
+  else
+    return _mm512_zextps256_ps512(a);
+}
+
 // acc[c][v] = sum over input channels of w[.][c] * x[.][v-th vector], then the epilogue:
 // + bias, + residual, activate, stored. Tail: one vector of t.tail < W pixels, loaded and
-// stored under a mask.
-template <class V, int CB, int PV, bool Tail, class Activate>
+// stored under a mask, summed in A (V, or TailSums<V>::type when the tail fits in it).
+template <class V, int CB, int PV, bool Tail, class Activate, class A = V>
 [[gnu::always_inline]] inline void pointwise_tile(const PointwiseTile& t, Activate activate) {
   constexpr int64_t W = V::size;
   static_assert(!Tail || PV == 1);
-  V acc[CB][PV];
+  static_assert(Tail || std::is_same_v<A, V>);
+  A acc[CB][PV];
 #pragma GCC unroll 8
   for (int c = 0; c < CB; ++c)
 #pragma GCC unroll 4
-    for (int v = 0; v < PV; ++v) acc[c][v] = V(0.0f);
+    for (int v = 0; v < PV; ++v) acc[c][v] = A(0.0f);
   const float* x = t.x;
   const float* w = t.w;
 #pragma GCC unroll 2
   for (int64_t kk = 0; kk < t.k; ++kk, x += t.pixels, w += CB) {
-    V xv[PV];
+    A xv[PV];
 #pragma GCC unroll 4
     for (int v = 0; v < PV; ++v) {
       if constexpr (Tail)
-        xv[v] = load_first_n(x, t.tail, V());
+        xv[v] = lower_lanes<A>(load_first_n(x, t.tail, V()));
       else
         xv[v] = V::load_unaligned(x + v * W);
     }
     if (t.scale) {
-      const V s(t.scale[kk]);
+      const A s(t.scale[kk]);
 #pragma GCC unroll 4
       for (int v = 0; v < PV; ++v) xv[v] = xv[v] * s;
     }
 #pragma GCC unroll 8
     for (int c = 0; c < CB; ++c) {
-      const V wc(w[c]);
+      const A wc(w[c]);
 #pragma GCC unroll 4
       for (int v = 0; v < PV; ++v) acc[c][v] = multiply_add(wc, xv[v], acc[c][v]);
     }
@@ -68,7 +99,7 @@ template <class V, int CB, int PV, bool Tail, class Activate>
     const float* rc = t.residual ? t.residual + c * t.pixels : nullptr;
 #pragma GCC unroll 4
     for (int v = 0; v < PV; ++v) {
-      V r = acc[c][v];
+      V r = widened<V>(acc[c][v]);
       if (t.bias) r += V(t.bias[c]);
       if (rc) r += Tail ? load_first_n(rc, t.tail, V()) : V::load_unaligned(rc + v * W);
       r = activate(r);
@@ -100,7 +131,11 @@ template <class V, int CB, int PV, class Activate>
   t.x += whole * W;
   t.y += whole * W;
   if (t.residual) t.residual += whole * W;
-  pointwise_tile<V, CB, 1, true>(t, activate);
+  using Half = typename TailSums<V>::type;
+  if (t.tail <= static_cast<int>(Half::size))
+    pointwise_tile<V, CB, 1, true, Activate, Half>(t, activate);
+  else
+    pointwise_tile<V, CB, 1, true>(t, activate);
 }
 
 // The kernel's run(): for each chunk of output channels, each pixel block of the range,

@@ -110,7 +110,8 @@ TEST(PointwiseConv, MatchesNaiveAndTheGemmOverChannelsPixelsAndK) {
     std::vector<int64_t> ks = {1, 3, 16, 17, kc};
     if (kernels::pointwise_direct_max_k(k->isa) > kc) ks.insert(ks.end(), {kc + 1, 3 * kc + 5});
     // Output channels: below, at and around the register tile's; pixels: whole tiles, a
-    // partial vector after them, whole vectors short of another tile, and the rest.
+    // partial vector after them (of 1 and 7 pixels: AVX-512 sums those in half vectors;
+    // of 13: in whole ones), whole vectors short of another tile, and the rest.
     for (int64_t cout : {1, 5, 6, 7, 12, 13, 33})
       for (int64_t pixels : {4 * tile, 4 * tile + 1, 4 * tile + k->lanes, 5 * tile + 2 * k->lanes - 3, 9 * tile + 7})
         for (int64_t cin : ks)
@@ -122,14 +123,15 @@ TEST(PointwiseConv, EpiloguesBatchesAndScales) {
   const auto found = kernels_under_test();
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
   uint32_t seed = 500;
-  for (const kernels::PointwiseKernel* k : found) {
-    const ConvGeometry s = pointwise_shape(19, 15, 17, 14, 2);  // 255 pixels, two images
-    for (const Activation& act : every_activation())
-      for (bool residual : {false, true})
-        for (bool scale : {false, true})
-          for (bool bias : {false, true})
-            if (!check(*k, s, {bias, residual, scale, act}, seed++)) return;
-  }
+  // Two images of 255 pixels (a tail of 15 on AVX-512, summed in full vectors) and of 196
+  // (a tail of 4, summed in half vectors).
+  for (const kernels::PointwiseKernel* k : found)
+    for (const ConvGeometry& s : {pointwise_shape(19, 15, 17, 14, 2), pointwise_shape(19, 14, 14, 14, 2)})
+      for (const Activation& act : every_activation())
+        for (bool residual : {false, true})
+          for (bool scale : {false, true})
+            for (bool bias : {false, true})
+              if (!check(*k, s, {bias, residual, scale, act}, seed++)) return;
 }
 
 // A strided 1x1 convolution (ResNet's downsampling) reads its input subsampled first.
