@@ -212,6 +212,28 @@ TEST(MaxPoolKernel, NarrowPlanesArePooledFlat) {
   }
 }
 
+// The flat path watches for NaNs in one tap's loads only: a single NaN at any place of a
+// narrow plane (plane i has it at float i) must still reach every window holding it.
+TEST(MaxPoolKernel, ANaNAnywhereInANarrowPlaneIsKept) {
+  for (Isa isa : isas_under_test()) {
+    if (isa == Isa::kScalar) continue;
+    for (const PoolShape& s : {shape(7, 7, 3, 1, 1, 1, 1, false), shape(14, 14, 5, 1, 1, 1, 2, false),
+                               shape(14, 14, 3, 2, 2, 1, 1, false), shape(14, 14, 2, 2, 2, 1, 0, true)}) {
+      SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << s.h << "x" << s.w << " k" << s.win.kh << " s"
+                                      << s.win.sh);
+      const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+      ASSERT_NE(k, nullptr);
+      const int64_t plane = s.h * s.w, planes = plane;
+      std::vector<float> x = random_values(planes * plane, 5, -4, 4);
+      for (int64_t i = 0; i < planes; ++i) x[i * plane + i] = std::numeric_limits<float>::quiet_NaN();
+      std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
+      std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, 1));
+      kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, 1);
+      expect_bits(y, window_order(s, planes, x));
+    }
+  }
+}
+
 TEST(MaxPoolKernel, OtherShapesRunTheGenericLoop) {
   for (Isa isa : isas_under_test()) {
     SCOPED_TRACE(isa_name(isa));
