@@ -128,8 +128,10 @@ void CompiledModel::plan_memory_layout() {
   }
 
   // One buffer per tensor, except that an op may write its output over the input its
-  // traits name when that input dies at that step and has the output's size (never a
-  // graph input or output, nor a constant).
+  // traits (or its kernel's facts) name when that input dies at that step, has the
+  // output's size and is no other input of the step (a Conv reading its residual as its
+  // input too would overwrite rows it still reads); never a graph input or output, nor a
+  // constant.
   std::vector<int> buffer_of(values_.size(), -1);
   auto bytes_of = [&](int v) { return num_elements(values_[v].type.shape) * dtype_size(values_[v].type.dtype); };
   auto new_buffer = [&](int v) {
@@ -140,14 +142,15 @@ void CompiledModel::plan_memory_layout() {
   std::vector<int> workspace_buffer(steps_.size(), -1);
   for (size_t s = 0; s < steps_.size(); ++s) {
     const Step& step = steps_[s];
-    const int in_place = step.op->traits().inplace_input;
+    const int in_place = step.facts().inplace_input >= 0 ? step.facts().inplace_input : step.op->traits().inplace_input;
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       const int v = step.outputs[o];
       if (v < 0 || buffer_of[v] >= 0) continue;  // omitted, or already placed (an output listed twice)
       const int src =
           o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
+      const auto read_once = [&] { return std::count(step.inputs.begin(), step.inputs.end(), src) == 1; };
       if (src >= 0 && !values_[src].constant && !pinned[src] && end[src] == static_cast<int>(s) &&
-          buffers_[buffer_of[src]].bytes == bytes_of(v)) {
+          buffers_[buffer_of[src]].bytes == bytes_of(v) && read_once()) {
         BufferSpan& b = buffers_[buffer_of[src]];
         b.tensors.push_back(values_[v].name);
         b.last_step = std::max(first[v], end[v]);

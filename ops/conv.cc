@@ -119,6 +119,9 @@ class ConvKernel final : public Kernel {
         if (pointwise_conv_.workspace_floats() > 0)
           f.details["input_subsample_bytes"] = 4 * pointwise_conv_.workspace_floats();
         f.workspace_bytes = checked_mul({4, pointwise_conv_.workspace_floats()});
+        // Its tiles read each residual element, then store the output element over it: the
+        // output may take the residual's buffer when nothing reads the residual later.
+        if (has_residual) f.inplace_input = 3;
         break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:

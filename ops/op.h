@@ -82,6 +82,10 @@ struct KernelFacts {
   std::string kernel;
   nlohmann::json details = nlohmann::json::object();  // op-specific facts (an LSTM's state bytes, ...)
   int64_t workspace_bytes = 0;                        // scratch run() needs
+  // Output 0 may overwrite this input (the planner decides), where that depends on the
+  // kernel bound rather than the op (OpTraits::inplace_input): the kernel reads each of
+  // the input's elements before it writes the output's at the same place, and no other.
+  int inplace_input = -1;
 };
 
 class Kernel {
