@@ -109,6 +109,9 @@ class ConvKernel final : public Kernel {
         f.details["input_channel_chunk"] = blocked_.chunk_blocks() * k.lanes;
         f.details["output_band_rows"] = blocked_.band_rows();
         f.workspace_bytes = checked_mul({4, blocked_.workspace_floats(g.batch, threads)});
+        // It sums the residual as it moves each output element to NCHW, reading the
+        // residual element first: the output may take the residual's buffer.
+        if (has_residual) f.inplace_input = 3;
         break;
       }
       case ConvMethod::kPointwiseDirect:
@@ -120,7 +123,7 @@ class ConvKernel final : public Kernel {
           f.details["input_subsample_bytes"] = 4 * pointwise_conv_.workspace_floats();
         f.workspace_bytes = checked_mul({4, pointwise_conv_.workspace_floats()});
         // Its tiles read each residual element, then store the output element over it: the
-        // output may take the residual's buffer when nothing reads the residual later.
+        // output may take the residual's buffer (the planner decides).
         if (has_residual) f.inplace_input = 3;
         break;
       case ConvMethod::kIm2col:

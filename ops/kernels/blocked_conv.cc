@@ -165,16 +165,17 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
           }
         }
         // The other activations on the band while it is in L1, then NCHWc -> NCHW; with
-        // a residual, the sum and the activation on each written row.
+        // a residual, summed as it goes (each residual element read before the output
+        // element at its place is written: the output may be the residual's buffer), then
+        // the activation on each written row.
         if (!rn && !in_registers && activation.kind != ActivationKind::kNone)
           activation.apply(sums, blocks * out_block);
         for (int64_t f = 0; f < blocks && (ob0 + f) * C < cout_g; ++f) {
           const int64_t lanes = std::min(C, cout_g - (ob0 + f) * C);
           const int64_t at = ((g * cout_g + (ob0 + f) * C) * s.out_h + oy0) * s.out_w, plane = s.out_h * s.out_w;
-          transpose(sums + f * out_block, C, rows * s.out_w, lanes, yn + at, plane);
-          if (rn)
-            for (int64_t c = 0; c < lanes; ++c)
-              add_residual(rn + at + c * plane, rows * s.out_w, activation, yn + at + c * plane);
+          transpose(sums + f * out_block, C, rows * s.out_w, lanes, yn + at, plane, rn ? rn + at : nullptr);
+          if (rn && activation.kind != ActivationKind::kNone)
+            for (int64_t c = 0; c < lanes; ++c) activation.apply(yn + at + c * plane, rows * s.out_w);
         }
       }
     }
