@@ -14,14 +14,33 @@ namespace {
 // Floats of the padded input rows one output row reads: cin * kh rows of `stride` phases.
 // Checked: a stride far beyond the input makes a row long (compile refuses what does not
 // fit instead of a wrapped size reaching the kernel).
-int64_t scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
+int64_t row_scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
   const Window2d& w = s.win;
   return checked_mul({s.cin, w.kh, w.sw, padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw)});
 }
 
-int threads_for(const ConvGeometry& s, int64_t batch, int threads) {
+// The padded rows of a band of output rows stay in L2 (under this many bytes) while each
+// block of output channels passes over the band: every output plane is then written in
+// runs of `band` rows, not a row at a time across all the planes.
+constexpr int64_t kBandBytes = int64_t{96} << 10;
+constexpr int64_t kMaxBandRows = 8;
+
+int64_t band_rows(const DirectConvKernel& k, const ConvGeometry& s) {
+  return std::clamp<int64_t>(kBandBytes / (4 * row_scratch_floats(k, s)), 1, std::min(kMaxBandRows, s.out_h));
+}
+
+int64_t scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
+  return checked_mul({band_rows(k, s), row_scratch_floats(k, s)});
+}
+
+int64_t bands_per_image(const DirectConvKernel& k, const ConvGeometry& s) {
+  const int64_t band = band_rows(k, s);
+  return (s.out_h + band - 1) / band;
+}
+
+int threads_for(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
   const int64_t macs = checked_mul({batch, s.cout, s.out_h, s.out_w, s.cin, s.win.kh, s.win.kw});
-  return threads_worth_starting(macs, batch * s.out_h, threads, Work::kStreaming);
+  return threads_worth_starting(macs, batch * bands_per_image(k, s), threads, Work::kStreaming);
 }
 
 }  // namespace
@@ -38,22 +57,23 @@ const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) 
 }
 
 int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
-  return checked_mul({scratch_floats(k, s), threads_for(s, batch, threads)});
+  return checked_mul({scratch_floats(k, s), threads_for(k, s, batch, threads)});
 }
 
 void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                    const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
                    const Activation& act) {
-  const int64_t rows = batch * s.out_h, in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
+  const int64_t band = band_rows(k, s), bands = bands_per_image(k, s), items = batch * bands;
+  const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
   const int64_t scratch = scratch_floats(k, s);
   require_workspace(workspace, scratch, "direct convolution");  // one thread's share, at least
   const int team = static_cast<int>(
-      std::min<int64_t>(threads_for(s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
+      std::min<int64_t>(threads_for(k, s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
 #pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-  for (int64_t i = 0; i < rows; ++i) {
-    const int64_t n = i / s.out_h;
-    k.run_row({&s, x + n * in_image, weights, bias, &act, y + n * out_image, i % s.out_h,
-               workspace.data() + omp_get_thread_num() * scratch});
+  for (int64_t i = 0; i < items; ++i) {
+    const int64_t n = i / bands, oy = i % bands * band;
+    k.run_rows({&s, x + n * in_image, weights, bias, &act, y + n * out_image, oy, std::min(band, s.out_h - oy),
+                workspace.data() + omp_get_thread_num() * scratch});
   }
 }
 

@@ -6,6 +6,6 @@
 namespace minfer::kernels {
 
 constinit const DirectConvKernel direct_conv_f32_4x24_avx2 = {
-    "direct_conv_f32_4x24_avx2", Isa::kAvx2, 8, &direct_conv_row<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>, 4, 3>};
+    "direct_conv_f32_4x24_avx2", Isa::kAvx2, 8, &direct_conv_rows<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>, 4, 3>};
 
 }  // namespace minfer::kernels

@@ -6,6 +6,6 @@
 namespace minfer::kernels {
 
 constinit const DirectConvKernel direct_conv_f32_4x48_avx512 = {
-    "direct_conv_f32_4x48_avx512", Isa::kAvx512, 16, &direct_conv_row<xsimd::batch<float, xsimd::avx512f>, 4, 3>};
+    "direct_conv_f32_4x48_avx512", Isa::kAvx512, 16, &direct_conv_rows<xsimd::batch<float, xsimd::avx512f>, 4, 3>};
 
 }  // namespace minfer::kernels

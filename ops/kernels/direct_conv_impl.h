@@ -71,25 +71,27 @@ void direct_conv_edge_tile(int r, int nv, const DirectConvTile& t, Activate acti
 }
 
 template <class V, int R, int NV>
-void direct_conv_row(const DirectConvRow& a) {
+void direct_conv_rows(const DirectConvRow& a) {
   constexpr int64_t W = V::size;
   const ConvGeometry& s = *a.shape;
   const Window2d& win = s.win;
   const Activation act = *a.activation;  // a local copy: stores to y cannot alias it
   const int64_t phase_len = padded_phase_len(s.out_w, W, win.kw, win.dw, win.sw);
-  const int64_t row_len = win.sw * phase_len;
-  for (int64_t ci = 0; ci < s.cin; ++ci)
-    for (int64_t ki = 0; ki < win.kh; ++ki) {
-      const int64_t iy = a.oy * win.sh - win.pad_top + ki * win.dh;
-      const float* src = iy >= 0 && iy < s.h ? a.x + (ci * s.h + iy) * s.w : nullptr;
-      float* dst = a.scratch + (ci * win.kh + ki) * row_len;
-      if (win.sw == 2)
-        fill_padded_row_stride2<V>(src, s.w, win.pad_left, phase_len, dst);
-      else
-        fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, dst);
-    }
+  const int64_t row_len = win.sw * phase_len, rows = s.cin * win.kh, panel_len = rows * row_len;
+  // Output row oy + b reads the padded rows at scratch + b * panel_len.
+  for (int64_t b = 0; b < a.rows; ++b)
+    for (int64_t ci = 0; ci < s.cin; ++ci)
+      for (int64_t ki = 0; ki < win.kh; ++ki) {
+        const int64_t iy = (a.oy + b) * win.sh - win.pad_top + ki * win.dh;
+        const float* src = iy >= 0 && iy < s.h ? a.x + (ci * s.h + iy) * s.w : nullptr;
+        float* dst = a.scratch + b * panel_len + (ci * win.kh + ki) * row_len;
+        if (win.sw == 2)
+          fill_padded_row_stride2<V>(src, s.w, win.pad_left, phase_len, dst);
+        else
+          fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, dst);
+      }
   int64_t tap_at[kDirectConvMaxTaps];
-  const int64_t rows = s.cin * win.kh, taps = rows * win.kw;
+  const int64_t taps = rows * win.kw;
   for (int64_t kj = 0; kj < win.kw; ++kj) {
     const int64_t t = kj * win.dw, offset = (t % win.sw) * phase_len + t / win.sw;
     for (int64_t row = 0; row < rows; ++row) tap_at[row * win.kw + kj] = row * row_len + offset;
@@ -98,30 +100,32 @@ void direct_conv_row(const DirectConvRow& a) {
   DirectConvTile t{a.scratch, taps, tap_at, nullptr, ckk, nullptr, nullptr, plane, W};
   with_activation<V>(act, [&](auto activate) {
     for (int64_t oc = 0; oc < s.cout; oc += R) {
-      const int rows = static_cast<int>(std::min<int64_t>(R, s.cout - oc));
+      const int channels = static_cast<int>(std::min<int64_t>(R, s.cout - oc));
       t.weights = a.weights + oc * ckk;
       t.bias = a.bias ? a.bias + oc : nullptr;
-      // The row's vectors in tiles of near-equal width: 7 vectors are 3 + 2 + 2, not
-      // 3 + 3 + 1 (a one-vector tile does R multiply-adds per tap around its loads and
-      // loop: ResNet-18's 112-wide first layer spent a quarter of its time in it).
-      const int64_t row_vectors = (s.out_w + W - 1) / W, n = (row_vectors + NV - 1) / NV;
-      for (int64_t i = 0, ox = 0; i < n; ++i) {
-        const int64_t tile_vectors = row_vectors / n + (i < row_vectors % n ? 1 : 0);
-        const int64_t cols = std::min<int64_t>(tile_vectors * W, s.out_w - ox);
-        const int vectors = static_cast<int>(tile_vectors);
-        t.panel = a.scratch + ox;
-        t.y = a.y + oc * plane + a.oy * s.out_w + ox;
-        t.last_lanes = cols - (vectors - 1) * W;
-        if (rows == R && vectors == NV)
-          direct_conv_tile<V, R, NV>(t, activate);
-        else
-          direct_conv_edge_tile<V, R, NV>(rows, vectors, t, activate);
-        ox += cols;
+      for (int64_t b = 0; b < a.rows; ++b) {
+        // The row's vectors in tiles of near-equal width: 7 vectors are 3 + 2 + 2, not
+        // 3 + 3 + 1 (a one-vector tile does R multiply-adds per tap around its loads and
+        // loop: ResNet-18's 112-wide first layer spent a quarter of its time in it).
+        const int64_t row_vectors = (s.out_w + W - 1) / W, n = (row_vectors + NV - 1) / NV;
+        for (int64_t i = 0, ox = 0; i < n; ++i) {
+          const int64_t tile_vectors = row_vectors / n + (i < row_vectors % n ? 1 : 0);
+          const int64_t cols = std::min<int64_t>(tile_vectors * W, s.out_w - ox);
+          const int vectors = static_cast<int>(tile_vectors);
+          t.panel = a.scratch + b * panel_len + ox;
+          t.y = a.y + oc * plane + (a.oy + b) * s.out_w + ox;
+          t.last_lanes = cols - (vectors - 1) * W;
+          if (channels == R && vectors == NV)
+            direct_conv_tile<V, R, NV>(t, activate);
+          else
+            direct_conv_edge_tile<V, R, NV>(channels, vectors, t, activate);
+          ox += cols;
+        }
       }
     }
   });
   if (!activation_in_registers(act))
-    for (int64_t oc = 0; oc < s.cout; ++oc) act.apply(a.y + oc * plane + a.oy * s.out_w, s.out_w);
+    for (int64_t oc = 0; oc < s.cout; ++oc) act.apply(a.y + oc * plane + a.oy * s.out_w, a.rows * s.out_w);
 }
 
 }  // namespace

@@ -5,6 +5,6 @@
 namespace minfer::kernels {
 
 constinit const DirectConvKernel direct_conv_f32_4x4_scalar = {"direct_conv_f32_4x4_scalar", Isa::kScalar, 1,
-                                                               &direct_conv_row<ScalarVec, 4, 4>};
+                                                               &direct_conv_rows<ScalarVec, 4, 4>};
 
 }  // namespace minfer::kernels
