@@ -41,19 +41,15 @@ struct TailSums<Avx512Vec> {
 };
 #endif
 
-template <class A, class V>
-inline A lower_lanes(V v) {
-  if constexpr (std::is_same_v<A, V>)
+// v as a To vector: itself, its lower half, or zero-extended (AVX-512 <-> AVX2 vectors).
+template <class To, class From>
+inline To resized(From v) {
+  if constexpr (std::is_same_v<To, From>)
     return v;
-  else
+  else if constexpr (To::size < From::size)
     return _mm512_castps512_ps256(v);
-}
-template <class V, class A>
-inline V widened(A a) {
-  if constexpr (std::is_same_v<A, V>)
-    return a;
   else
-    return _mm512_zextps256_ps512(a);
+    return _mm512_zextps256_ps512(v);
 }
 
 // acc[c][v] = sum over input channels of w[.][c] * x[.][v-th vector], then the epilogue:
@@ -77,7 +73,7 @@ template <class V, int CB, int PV, bool Tail, class Activate, class A = V>
 #pragma GCC unroll 4
     for (int v = 0; v < PV; ++v) {
       if constexpr (Tail)
-        xv[v] = lower_lanes<A>(load_first_n(x, t.tail, V()));
+        xv[v] = resized<A>(load_first_n(x, t.tail, V()));
       else
         xv[v] = V::load_unaligned(x + v * W);
     }
@@ -99,7 +95,7 @@ template <class V, int CB, int PV, bool Tail, class Activate, class A = V>
     const float* rc = t.residual ? t.residual + c * t.pixels : nullptr;
 #pragma GCC unroll 4
     for (int v = 0; v < PV; ++v) {
-      V r = widened<V>(acc[c][v]);
+      V r = resized<V>(acc[c][v]);
       if (t.bias) r += V(t.bias[c]);
       if (rc) r += Tail ? load_first_n(rc, t.tail, V()) : V::load_unaligned(rc + v * W);
       r = activate(r);
