@@ -21,12 +21,14 @@ int64_t row_scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
 
 // The padded rows of a band of output rows stay in L2 (under this many bytes) while each
 // block of output channels passes over the band: every output plane is then written in
-// runs of `band` rows, not a row at a time across all the planes.
+// runs of `band` rows, not a row at a time across all the planes. At least two bands per
+// image, so that two threads share even a short one.
 constexpr int64_t kBandBytes = int64_t{96} << 10;
 constexpr int64_t kMaxBandRows = 8;
 
 int64_t band_rows(const DirectConvKernel& k, const ConvGeometry& s) {
-  return std::clamp<int64_t>(kBandBytes / (4 * row_scratch_floats(k, s)), 1, std::min(kMaxBandRows, s.out_h));
+  const int64_t half = (s.out_h + 1) / 2;
+  return std::clamp<int64_t>(kBandBytes / (4 * row_scratch_floats(k, s)), 1, std::min(kMaxBandRows, half));
 }
 
 int64_t scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
