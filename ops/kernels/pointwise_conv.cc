@@ -20,6 +20,11 @@ namespace {
 // block).
 constexpr int64_t kChunkBytes = int64_t{128} << 10;
 
+// The input rows of a span of pixel blocks (at most this many bytes) stay in L2 while
+// every block of output channels runs over the span: each output row is then written in
+// runs of the span's pixels, not a tile's.
+constexpr int64_t kSpanBytes = int64_t{128} << 10;
+
 // Pixels of at least this many tiles: measured with bench/conv_bench.cc (Zen 4, one
 // thread; docs/performance.md), the direct kernel ran 1.1-1.9x the GEMM's speed on every
 // MobileNet and EfficientNet layer of 14x14 pixels or more on both targets and 1.1-1.3x
@@ -57,6 +62,7 @@ PointwiseConv::PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& 
     : kernel_(&kernel), shape_(s), m_(s.cout), k_(s.cin), pixels_(s.out_h * s.out_w) {
   const int64_t cb = kernel.channels;
   chunk_ = std::max<int64_t>(cb, kChunkBytes / (4 * k_) / cb * cb);
+  span_ = std::max<int64_t>(1, kSpanBytes / (4 * k_ * kernel.vectors * kernel.lanes));
   // Block co (channels [co, co + width)): [k][width] at co * k.
   packed_.resize(static_cast<size_t>(checked_mul({m_, k_})));
   for (int64_t co = 0; co < m_; co += cb) {
@@ -89,7 +95,7 @@ void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const 
 
 void PointwiseConv::run_images(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
                                int threads, const float* residual, const float* scale) const {
-  const PointwiseJob job{x, packed_.data(), bias, residual, scale, &act, y, m_, k_, pixels_, chunk_};
+  const PointwiseJob job{x, packed_.data(), bias, residual, scale, &act, y, m_, k_, pixels_, chunk_, span_};
   const int64_t blocks = blocks_per_image(*kernel_, pixels_), items = checked_mul({batch, blocks});
   const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);
   // Each thread a contiguous run of (image, pixel block) items, fixed by the team size alone.

@@ -44,6 +44,7 @@ struct PointwiseJob {
   float* y;
   int64_t m, k, pixels;
   int64_t chunk;  // output channels whose weights are read while a thread's pixels pass by
+  int64_t span;   // pixel blocks each block of output channels runs over before the next
 };
 
 struct PointwiseKernel {
@@ -94,7 +95,7 @@ class PointwiseConv {
 
   const PointwiseKernel* kernel_ = nullptr;
   ConvGeometry shape_;
-  int64_t m_ = 0, k_ = 0, pixels_ = 0, chunk_ = 0;
+  int64_t m_ = 0, k_ = 0, pixels_ = 0, chunk_ = 0, span_ = 0;
   std::vector<float> packed_;
 };
 

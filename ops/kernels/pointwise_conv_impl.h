@@ -134,8 +134,9 @@ template <class V, int CB, int PV, class Activate>
     pointwise_tile<V, CB, 1, true>(t, activate);
 }
 
-// The kernel's run(): for each chunk of output channels, each pixel block of the range,
-// each block of CB output channels in the chunk (the last one narrower: its own width).
+// The kernel's run(): for each chunk of output channels, each span of pixel blocks of the
+// range, each block of CB output channels in the chunk (the last one narrower: its own
+// width), each pixel block of the span.
 template <class V, int CB, int PV>
 void pointwise_run(const PointwiseJob& job, int64_t image, int64_t begin, int64_t end) {
   constexpr int64_t P = PV * static_cast<int64_t>(V::size);
@@ -149,28 +150,28 @@ void pointwise_run(const PointwiseJob& job, int64_t image, int64_t begin, int64_
   with_activation<V>(act, [&](auto activate) {
     for (int64_t c0 = 0; c0 < job.m; c0 += job.chunk) {
       const int64_t c1 = std::min(job.m, c0 + job.chunk);
-      for (int64_t b = begin; b < end; ++b) {
-        const int64_t p = b * P, n = std::min(P, job.pixels - p);
-        for (int64_t co = c0; co < c1; co += CB) {
-          const int rows = static_cast<int>(std::min<int64_t>(CB, c1 - co));
-          PointwiseTile t = base;
-          t.x = job.x + image * in_image + p;
-          t.w = job.weights + co * job.k;
-          t.bias = job.bias ? job.bias + co : nullptr;
-          t.residual = job.residual ? job.residual + image * out_image + co * job.pixels + p : nullptr;
-          t.y = job.y + image * out_image + co * job.pixels + p;
-          if (rows == CB) {
-            pointwise_block<V, CB, PV>(t, n, activate);
-          } else {
-            [&]<int... Cs>(std::integer_sequence<int, Cs...>) {
-              ((rows == Cs + 1 ? pointwise_block<V, Cs + 1, PV>(t, n, activate) : void()), ...);
+      for (int64_t b0 = begin; b0 < end; b0 += job.span)
+        for (int64_t co = c0; co < c1; co += CB)
+          for (int64_t b = b0; b < std::min(end, b0 + job.span); ++b) {
+            const int64_t p = b * P, n = std::min(P, job.pixels - p);
+            const int rows = static_cast<int>(std::min<int64_t>(CB, c1 - co));
+            PointwiseTile t = base;
+            t.x = job.x + image * in_image + p;
+            t.w = job.weights + co * job.k;
+            t.bias = job.bias ? job.bias + co : nullptr;
+            t.residual = job.residual ? job.residual + image * out_image + co * job.pixels + p : nullptr;
+            t.y = job.y + image * out_image + co * job.pixels + p;
+            if (rows == CB) {
+              pointwise_block<V, CB, PV>(t, n, activate);
+            } else {
+              [&]<int... Cs>(std::integer_sequence<int, Cs...>) {
+                ((rows == Cs + 1 ? pointwise_block<V, Cs + 1, PV>(t, n, activate) : void()), ...);
+              }
+              (std::make_integer_sequence<int, CB - 1>{});
             }
-            (std::make_integer_sequence<int, CB - 1>{});
+            if (!in_registers)
+              for (int r = 0; r < rows; ++r) act.apply(t.y + r * job.pixels, n);
           }
-          if (!in_registers)
-            for (int r = 0; r < rows; ++r) act.apply(t.y + r * job.pixels, n);
-        }
-      }
     }
   });
 }
