@@ -47,6 +47,8 @@ void add_compile_flags(CLI::App& app, CompileOptions& options) {
   add_switch(app, "--fold_bn", options.passes.fold_bn, "Fold BatchNormalization into Conv/ConvTranspose/Gemm");
   add_switch(app, "--fuse", options.passes.fuse, "Fuse activations into Conv/ConvTranspose/Gemm epilogues");
   add_switch(app, "--clean", options.passes.clean, "Remove Identity/Dropout and dead nodes");
+  add_switch(app, "--blocked_layout", options.passes.blocked_layout,
+             "Keep tensors between consecutive convolutions in NCHWc, with Reorder ops at the edges");
   for (const AttributeChoice& choice : attribute_choices())
     app.add_option_function<std::string>(
            "--" + choice.name,

@@ -133,18 +133,22 @@ void add_conv_gemm(const std::string& group, const Layer& l) {
 // CPU runs that applies to the layer; two threads for the active target.
 void add_blocked(const std::string& group, const Layer& l) {
   const ConvGeometry s = shape_of(l);
-  for (Isa isa : runnable_isas()) {
-    if (!kernels::blocked_conv_applies(s, isa)) continue;
-    auto conv = std::make_shared<const kernels::BlockedConv>(
-        s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), isa);
-    for (int threads : {1, 2}) {
-      if (threads == 2 && isa != active_isa()) continue;
-      add(group, l, conv->kernel().name, threads, conv->workspace_floats(1, threads),
-          [conv, threads](const ConvGeometry&, Tensors& t) {
-            conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, threads);
-          });
+  for (Isa isa : runnable_isas())
+    // NCHW in and out (reordered inside), and NCHWc in and out as inside a region of
+    // blocked ops (the input's values are the same floats, only read in another order).
+    for (const kernels::BlockedLayouts layouts : {kernels::BlockedLayouts{}, kernels::BlockedLayouts{true, true}}) {
+      if (!kernels::blocked_conv_applies(s, isa, layouts)) continue;
+      auto conv = std::make_shared<const kernels::BlockedConv>(
+          s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), isa, layouts);
+      const std::string name = conv->kernel().name + std::string(layouts.input_blocked ? "_nchwc" : "");
+      for (int threads : {1, 2}) {
+        if (threads == 2 && isa != active_isa()) continue;
+        add(group, l, name, threads, conv->workspace_floats(1, threads),
+            [conv, threads](const ConvGeometry&, Tensors& t) {
+              conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, threads);
+            });
+      }
     }
-  }
 }
 
 // The direct pointwise kernel (ops/kernels/pointwise_conv.h) of every target this CPU
@@ -264,6 +268,10 @@ void register_all() {
       {"r50_1024x14_256", 1024, 14, 256, 1, 1, 1},
       {"r50_256x14_1024", 256, 14, 1024, 1, 1, 1},
       {"g_832x14_256", 832, 14, 256, 1, 1, 1},
+      {"r18_down_64x56_128_s2", 64, 56, 128, 1, 2, 1},
+      {"r18_down_256x14_512_s2", 256, 14, 512, 1, 2, 1},
+      {"sq_64x55_16", 64, 55, 16, 1, 1, 1},
+      {"sq_16x55_64", 16, 55, 64, 1, 1, 1},
       {"sq_384x13_48", 384, 13, 48, 1, 1, 1},
       {"sq_48x13_192", 48, 13, 192, 1, 1, 1},
       {"sq_512x13_64", 512, 13, 64, 1, 1, 1},
@@ -281,7 +289,8 @@ void register_all() {
       {"resnet50_3x3s2_128x56", 128, 56, 128, 3, 2, 1}, {"resnet50_3x3s2_256x28", 256, 28, 256, 3, 2, 1},
       {"resnet50_3x3s2_512x14", 512, 14, 512, 3, 2, 1}, {"regnet_g2_32x56", 32, 56, 32, 3, 1, 2},
       {"regnet_g4_64x28", 64, 28, 64, 3, 1, 4},         {"regnet_g10_160x14", 160, 14, 160, 3, 1, 10},
-      {"regnet_g25_400x7", 400, 7, 400, 3, 1, 25},      {"regnet_g4_64x56_s2", 64, 56, 64, 3, 2, 4},
+      {"regnet_g25_400x7", 400, 7, 400, 3, 1, 25},      {"sq_3x3_16x55_64", 16, 55, 64, 3, 1, 1},
+      {"sq_3x3_32x27_128", 32, 27, 128, 3, 1, 1},       {"regnet_g4_64x56_s2", 64, 56, 64, 3, 2, 4},
   };
   for (const Layer& l : more) add_regular("gemm_conv", l, false, true);
 }

@@ -256,6 +256,31 @@ void CompileGraph::set_op_type(size_t i, std::string op_type, Attributes attrs) 
   set_attributes(i, std::move(attrs));
 }
 
+void CompileGraph::retype_outputs(size_t i) {
+  const Node& node = graph_.nodes[i];
+  with_node_context(graph_, node, [&] {
+    std::vector<OpInput> inputs;
+    for (const std::string& name : node.inputs)
+      inputs.push_back(name.empty() ? OpInput{{}, nullptr, false} : OpInput{type(name), constant(name), true});
+    const std::vector<TensorType> out = ops_[i]->infer(inputs);
+    for (size_t o = 0; o < node.outputs.size() && o < out.size(); ++o)
+      if (!node.outputs[o].empty()) types_[node.outputs[o]] = out[o];
+  });
+}
+
+void CompileGraph::insert_node(size_t at, Node node) {
+  with_node_context(graph_, node, [&] {
+    for (const Node& other : graph_.nodes)
+      for (const std::string& name : node.outputs)
+        if (!name.empty() && std::find(other.outputs.begin(), other.outputs.end(), name) != other.outputs.end())
+          throw OpError(fmt::format("tensor '{}' is defined twice", name));
+  });
+  graph_.nodes.insert(graph_.nodes.begin() + static_cast<std::ptrdiff_t>(at), std::move(node));
+  ops_.insert(ops_.begin() + static_cast<std::ptrdiff_t>(at),
+              with_node_context(graph_, graph_.nodes[at], [&] { return build_op(graph_.nodes[at]); }));
+  retype_outputs(at);
+}
+
 void CompileGraph::add_constant(const std::string& name, Tensor value) {
   if (types_.count(name)) throw OpError(fmt::format("tensor '{}' is defined twice", name));
   types_[name] = value.type();

@@ -50,6 +50,12 @@ class CompileGraph {
   void set_attributes(size_t i, Attributes attrs);
   // The node becomes another op (a pass replaced a pattern with it); its op is built again.
   void set_op_type(size_t i, std::string op_type, Attributes attrs);
+  // Infers node i's output types again (a pass changed its attributes or inputs' types)
+  // and records them for its outputs' names.
+  void retype_outputs(size_t i);
+  // Puts `node` before node `at` (at == size(): last), its op built and its outputs'
+  // types inferred; no other node may produce its outputs.
+  void insert_node(size_t at, Node node);
   // A new constant (a folded weight); `name` must be new.
   void add_constant(const std::string& name, Tensor value);
   // `base`, or `base` with a numeric suffix, so it names no tensor yet.

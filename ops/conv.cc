@@ -17,6 +17,7 @@
 // copy of the input first.
 #include <fmt/format.h>
 
+#include "ops/blocked_layout.h"
 #include "ops/kernels/blocked_conv.h"
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
@@ -62,14 +63,30 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
   return constant_weights && g.win.kh * g.win.kw > 1 && kernels::blocked_conv_applies(g, isa);
 }
 
+// Where the layer runs faster in NCHWc in and out than in NCHW (bench/conv_bench.cc,
+// the _nchwc cases; docs/performance.md): the layers use_blocked gives the blocked
+// kernel, which then skips its reorders, and 1x1 layers with a stride, which ran as
+// fast as the NCHW kernels in NCHWc. Not the stride-1 1x1 layers: 1.1-1.25x slower in
+// NCHWc than the direct pointwise kernel in NCHW.
+bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
+  const bool strided_pointwise = g.win.kh * g.win.kw == 1 && (g.win.sh > 1 || g.win.sw > 1);
+  return use_blocked(g, constant_weights, isa) ||
+         (constant_weights && strided_pointwise && kernels::blocked_conv_applies(g, isa));
+}
+
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, bool has_scale, const Activation& act,
-             const Tensor* constant_weights, Isa isa, int threads)
+             const Tensor* constant_weights, Isa isa, int threads, kernels::BlockedLayouts layouts)
       : Kernel({}), g_(g), has_bias_(has_bias), has_residual_(has_residual), has_scale_(has_scale), activation_(act) {
+    const bool blocked_tensors = layouts.input_blocked || layouts.output_blocked;
     depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
     direct_ = kernels::find_direct_conv_kernel(g, isa);
-    if (g.group > 1 && g.group == g.cin)
+    if (blocked_tensors) {  // only the blocked kernel reads or writes NCHWc
+      if (!constant_weights || !kernels::blocked_conv_applies(g, isa, layouts))
+        throw UnsupportedError("this convolution has no NCHWc kernel on this target");
+      method_ = ConvMethod::kBlocked;
+    } else if (g.group > 1 && g.group == g.cin)
       method_ = depthwise_ ? ConvMethod::kDepthwiseSimd : ConvMethod::kDepthwise;
     else if (direct_)
       method_ = ConvMethod::kDirectSimd;
@@ -96,15 +113,19 @@ class ConvKernel final : public Kernel {
         f.workspace_bytes = checked_mul({4, kernels::direct_conv_workspace_floats(*direct_, g, g.batch, threads)});
         break;
       case ConvMethod::kBlocked: {
-        blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa);
+        blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa, layouts);
         const kernels::BlockedConvKernel& k = blocked_.kernel();
         f.details["variant"] = k.name;
         f.details["layout"] = fmt::format("NCHW{}c", k.lanes);
+        // The tensors' own layouts: NCHWc ones need no reorder here (the blocked_layout pass).
+        f.details["tensor_layouts"] = fmt::format("{} -> {}", layout_name(layouts.input_blocked ? k.lanes : 0),
+                                                  layout_name(layouts.output_blocked ? k.lanes : 0));
         // The input copy's block: fewer lanes where the input has fewer channels.
         f.details["input_layout"] = fmt::format("NCHW{}c", blocked_.input_lanes());
         f.details["prepacked"] = "weights";
         // What the layout costs: the NCHWc copy of the input (with its zero border)
-        // written per image; the output goes back to NCHW from each thread's scratch.
+        // written per image, none for an NCHWc input without padding; an NCHW output goes
+        // back from each thread's scratch.
         f.details["input_reorder_bytes"] = checked_mul({4, g.batch, blocked_.input_floats()});
         f.details["input_channel_chunk"] = blocked_.chunk_blocks() * k.lanes;
         f.details["output_band_rows"] = blocked_.band_rows();
@@ -246,8 +267,16 @@ class ConvOp final : public Op {
     residual_ = attrs.get_int("fused_residual", 0) != 0;
     // Set by fuse_channel_scale: the input's channels are scaled by a fifth input [N, C, 1, 1].
     scale_ = attrs.get_int("fused_input_scale", 0) != 0;
-    attrs.check_known(
-        {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "fused_residual", "fused_input_scale"});
+    // Set by blocked_layout: the input, the output (and the residual) are NCHWc.
+    blocked_input_ = attrs.get_int(kBlockedInputAttr, 0);
+    blocked_output_ = attrs.get_int(kBlockedOutputAttr, 0);
+    attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "fused_residual",
+                       "fused_input_scale", kBlockedInputAttr, kBlockedOutputAttr});
+    if (blocked_input_ < 0 || blocked_output_ < 0 ||
+        (blocked_input_ && blocked_output_ && blocked_input_ != blocked_output_))
+      throw OpError("attributes 'blocked_input' and 'blocked_output' must be one lane count");
+    if (scale_ && (blocked_input_ || blocked_output_))
+      throw UnsupportedError("a fused input scale in the NCHWc layout is not supported");
     attrs_ = parse_window_attrs(attrs);
     group_ = attrs.get_int("group", 1);
     if (group_ <= 0) throw OpError(fmt::format("attribute 'group' must be positive, got {}", group_));
@@ -261,7 +290,7 @@ class ConvOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     const ConvGeometry g = geometry(in);
-    return {{DType::kFloat32, window_output_shape(in[0].shape(), g.cout, g.out_h, g.out_w)}};
+    return {{DType::kFloat32, output_shape(logical_input(in), g)}};
   }
 
   OpCost cost(const OpSignature& sig) const override {
@@ -282,8 +311,30 @@ class ConvOp final : public Op {
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
     const ConvGeometry g = geometry(sig.inputs);
     const bool has_bias = sig.inputs.size() >= 3 && sig.inputs[2].present;
+    const kernels::BlockedLayouts layouts{blocked_input_ > 0, blocked_output_ > 0};
+    if (layouts.input_blocked || layouts.output_blocked) {
+      const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(ctx.isa);
+      if (!k || k->lanes != std::max(blocked_input_, blocked_output_))
+        throw UnsupportedError(fmt::format("the {} layout has no kernel on {}",
+                                           layout_name(std::max(blocked_input_, blocked_output_)), isa_name(ctx.isa)));
+    }
     return std::make_unique<ConvKernel>(g, has_bias, residual_, scale_, activation_, sig.inputs[1].constant, ctx.isa,
-                                        ctx.num_threads);
+                                        ctx.num_threads, layouts);
+  }
+
+  BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
+    const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(isa);
+    const Tensor* weights = sig.inputs[1].constant;
+    if (!k || scale_ || !weights) return {};
+    const ConvGeometry g = geometry(sig.inputs);
+    if (kernels::find_direct_conv_kernel(g, isa)) return {};  // the small-channel kernel is faster
+    BlockedLayoutSupport s;
+    s.lanes = k->lanes;
+    s.input = kernels::blocked_conv_applies(g, isa, {true, false});
+    s.output = kernels::blocked_conv_applies(g, isa, {false, true});
+    s.preferred = (s.input || s.output) && prefers_blocked(g, weights, isa);
+    if (residual_) s.residual_input = 3;
+    return s;
   }
 
   // Weights [C_out, C_in/group, kh, kw]: output channel c is the c-th block of weights.
@@ -305,7 +356,7 @@ class ConvOp final : public Op {
       throw OpError("input 4 is a fused residual: the node has no 'fused_residual' attribute");
     if (scale_ && (in.size() < 5 || !in[4].present)) throw OpError("the fused input scale (input 5) is missing");
     require_float(in);
-    const Shape& x = in[0].shape();
+    const Shape x = logical_input(in);
     const Shape& w = in[1].shape();
     ConvGeometry g;
     spatial_dims_2d(x, g.h, g.w);
@@ -333,7 +384,7 @@ class ConvOp final : public Op {
     if (in.size() >= 3 && in[2].present && in[2].shape() != Shape{g.cout})
       throw OpError(fmt::format("bias {} must have shape {}", shape_str(in[2].shape()), g.cout));
     if (residual_) {
-      const Shape y = window_output_shape(x, g.cout, g.out_h, g.out_w);
+      const Shape y = output_shape(x, g);
       if (in[3].shape() != y)
         throw OpError(
             fmt::format("residual {} must have the output's shape {}", shape_str(in[3].shape()), shape_str(y)));
@@ -344,11 +395,22 @@ class ConvOp final : public Op {
     return g;
   }
 
+  // The input's shape as NCHW (or [N, C, L]), whatever its layout.
+  Shape logical_input(std::span<const OpInput> in) const {
+    return blocked_input_ ? unblocked_shape(in[0].shape(), blocked_input_) : in[0].shape();
+  }
+  // [N, C_out, H_out, W_out] (or [N, C_out, L_out]), or its NCHWc form.
+  Shape output_shape(const Shape& x, const ConvGeometry& g) const {
+    const Shape y = window_output_shape(x, g.cout, g.out_h, g.out_w);
+    return blocked_output_ ? blocked_shape(y, blocked_output_) : y;
+  }
+
   Activation activation_;  // fused by the fuse_activations pass
   bool residual_ = false;  // fused by the fuse_residual_add pass
   bool scale_ = false;     // fused by the fuse_channel_scale pass
   WindowAttrs attrs_;
   int64_t group_ = 1;
+  int64_t blocked_input_ = 0, blocked_output_ = 0;  // lanes of an NCHWc input / output, 0 for NCHW
 };
 
 }  // namespace

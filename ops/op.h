@@ -40,6 +40,16 @@ struct OpOutput {
   const Shape& shape() const { return type.shape; }
 };
 
+// What an op can do in the blocked layout NCHWc (ops/blocked_layout.h) on one target, for
+// the blocked_layout pass: with lanes 0 it has no NCHWc kernel for the signature.
+struct BlockedLayoutSupport {
+  int64_t lanes = 0;        // the c of its NCHWc kernel
+  bool input = false;       // input 0 may be NCHWc
+  bool output = false;      // output 0 may be NCHWc (with residual_input laid out as it)
+  bool preferred = false;   // in NCHWc it measured faster than in NCHW (docs/performance.md)
+  int residual_input = -1;  // the input that is in output 0's layout (Conv's fused residual), or -1
+};
+
 // A node's inputs with their inferred outputs: what cost and binding work from.
 struct OpSignature {
   std::vector<OpInput> inputs;
@@ -174,6 +184,10 @@ class Op {
   // The activation this op is, in the form an epilogue runs (fuse_activations), when
   // it is one whose parameters are known (Clip's bounds constant); nullopt otherwise.
   virtual std::optional<Activation> as_activation(const OpSignature& /*sig*/) const { return std::nullopt; }
+
+  // What the op can do in the blocked layout on `isa` for this signature (a node in
+  // NCHWc has the attributes of ops/blocked_layout.h).
+  virtual BlockedLayoutSupport blocked_layout(const OpSignature& /*sig*/, Isa /*isa*/) const { return {}; }
 
   // Whether output 0 is input 0 for this signature: always when traits().identity, and
   // for ops that copy only with some constant inputs (Pad with all pads zero).

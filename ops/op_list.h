@@ -103,3 +103,5 @@ MINFER_OP("Mean", make_mean)
 MINFER_OP("LayerNormalization", make_layer_normalization)
 MINFER_OP("ArgMax", make_arg_reduce)
 MINFER_OP("ArgMin", make_arg_reduce)
+// Not ONNX: put by the blocked_layout pass between layouts (ops/blocked_layout.h).
+MINFER_OP("Reorder", make_reorder)

@@ -112,7 +112,7 @@ json by_pass_json(const ReportInput& in) {
       const std::pair<std::string, std::string> key{p.action, p.op_type};
       if (!nodes.count(key)) order.push_back(key);
       // A fold or fusion names its producer first: the nodes acted on are the rest.
-      const bool merges = !p.result.empty() && p.action != "kept";
+      const bool merges = p.action == "folded" || p.action == "fused";
       nodes[key] += static_cast<int64_t>(p.nodes.size()) - (merges ? 1 : 0);
     }
     json counts = json::array();

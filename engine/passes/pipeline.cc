@@ -1,5 +1,6 @@
 #include "engine/passes/pipeline.h"
 
+#include "engine/passes/blocked_layout.h"
 #include "engine/passes/eliminate_dead_nodes.h"
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
@@ -31,6 +32,8 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
     // A squeeze-and-excitation gate into the 1x1 Conv that reads the scaled tensor.
     logs.push_back(fuse_channel_scale(graph));
   }
+  // Last: the layouts follow the nodes the other passes leave.
+  if (options.blocked_layout) logs.push_back(blocked_layout(graph, active_isa()));
   return logs;
 }
 

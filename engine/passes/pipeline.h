@@ -10,11 +10,12 @@
 namespace minfer {
 
 struct PassOptions {
-  bool clean = true;    // identity and dead-node elimination
-  bool fold_bn = true;  // channel affines (BatchNormalization) into the weights before them
-  bool fuse = true;     // decomposed LayerNormalization and GELU into one op each; x * Sigmoid(x) into Swish
-                        // and the like; activations into the epilogue of the op before them; residual
-                        // Adds into the Conv before them
+  bool clean = true;           // identity and dead-node elimination
+  bool fold_bn = true;         // channel affines (BatchNormalization) into the weights before them
+  bool fuse = true;            // decomposed LayerNormalization and GELU into one op each; x * Sigmoid(x) into Swish
+                               // and the like; activations into the epilogue of the op before them; residual
+                               // Adds into the Conv before them
+  bool blocked_layout = true;  // consecutive convolutions in NCHWc, with Reorders at the region's edges
 };
 
 std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options);

@@ -60,24 +60,35 @@ struct BlockedConvKernel {
 // The kernel of one target (nullptr for the scalar one or a target the CPU cannot run).
 const BlockedConvKernel* blocked_conv_kernel(Isa isa);
 
-// Whether the blocked kernel can run s on isa: a kernel exists for isa, and the groups
-// are whole blocks (group 1 with any channel counts, padded with zeros; or input and
-// output channels per group multiples of c). Whether it is chosen is Conv's decision.
-bool blocked_conv_applies(const ConvGeometry& s, Isa isa);
+// The layouts of a blocked convolution's input and output: NCHW, or NCHWc ([N, C / c, H,
+// W, c], c the kernel's lanes), which needs the tensor's channels to be a multiple of c.
+// An NCHWc input is copied only to add its zero border (not at all without padding); an
+// NCHWc output is summed in place, with no reorder.
+struct BlockedLayouts {
+  bool input_blocked = false, output_blocked = false;
+};
+
+// Whether the blocked kernel can run s on isa with these layouts: a kernel exists for
+// isa, the groups are whole blocks (group 1 with any channel counts, padded with zeros;
+// or input and output channels per group multiples of c), and the channels of an NCHWc
+// input or output are a multiple of c. Whether it is chosen is Conv's decision.
+bool blocked_conv_applies(const ConvGeometry& s, Isa isa, BlockedLayouts layouts = {});
 
 class BlockedConv {
  public:
   BlockedConv() = default;
-  // Packs the weights [cout, cin / group, kh, kw]; s must be one blocked_conv_applies to.
-  BlockedConv(const ConvGeometry& s, const float* weights, Isa isa);
+  // Packs the weights [cout, cin / group, kh, kw]; s must be one blocked_conv_applies to
+  // with these layouts.
+  BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, BlockedLayouts layouts = {});
 
   const BlockedConvKernel& kernel() const { return *kernel_; }
   // Floats of workspace run needs for `batch` images on up to `threads` threads.
   int64_t workspace_floats(int64_t batch, int threads) const;
-  // Floats of the NCHWc input of one image, with its border (shared by the threads).
+  // Floats of the NCHWc input copy of one image, with its border (shared by the
+  // threads); 0 when an NCHWc input without padding is read as it is.
   int64_t input_floats() const;
   // Floats of one thread's NCHWc partial sums: F output blocks (fewer if a group has
-  // fewer) x band_rows() output rows.
+  // fewer) x band_rows() output rows; 0 when the output is NCHWc (summed in place).
   int64_t band_floats() const;
   int64_t band_rows() const { return band_rows_; }
   // Input channels summed per pass over the output (the weights' L2 blocking).
@@ -86,9 +97,9 @@ class BlockedConv {
   // it has fewer (group 1), so no zero lanes are multiplied.
   int64_t input_lanes() const { return in_lanes_; }
 
-  // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images; bias and
-  // residual (shaped as y) may be null. Each output element is summed by one thread in a
-  // fixed order, so y does not depend on `threads`.
+  // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images, x and y in the
+  // layouts the constructor was given; bias and residual (laid out as y) may be null. Each output element is summed by
+  // one thread in a fixed order, so y does not depend on `threads`.
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
            std::span<float> workspace, int threads, const float* residual = nullptr) const;
 
@@ -96,8 +107,10 @@ class BlockedConv {
   int64_t items() const;  // the units of work threads share
   int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
   int team(int64_t batch, int threads) const;
+  bool copies_input() const;
 
   ConvGeometry s_;
+  BlockedLayouts layouts_;
   const BlockedConvKernel* kernel_ = nullptr;
   int64_t in_lanes_ = 0;                    // input channels per input block
   int64_t in_blocks_ = 0, out_blocks_ = 0;  // per group

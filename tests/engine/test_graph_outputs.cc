@@ -227,6 +227,10 @@ TEST(GraphOutputs, TheTableCoversEveryInPlaceOp) {
     if (type == "Constant") node.attrs.set("value_int", int64_t{1});
     if (type == "Cast") node.attrs.set("to", int64_t{1});
     if (type == "DepthToSpace" || type == "SpaceToDepth") node.attrs.set("blocksize", int64_t{2});
+    if (type == "Reorder") {
+      node.attrs.set("to", std::string("NCHWc"));
+      node.attrs.set("lanes", int64_t{16});
+    }
     const bool in_place = create_op(node)->traits().inplace_input >= 0;
     EXPECT_EQ(in_place, listed.count(type) > 0) << type;
   }

@@ -491,8 +491,9 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
   // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse,
-  // fuse_residual_add, fuse_channel_scale (MobileNetV1 has no residual and no gate)
-  ASSERT_EQ(by_pass.size(), 9u);
+  // fuse_residual_add, fuse_channel_scale (MobileNetV1 has no residual and no gate), blocked_layout (its
+  // convolutions are depthwise, stride-1 1x1 and a 3-channel first layer: none runs in NCHWc)
+  ASSERT_EQ(by_pass.size(), 10u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
@@ -509,6 +510,8 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   EXPECT_EQ(by_pass[7]["actions"], 0);
   EXPECT_EQ(by_pass[8]["pass"], "fuse_channel_scale");
   EXPECT_EQ(by_pass[8]["actions"], 0);
+  EXPECT_EQ(by_pass[9]["pass"], "blocked_layout");
+  EXPECT_EQ(by_pass[9]["actions"], 0);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.

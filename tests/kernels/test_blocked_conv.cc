@@ -142,5 +142,70 @@ TEST(BlockedConvKernels, ApplyBiasAndEveryActivation) {
         if (!check(isa, s, 2, true, act, seed++)) return;
 }
 
+// NCHWc input, output or both (c = the target's lanes): the same sums as NCHW, with a
+// bias, every activation once, a residual (in its own buffer and as the output's own,
+// laid out as the output), padding or none (an NCHWc input without padding is read in
+// place), groups of whole blocks, several input chunks.
+TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
+  uint32_t seed = 3000;
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    const std::vector<ConvGeometry> shapes = {
+        conv_shape(2 * c, 11, 13, 3 * c, 1, 3, 1, 1, 1, 1, 1), conv_shape(c, 9, 10, 2 * c, 1, 1, 1, 0, 0, 0, 0),
+        conv_shape(3 * c, 12, 9, c, 1, 3, 2, 1, 0, 1, 1),      conv_shape(2 * c, 8, 8, 6 * c, 2, 3, 1, 1, 1, 1, 1),
+        conv_shape(40 * c, 5, 6, 2 * c, 1, 1, 1, 0, 0, 0, 0),  conv_shape(c, 7, 7, c, 1, 1, 2, 0, 0, 0, 0),
+    };
+    const std::vector<Activation> acts = every_activation();
+    size_t a = 0;
+    for (const ConvGeometry& s : shapes)
+      for (int layout = 1; layout < 4; ++layout)
+        for (int residual = 0; residual < 3; ++residual) {
+          const kernels::BlockedLayouts layouts{(layout & 1) != 0, (layout & 2) != 0};
+          ASSERT_TRUE(kernels::blocked_conv_applies(s, isa, layouts));
+          const Activation act = acts[a++ % acts.size()];
+          const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
+          const std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
+          const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
+          const std::vector<float> b = random_values(s.cout, seed + 2);
+          const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
+          seed += 4;
+          std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
+          if (residual)
+            for (size_t i = 0; i < expected.size(); ++i) expected[i] += r[i];
+          act.apply(expected.data(), static_cast<int64_t>(expected.size()));
+          const kernels::BlockedConv conv(s, wt.data(), isa, layouts);
+          const std::vector<float> xin = layouts.input_blocked ? to_nchwc(x, batch, s.cin, in_pixels, c) : x;
+          const std::vector<float> rin = layouts.output_blocked ? to_nchwc(r, batch, s.cout, out_pixels, c) : r;
+          std::vector<float> outputs[2];
+          for (int threads : {1, 2}) {
+            std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
+            std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
+            conv.run(batch, xin.data(), b.data(), act, y.data(), workspace, threads,
+                     residual == 1   ? rin.data()
+                     : residual == 2 ? y.data()
+                                     : nullptr);
+            outputs[threads - 1] = layouts.output_blocked ? from_nchwc(y, batch, s.cout, out_pixels, c) : y;
+          }
+          const double err = max_rel_error(outputs[0], expected);
+          ASSERT_LT(err, 1e-4) << conv.kernel().name << " " << describe(s, batch) << " input NCHWc "
+                               << layouts.input_blocked << " output NCHWc " << layouts.output_blocked << " residual "
+                               << residual << " activation " << static_cast<int>(act.kind);
+          ASSERT_EQ(outputs[0], outputs[1]) << describe(s, batch) << ": 2 threads differ from 1";
+        }
+  }
+}
+
+TEST(BlockedConvKernels, NchwcChannelsMustBeWholeBlocks) {
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    const ConvGeometry s = conv_shape(c + 1, 9, 9, 2 * c, 1, 3, 1, 1, 1, 1, 1);
+    EXPECT_TRUE(kernels::blocked_conv_applies(s, isa, {false, true}));
+    EXPECT_FALSE(kernels::blocked_conv_applies(s, isa, {true, false}));
+    const ConvGeometry t = conv_shape(c, 9, 9, c + 3, 1, 3, 1, 1, 1, 1, 1);
+    EXPECT_TRUE(kernels::blocked_conv_applies(t, isa, {true, false}));
+    EXPECT_FALSE(kernels::blocked_conv_applies(t, isa, {true, true}));
+  }
+}
+
 }  // namespace
 }  // namespace minfer::test

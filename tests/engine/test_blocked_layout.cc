@@ -1,0 +1,132 @@
+// The blocked_layout pass: consecutive convolutions that run faster in NCHWc keep their
+// tensors in it, with Reorder steps where a region starts (a residual that is NCHW) and
+// ends (a reader that is not in the region, never a graph output); the outputs are those
+// of the graph compiled without the pass, and its changes add up to the model's cost.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "engine/engine.h"
+#include "ops/kernels/blocked_conv.h"
+#include "profiler/isa.h"
+#include "tests/op_test_util.h"
+
+namespace minfer {
+namespace {
+
+Tensor tensor(Shape shape, uint32_t seed) {
+  return {shape, test::random_values(num_elements(shape), seed)};
+}
+
+Node conv(const std::string& name, std::vector<std::string> inputs, const std::string& out, int64_t k,
+          int64_t stride = 1) {
+  Node n{name, "Conv", std::move(inputs), {out}, {}};
+  n.attrs.set("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+  n.attrs.set("strides", std::vector<int64_t>{stride, stride});
+  return n;
+}
+
+// x -> Conv 3x3 + Relu -> a; Conv 3x3 (a) + x -> Relu -> b (a residual block); b -> Conv
+// 1x1 stride 2 -> d; d -> GlobalAveragePool -> y; b -> Relu -> z (a reader outside the
+// region); outputs y, z and, with `a_out`, a.
+Graph block_graph(bool a_out) {
+  Graph g;
+  g.source = "<blocked_layout>";
+  g.inputs.push_back({"x", {2, 32, 9, 11}});
+  g.initializers["w1"] = tensor({32, 32, 3, 3}, 1);
+  g.initializers["b1"] = tensor({32}, 2);
+  g.initializers["w2"] = tensor({32, 32, 3, 3}, 3);
+  g.initializers["w3"] = tensor({64, 32, 1, 1}, 4);
+  g.initializers["b3"] = tensor({64}, 5);
+  g.nodes.push_back(conv("conv1", {"x", "w1", "b1"}, "a0", 3));
+  g.nodes.push_back({"relu1", "Relu", {"a0"}, {"a"}, {}});
+  g.nodes.push_back(conv("conv2", {"a", "w2"}, "c", 3));
+  g.nodes.push_back({"add", "Add", {"c", "x"}, {"s"}, {}});
+  g.nodes.push_back({"relu2", "Relu", {"s"}, {"b"}, {}});
+  g.nodes.push_back(conv("down", {"b", "w3", "b3"}, "d", 1, 2));
+  g.nodes.push_back({"pool", "GlobalAveragePool", {"d"}, {"y"}, {}});
+  g.nodes.push_back({"relu3", "Relu", {"b"}, {"z"}, {}});
+  g.outputs = {"y", "z"};
+  if (a_out) g.outputs.push_back("a");
+  return g;
+}
+
+std::vector<float> run(const std::shared_ptr<const CompiledModel>& model, const std::string& output) {
+  Session s(model);
+  s.set_input("x", test::random_values(2 * 32 * 9 * 11, 7));
+  s.run();
+  auto out = s.output(output);
+  return {out.begin(), out.end()};
+}
+
+std::vector<std::string> step_types(const CompiledModel& model) {
+  std::vector<std::string> types;
+  for (const Step& s : model.steps()) types.push_back(s.op_type);
+  return types;
+}
+
+std::string layouts_of(const CompiledModel& model, const std::string& step_prefix) {
+  for (const Step& s : model.steps())
+    if (s.name.rfind(step_prefix, 0) == 0)
+      return s.facts().details.value("tensor_layouts", std::string("(not blocked)"));
+  return "(no step)";
+}
+
+TEST(BlockedLayout, ARegionOfConvolutionsKeepsNchwcBetweenThem) {
+  for (bool a_out : {false, true}) {
+    SCOPED_TRACE(a_out ? "a is a graph output" : "a is internal");
+    const Graph g = block_graph(a_out);
+    auto blocked = compile(g);
+    CompileOptions nchw;
+    nchw.passes.blocked_layout = false;
+    auto plain = compile(g, nchw);
+    for (const std::string& out : g.outputs)
+      EXPECT_LT(test::max_rel_error(run(blocked, out), run(plain, out)), 1e-5) << out;
+    const PassLog& log = blocked->pass_logs().back();
+    ASSERT_EQ(log.pass, "blocked_layout");
+    for (int64_t Cost::*field : {&Cost::macs, &Cost::flops, &Cost::params, &Cost::bytes_read, &Cost::bytes_written}) {
+      int64_t sum = 0;
+      for (const PassLog& p : blocked->pass_logs())
+        for (const PassAction& a : p.actions) sum += a.after.*field - a.before.*field;
+      EXPECT_EQ(sum, blocked->total_cost().*field - blocked->cost_before_passes().*field);
+    }
+    const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(active_isa());
+    if (!k) {  // the scalar target: nothing changes
+      EXPECT_TRUE(log.actions.empty());
+      EXPECT_EQ(step_types(*blocked), step_types(*plain));
+      continue;
+    }
+    const std::string c = "NCHW" + std::to_string(k->lanes) + "c";
+    // x is the residual of conv2's NCHWc output: one Reorder, which conv1 reads too; a,
+    // when a graph output, stays NCHW (conv2 then reads it so); b goes back to NCHW for
+    // relu3 alone; d is NCHW for the pool.
+    const std::vector<std::string> expected = {"Reorder",           "Conv",    "Conv", "Conv",
+                                               "GlobalAveragePool", "Reorder", "Relu"};
+    EXPECT_EQ(step_types(*blocked), expected);
+    EXPECT_EQ(layouts_of(*blocked, "conv1"), c + " -> " + (a_out ? "NCHW" : c));
+    EXPECT_EQ(layouts_of(*blocked, "conv2"), (a_out ? "NCHW" : c) + " -> " + c);
+    EXPECT_EQ(layouts_of(*blocked, "down"), c + " -> NCHW");
+    const Step& first = blocked->steps().front();
+    EXPECT_EQ(first.cost.macs, 0);
+    EXPECT_EQ(first.cost.bytes_read, 2 * 32 * 9 * 11 * 4);
+    EXPECT_EQ(first.cost.bytes_written, 2 * 32 * 9 * 11 * 4);
+    EXPECT_EQ(blocked->values()[static_cast<size_t>(blocked->value_index("b"))].type.shape, (Shape{2, 32, 9, 11}));
+  }
+}
+
+// Off, or on a graph with no convolution that prefers NCHWc, the pass changes nothing.
+TEST(BlockedLayout, OnlyConvolutionsThatPreferItChange) {
+  Graph g;
+  g.source = "<pointwise>";
+  g.inputs.push_back({"x", {1, 32, 8, 8}});
+  g.initializers["w"] = tensor({32, 32, 1, 1}, 1);
+  g.nodes.push_back(conv("pw1", {"x", "w"}, "a", 1));
+  g.nodes.push_back(conv("pw2", {"a", "w"}, "y", 1));
+  g.outputs = {"y"};
+  auto model = compile(g);
+  EXPECT_TRUE(model->pass_logs().back().actions.empty());
+  EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv"}));
+}
+
+}  // namespace
+}  // namespace minfer
