@@ -65,13 +65,13 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
 
 // Where the layer runs faster in NCHWc in and out than in NCHW (bench/conv_bench.cc,
 // the _nchwc cases; docs/performance.md): the layers use_blocked gives the blocked
-// kernel, which then skips its reorders, and 1x1 layers with a stride, which ran as
-// fast as the NCHW kernels in NCHWc. Not the stride-1 1x1 layers: 1.1-1.25x slower in
-// NCHWc than the direct pointwise kernel in NCHW.
+// kernel, which then skips its reorders, and on AVX-512 1x1 layers with a stride, which
+// ran there as fast as the NCHW kernels (on AVX2 1.6x slower). Not the stride-1 1x1
+// layers: 1.1-1.25x slower in NCHWc than the direct pointwise kernel in NCHW.
 bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
   const bool strided_pointwise = g.win.kh * g.win.kw == 1 && (g.win.sh > 1 || g.win.sw > 1);
   return use_blocked(g, constant_weights, isa) ||
-         (constant_weights && strided_pointwise && kernels::blocked_conv_applies(g, isa));
+         (isa == Isa::kAvx512 && constant_weights && strided_pointwise && kernels::blocked_conv_applies(g, isa));
 }
 
 class ConvKernel final : public Kernel {

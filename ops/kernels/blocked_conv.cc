@@ -183,19 +183,18 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         r.dh = win.dh;
         r.dw = win.dw;
         r.blocks = blocks;
-        // Residual plus bias, each residual element read before the sum at its place is
-        // written (the output may be the residual's buffer).
-        if (residual_first)
+        // The residual in the band (nothing to copy when the output is the residual's
+        // buffer), which the first chunk's tiles start from, plus the bias.
+        if (residual_first && rn != yn)
           for (int64_t f = 0; f < blocks; ++f) {
             float* o = sums + f * out_block;
-            const float* res = rn + (o - yn);
-            for (int64_t p = 0; p < rows * s.out_w; ++p)
-              for (int64_t l = 0; l < C; ++l) o[p * C + l] = res[p * C + l] + init[f * C + l];
+            std::copy_n(rn + (o - yn), rows * s.out_w * C, o);
           }
+        r.init_adds_out = residual_first;
         for (int64_t cb0 = 0; cb0 < in_blocks_; cb0 += chunk_blocks_) {
           r.cin_blocks = std::min(chunk_blocks_, in_blocks_ - cb0);
           r.w = weights_.data() + ((gob * in_blocks_ + cb0) * taps) * Ci * C;
-          r.init = cb0 == 0 && !residual_first ? init : nullptr;
+          r.init = cb0 == 0 ? init : nullptr;
           r.activation = in_registers && cb0 + chunk_blocks_ >= in_blocks_ ? &activation : nullptr;
           for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
             r.x = in_c + (((g * in_blocks_ + cb0) * hp + oy * win.sh) * wp) * Ci;

@@ -32,14 +32,15 @@ namespace minfer::kernels {
 // The work of one call of a kernel's row function: `blocks` (<= max_blocks) output
 // blocks of one output row, summed over `cin_blocks` input blocks.
 struct BlockedConvRow {
-  const float* x;      // NCHWc input at the first summed block, the row's top window row, column 0
-  int64_t cin_lanes;   // input channels per input block (the c of the input's layout)
-  int64_t x_block;     // floats between input blocks
-  int64_t x_row;       // floats between padded input rows
-  int64_t cin_blocks;  // input blocks summed
-  const float* w;      // packed weights of the first output block at the first summed input block
-  int64_t w_block;     // floats between output blocks' weights
-  const float* init;   // blocks * c initial sums (the bias), or null: add to what `out` holds
+  const float* x;              // NCHWc input at the first summed block, the row's top window row, column 0
+  int64_t cin_lanes;           // input channels per input block (the c of the input's layout)
+  int64_t x_block;             // floats between input blocks
+  int64_t x_row;               // floats between padded input rows
+  int64_t cin_blocks;          // input blocks summed
+  const float* w;              // packed weights of the first output block at the first summed input block
+  int64_t w_block;             // floats between output blocks' weights
+  const float* init;           // blocks * c initial sums (the bias), or null: add to what `out` holds
+  bool init_adds_out = false;  // with init: start from what `out` holds plus init (a residual there)
   // Applied on the registers before the store (the last chunk of input blocks), or null.
   // Only kinds activation_in_registers() takes.
   const Activation* activation = nullptr;

@@ -22,7 +22,8 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
   if (r.init) {
     for (int f = 0; f < F; ++f) {
       const V b = V::load_unaligned(r.init + f * C);
-      for (int p = 0; p < P; ++p) acc[f][p] = b;
+      for (int p = 0; p < P; ++p)
+        acc[f][p] = r.init_adds_out ? V::load_unaligned(out + f * r.out_block + p * C) + b : b;
     }
   } else {
     for (int f = 0; f < F; ++f)

@@ -18,17 +18,15 @@ Tensor tensor(Shape shape, uint32_t seed) {
   return {shape, test::random_values(num_elements(shape), seed)};
 }
 
-Node conv(const std::string& name, std::vector<std::string> inputs, const std::string& out, int64_t k,
-          int64_t stride = 1) {
+Node conv(const std::string& name, std::vector<std::string> inputs, const std::string& out, int64_t k) {
   Node n{name, "Conv", std::move(inputs), {out}, {}};
   n.attrs.set("pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
-  n.attrs.set("strides", std::vector<int64_t>{stride, stride});
   return n;
 }
 
 // x -> Conv 3x3 + Relu -> a; Conv 3x3 (a) + x -> Relu -> b (a residual block); b -> Conv
-// 1x1 stride 2 -> d; d -> GlobalAveragePool -> y; b -> Relu -> z (a reader outside the
-// region); outputs y, z and, with `a_out`, a.
+// 3x3 -> d; d -> GlobalAveragePool -> y; b -> Relu -> z (a reader outside the region);
+// outputs y, z and, with `a_out`, a.
 Graph block_graph(bool a_out) {
   Graph g;
   g.source = "<blocked_layout>";
@@ -36,14 +34,14 @@ Graph block_graph(bool a_out) {
   g.initializers["w1"] = tensor({32, 32, 3, 3}, 1);
   g.initializers["b1"] = tensor({32}, 2);
   g.initializers["w2"] = tensor({32, 32, 3, 3}, 3);
-  g.initializers["w3"] = tensor({64, 32, 1, 1}, 4);
+  g.initializers["w3"] = tensor({64, 32, 3, 3}, 4);
   g.initializers["b3"] = tensor({64}, 5);
   g.nodes.push_back(conv("conv1", {"x", "w1", "b1"}, "a0", 3));
   g.nodes.push_back({"relu1", "Relu", {"a0"}, {"a"}, {}});
   g.nodes.push_back(conv("conv2", {"a", "w2"}, "c", 3));
   g.nodes.push_back({"add", "Add", {"c", "x"}, {"s"}, {}});
   g.nodes.push_back({"relu2", "Relu", {"s"}, {"b"}, {}});
-  g.nodes.push_back(conv("down", {"b", "w3", "b3"}, "d", 1, 2));
+  g.nodes.push_back(conv("down", {"b", "w3", "b3"}, "d", 3));
   g.nodes.push_back({"pool", "GlobalAveragePool", {"d"}, {"y"}, {}});
   g.nodes.push_back({"relu3", "Relu", {"b"}, {"z"}, {}});
   g.outputs = {"y", "z"};

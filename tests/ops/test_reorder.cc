@@ -1,0 +1,57 @@
+// Reorder between NCHW and NCHWc: element order against an index loop written here,
+// the round trip, its cost (bytes only) and the refusals.
+#include <gtest/gtest.h>
+
+#include "tests/op_test_util.h"
+
+namespace minfer::test {
+namespace {
+
+Attributes reorder_to(const std::string& to, int64_t lanes) {
+  Attributes a;
+  a.set("to", to);
+  a.set("lanes", lanes);
+  return a;
+}
+
+TEST(Reorder, NchwToNchwcAndBack) {
+  for (int64_t c : {4, 8, 16})
+    for (int threads : {1, 2}) {
+      const int64_t n = 2, channels = 3 * c, h = 5, w = 7;
+      const std::vector<float> x = iota_values(n * channels * h * w);
+      const OpResult to = run_op("Reorder", {input({n, channels, h, w}, x)}, reorder_to("NCHWc", c), 1, threads);
+      ASSERT_EQ(to.shapes[0], (Shape{n, channels / c, h, w, c}));
+      std::vector<float> want(x.size());
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t ch = 0; ch < channels; ++ch)
+          for (int64_t p = 0; p < h * w; ++p)
+            want[((b * channels / c + ch / c) * h * w + p) * c + ch % c] = x[(b * channels + ch) * h * w + p];
+      EXPECT_EQ(to.outputs[0], want) << c << " lanes";
+      const OpResult back =
+          run_op("Reorder", {input({n, channels / c, h, w, c}, want)}, reorder_to("NCHW", c), 1, threads);
+      ASSERT_EQ(back.shapes[0], (Shape{n, channels, h, w}));
+      EXPECT_EQ(back.outputs[0], x) << c << " lanes";
+      EXPECT_EQ(to.cost.macs, 0);
+      EXPECT_EQ(to.cost.flops, 0);
+      EXPECT_EQ(to.cost.bytes_read, n * channels * h * w * 4);
+      EXPECT_EQ(to.cost.bytes_written, n * channels * h * w * 4);
+    }
+}
+
+TEST(Reorder, RefusesChannelsThatAreNotWholeBlocksAndBadAttributes) {
+  EXPECT_NE(compile_error("Reorder", {input({1, 12, 2, 2}, iota_values(48))}, reorder_to("NCHWc", 8))
+                .find("has no NCHW8c layout"),
+            std::string::npos);
+  EXPECT_NE(compile_error("Reorder", {input({1, 2, 2, 2, 4}, iota_values(32))}, reorder_to("NCHW", 8))
+                .find("is not laid out NCHW8c"),
+            std::string::npos);
+  EXPECT_NE(compile_error("Reorder", {input({1, 8, 2, 2}, iota_values(32))}, reorder_to("NHWC", 8))
+                .find("attribute 'to' must be NCHW or NCHWc"),
+            std::string::npos);
+  EXPECT_NE(compile_error("Reorder", {input({1, 8, 2, 2}, iota_values(32))}, reorder_to("NCHWc", 0))
+                .find("attribute 'lanes' must be positive"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace minfer::test
