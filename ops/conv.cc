@@ -63,15 +63,16 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
   return constant_weights && g.win.kh * g.win.kw > 1 && kernels::blocked_conv_applies(g, isa);
 }
 
-// Where the layer runs faster in NCHWc in and out than in NCHW (bench/conv_bench.cc,
-// the _nchwc cases; docs/performance.md): the layers use_blocked gives the blocked
-// kernel, which then skips its reorders, and on AVX-512 1x1 layers with a stride, which
-// ran there as fast as the NCHW kernels (on AVX2 1.6x slower). Not the stride-1 1x1
-// layers: 1.1-1.25x slower in NCHWc than the direct pointwise kernel in NCHW.
+// Where the layer runs at least as fast in NCHWc in and out as in NCHW
+// (bench/conv_bench.cc, the _nchwc cases; docs/performance.md): the layers use_blocked
+// gives the blocked kernel, which then skips its reorders, and on AVX-512 1x1 layers
+// with a stride or with 128 input channels or more (0.89-0.99x the NCHW kernels' time;
+// with fewer, 1.05-1.36x; on AVX2 strided ones took 1.6x).
 bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
-  const bool strided_pointwise = g.win.kh * g.win.kw == 1 && (g.win.sh > 1 || g.win.sw > 1);
+  const bool pointwise = g.win.kh * g.win.kw == 1, strided = g.win.sh > 1 || g.win.sw > 1;
   return use_blocked(g, constant_weights, isa) ||
-         (isa == Isa::kAvx512 && constant_weights && strided_pointwise && kernels::blocked_conv_applies(g, isa));
+         (isa == Isa::kAvx512 && constant_weights && pointwise && (strided || g.cin_per_group() >= 128) &&
+          kernels::blocked_conv_applies(g, isa));
 }
 
 class ConvKernel final : public Kernel {
@@ -333,6 +334,9 @@ class ConvOp final : public Op {
     s.input = kernels::blocked_conv_applies(g, isa, {true, false});
     s.output = kernels::blocked_conv_applies(g, isa, {false, true});
     s.preferred = (s.input || s.output) && prefers_blocked(g, weights, isa);
+    // A layer the blocked kernel takes in NCHW reorders its input anyway; a 1x1 one in
+    // NCHW runs the direct pointwise kernel, which reads NCHW as it is.
+    s.starts_region = use_blocked(g, weights, isa);
     if (residual_) s.residual_input = 3;
     return s;
   }

@@ -48,6 +48,9 @@ struct BlockedLayoutSupport {
   bool output = false;      // output 0 may be NCHWc (with residual_input laid out as it)
   bool preferred = false;   // in NCHWc it measured faster than in NCHW (docs/performance.md)
   int residual_input = -1;  // the input that is in output 0's layout (Conv's fused residual), or -1
+  // It may read NCHW and write NCHWc (reordering its input itself as it would anyway);
+  // else it writes NCHWc only from an NCHWc input.
+  bool starts_region = false;
 };
 
 // A node's inputs with their inferred outputs: what cost and binding work from.

@@ -26,23 +26,37 @@ std::vector<BlockedLayoutSupport> members(const CompileGraph& g, Isa isa) {
   return support;
 }
 
-// Which members write NCHWc, last node first: those whose output a member reads as its
-// input 0 or as the residual of an NCHWc output; never a graph output.
+// Which members write NCHWc: those whose output a member reads as its input 0 or as the
+// residual of an NCHWc output, which may start a region or read an NCHWc input; never a
+// graph output. From every member that can, each round drops the ones that no longer
+// qualify (last node first, so a reader's choice counts), until none changes.
 std::vector<bool> blocked_outputs(const CompileGraph& g, const std::vector<BlockedLayoutSupport>& support) {
   const TensorUses uses(g);
-  std::vector<bool> blocked(g.size(), false);
-  for (size_t i = g.size(); i-- > 0;) {
-    if (!support[i].output) continue;
-    const std::string& t = g.node(i).outputs[0];
-    const auto readers = uses.readers.find(t);
-    if (g.is_graph_output(t) || readers == uses.readers.end()) continue;
-    for (size_t r : readers->second) {
-      const Node& reader = g.node(r);
-      const int residual = support[r].residual_input;
-      if ((support[r].input && reader.inputs[0] == t) ||
-          (blocked[r] && residual >= 0 && static_cast<size_t>(residual) < reader.inputs.size() &&
-           reader.inputs[static_cast<size_t>(residual)] == t))
-        blocked[i] = true;
+  std::vector<bool> blocked(g.size());
+  for (size_t i = 0; i < g.size(); ++i) blocked[i] = support[i].output;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i = g.size(); i-- > 0;) {
+      if (!blocked[i]) continue;
+      const Node& node = g.node(i);
+      const std::string& t = node.outputs[0];
+      const auto producer = uses.producer.find(node.inputs[0]);
+      const bool input_blocked = producer != uses.producer.end() && blocked[producer->second] && support[i].input;
+      bool wanted = false;
+      const auto readers = uses.readers.find(t);
+      if (!g.is_graph_output(t) && readers != uses.readers.end())
+        for (size_t r : readers->second) {
+          const Node& reader = g.node(r);
+          const int residual = support[r].residual_input;
+          if ((support[r].input && reader.inputs[0] == t) ||
+              (blocked[r] && residual >= 0 && static_cast<size_t>(residual) < reader.inputs.size() &&
+               reader.inputs[static_cast<size_t>(residual)] == t))
+            wanted = true;
+        }
+      if (!wanted || !(support[i].starts_region || input_blocked)) {
+        blocked[i] = false;
+        changed = true;
+      }
     }
   }
   return blocked;

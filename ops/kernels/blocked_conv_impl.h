@@ -44,7 +44,11 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
         for (int f = 0; f < F; ++f) acc[f][p] = multiply_add_broadcast(w[f], xp + p * pixel + ci, acc[f][p]);
     }
   };
-  if (r.cin_lanes == C) {
+  if (r.cin_lanes == C && taps == 1) {
+    // 1x1 windows: one loop over the input blocks, as over the taps below (nested in a
+    // loop over blocks, GCC stored and reloaded every accumulator around each block).
+    for (int64_t cb = 0; cb < r.cin_blocks; ++cb) sum(x + cb * r.x_block, r.w + cb * C * C, C, r.sw * C);
+  } else if (r.cin_lanes == C) {
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
       const float* xb = x + cb * r.x_block;
       const float* wb = r.w + cb * taps * C * C;
