@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "graph/errors.h"
+#include "ops/kernels/blocked_conv.h"
 
 namespace minfer {
 
@@ -16,6 +17,11 @@ Shape unblocked_shape(const Shape& nchwc, int64_t lanes) {
   if (nchwc.size() != 5 || nchwc[4] != lanes)
     throw OpError(fmt::format("input {} is not laid out {}", shape_str(nchwc), layout_name(lanes)));
   return {nchwc[0], nchwc[1] * lanes, nchwc[2], nchwc[3]};
+}
+
+int64_t blocked_lanes(Isa isa) {
+  const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(isa);
+  return k ? k->lanes : 0;
 }
 
 std::string layout_name(int64_t lanes) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "graph/shape.h"
+#include "profiler/isa.h"
 
 namespace minfer {
 
@@ -24,5 +25,7 @@ Shape blocked_shape(const Shape& nchw, int64_t lanes);
 Shape unblocked_shape(const Shape& nchwc, int64_t lanes);
 // "NCHW16c" for 16 lanes, "NCHW" for 0.
 std::string layout_name(int64_t lanes);
+// The c of isa's blocked kernels (the blocked convolution's lanes), 0 without them.
+int64_t blocked_lanes(Isa isa);
 
 }  // namespace minfer

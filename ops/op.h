@@ -51,6 +51,9 @@ struct BlockedLayoutSupport {
   // It may read NCHW and write NCHWc (reordering its input itself as it would anyway);
   // else it writes NCHWc only from an NCHWc input.
   bool starts_region = false;
+  // Every data input is in output 0's layout (Concat, pools): in NCHWc only with all of
+  // them NCHWc.
+  bool same_layout = false;
 };
 
 // A node's inputs with their inferred outputs: what cost and binding work from.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/blocked_layout.h"
 #include "ops/kernels/max_pool.h"
 #include "ops/kernels/plane_means.h"
 #include "ops/kernels/threads.h"
@@ -40,12 +41,14 @@ struct PoolGeometry {
 
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad, Isa isa, int threads)
-      : Kernel({}), g_(g), kind_(kind), count_include_pad_(count_include_pad) {
+  PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad, Isa isa, int threads, int64_t lanes)
+      : Kernel({}), g_(g), kind_(kind), count_include_pad_(count_include_pad), lanes_(lanes), isa_(isa) {
     plane_ = {g.h, g.w, g.out_h, g.out_w, g.win};
-    if (kind == PoolKind::kMax) simd_ = kernels::find_max_pool_kernel(plane_, isa);
+    if (kind == PoolKind::kMax && !lanes) simd_ = kernels::find_max_pool_kernel(plane_, isa);
     KernelFacts& f = mutable_facts();
-    f.kernel = simd_ ? "max_pool_simd" : "pool_generic";
+    f.kernel = lanes ? "max_pool_nchwc" : simd_ ? "max_pool_simd" : "pool_generic";
+    if (lanes) f.details["variant"] = fmt::format("max_pool_f32_nchw{}c_{}", lanes, isa_name(isa));
+    if (lanes) f.details["tensor_layouts"] = fmt::format("{} -> {}", layout_name(lanes), layout_name(lanes));
     if (simd_) {
       f.details["variant"] = simd_->name;
       f.workspace_bytes =
@@ -69,6 +72,8 @@ class PoolKernel final : public Kernel {
            Workspace workspace) const override {
     const PoolGeometry& g = g_;
     const int64_t planes = g.batch * g.channels;
+    if (lanes_)
+      return kernels::max_pool2d_nchwc(isa_, plane_, planes / lanes_, in[0].f32(), out[0].f32(), ctx.num_threads);
     if (simd_)
       return kernels::max_pool2d(*simd_, plane_, planes, in[0].f32(), out[0].f32(), workspace.floats(),
                                  ctx.num_threads);
@@ -130,6 +135,8 @@ class PoolKernel final : public Kernel {
   const PoolGeometry g_;
   const PoolKind kind_;
   const bool count_include_pad_;
+  const int64_t lanes_;  // NCHWc's c, 0 for NCHW
+  const Isa isa_;
   kernels::PoolShape plane_;                      // one plane's geometry, for the SIMD kernel
   const kernels::MaxPoolKernel* simd_ = nullptr;  // null: the generic loop
   std::vector<int64_t> columns_inside_;           // per output column: window columns inside the input
@@ -140,9 +147,13 @@ class PoolOp final : public Op {
  public:
   PoolOp(const Node& node, PoolKind kind) : kind_(kind) {
     if (kind == PoolKind::kMax) {
-      node.attrs.check_known(
-          {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order"});
+      node.attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "storage_order",
+                              kBlockedInputAttr, kBlockedOutputAttr});
       if (node.attrs.get_int("storage_order", 0) != 0) throw UnsupportedError("storage_order=1 is not supported");
+      // Set by blocked_layout: input and output NCHWc.
+      lanes_ = node.attrs.get_int(kBlockedInputAttr, 0);
+      if (lanes_ != node.attrs.get_int(kBlockedOutputAttr, 0))
+        throw OpError("attributes 'blocked_input' and 'blocked_output' must be equal");
     } else {
       node.attrs.check_known(
           {"kernel_shape", "strides", "dilations", "pads", "auto_pad", "ceil_mode", "count_include_pad"});
@@ -162,6 +173,7 @@ class PoolOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     const PoolGeometry g = geometry(in);
+    if (lanes_) return {{DType::kFloat32, blocked_shape({g.batch, g.channels, g.out_h, g.out_w}, lanes_)}};
     return {{DType::kFloat32, window_output_shape(in[0].shape(), g.channels, g.out_h, g.out_w)}};
   }
 
@@ -173,14 +185,30 @@ class PoolOp final : public Op {
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
-    return std::make_unique<PoolKernel>(geometry(sig.inputs), kind_, count_include_pad_, ctx.isa, ctx.num_threads);
+    if (lanes_ && lanes_ != blocked_lanes(ctx.isa))
+      throw UnsupportedError(
+          fmt::format("the {} layout has no max pool kernel on {}", layout_name(lanes_), isa_name(ctx.isa)));
+    return std::make_unique<PoolKernel>(geometry(sig.inputs), kind_, count_include_pad_, ctx.isa, ctx.num_threads,
+                                        lanes_);
+  }
+
+  // A 2-D max pool over channels in whole blocks: one vector max per tap and C channels,
+  // where the NCHW kernels take a plane at a time.
+  BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
+    const int64_t lanes = blocked_lanes(isa);
+    const Shape& x = sig.inputs[0].shape();
+    if (kind_ != PoolKind::kMax || !lanes || x.size() != 4 || x[1] % lanes != 0 || sig.inputs[0].constant) return {};
+    BlockedLayoutSupport s;
+    s.lanes = lanes;
+    s.input = s.output = s.preferred = s.same_layout = true;
+    return s;
   }
 
  private:
   PoolGeometry geometry(std::span<const OpInput> in) const {
     check_input_count(in, 1, 1);
     require_float(in);
-    const Shape& x = in[0].shape();
+    const Shape x = lanes_ ? unblocked_shape(in[0].shape(), lanes_) : in[0].shape();
     PoolGeometry g;
     spatial_dims_2d(x, g.h, g.w);
     g.batch = x[0];
@@ -194,6 +222,7 @@ class PoolOp final : public Op {
   PoolKind kind_;
   bool count_include_pad_ = false;
   WindowAttrs attrs_;
+  int64_t lanes_ = 0;  // NCHWc's c for an NCHWc MaxPool, 0 for NCHW
 };
 
 // Global pools reduce each channel plane to one value: FLOPs = input elements.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "ops/blocked_layout.h"
 #include "ops/op_helpers.h"
 
 namespace minfer {
@@ -197,13 +198,20 @@ class IdentityOp final : public SameDataOp {
 class ConcatOp final : public Op {
  public:
   explicit ConcatOp(const Node& node) {
-    node.attrs.check_known({"axis"});
+    node.attrs.check_known({"axis", kBlockedInputAttr, kBlockedOutputAttr});
     if (!node.attrs.has("axis")) throw OpError("attribute 'axis' is required");
     axis_ = node.attrs.get_int("axis", 0);
+    // Set by blocked_layout: the inputs and the output are NCHWc, joined along the blocks.
+    lanes_ = node.attrs.get_int(kBlockedInputAttr, 0);
+    if (lanes_ != node.attrs.get_int(kBlockedOutputAttr, 0))
+      throw OpError("attributes 'blocked_input' and 'blocked_output' must be equal");
+    if (lanes_ && axis_ != 1) throw OpError("an NCHWc Concat joins along axis 1");
   }
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     if (in.empty()) throw OpError("Concat needs at least one input");
     Shape y = required_shape(in, 0, "input");
+    if (lanes_)  // every input 5-D with c lanes last (their channel blocks are joined)
+      for (size_t i = 0; i < in.size(); ++i) unblocked_shape(required_shape(in, i, "input"), lanes_);
     const int64_t a = normalize_axis(axis_, static_cast<int64_t>(y.size()));
     for (size_t i = 1; i < in.size(); ++i) {
       const Shape& s = required_shape(in, i, "input");
@@ -217,6 +225,20 @@ class ConcatOp final : public Op {
     return {{in[0].dtype(), y}};
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
+  // Channels joined in whole blocks are NCHWc's blocks joined: the same copies.
+  BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
+    const int64_t lanes = blocked_lanes(isa);
+    if (!lanes || sig.inputs.empty()) return {};
+    for (const OpInput& in : sig.inputs) {
+      const Shape& s = in.shape();
+      if (!in.present || in.constant || in.dtype() != DType::kFloat32 || s.size() != 4 || s[1] % lanes != 0) return {};
+    }
+    if (normalize_axis(axis_, 4) != 1) return {};
+    BlockedLayoutSupport support;
+    support.lanes = lanes;
+    support.input = support.output = support.preferred = support.same_layout = true;
+    return support;
+  }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const Shape& ys = sig.outputs[0].shape();
     const size_t a = static_cast<size_t>(normalize_axis(axis_, static_cast<int64_t>(ys.size())));
@@ -239,6 +261,7 @@ class ConcatOp final : public Op {
 
  private:
   int64_t axis_;
+  int64_t lanes_ = 0;  // of NCHWc inputs and output, 0 for any other layout
 };
 
 // Moves elements of `Bytes` bytes each: the output index walks like an odometer while

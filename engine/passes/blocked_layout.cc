@@ -26,10 +26,10 @@ std::vector<BlockedLayoutSupport> members(const CompileGraph& g, Isa isa) {
   return support;
 }
 
-// Which members write NCHWc: those whose output a member reads as its input 0 or as the
-// residual of an NCHWc output, which may start a region or read an NCHWc input; never a
-// graph output. From every member that can, each round drops the ones that no longer
-// qualify (last node first, so a reader's choice counts), until none changes.
+// Which members write NCHWc: those whose output a member reads as its input 0, as the
+// residual of an NCHWc output or as any input of a same-layout op in the region, and
+// which may start a region or read NCHWc inputs; never a graph output. From every member that can, each round drops the
+// ones that no longer qualify (last node first, so a reader's choice counts), until none changes.
 std::vector<bool> blocked_outputs(const CompileGraph& g, const std::vector<BlockedLayoutSupport>& support) {
   const TensorUses uses(g);
   std::vector<bool> blocked(g.size());
@@ -40,15 +40,22 @@ std::vector<bool> blocked_outputs(const CompileGraph& g, const std::vector<Block
       if (!blocked[i]) continue;
       const Node& node = g.node(i);
       const std::string& t = node.outputs[0];
-      const auto producer = uses.producer.find(node.inputs[0]);
-      const bool input_blocked = producer != uses.producer.end() && blocked[producer->second] && support[i].input;
+      // Input 0 written NCHWc; for a same-layout op, every input.
+      const auto written_blocked = [&](const std::string& in) {
+        const auto producer = uses.producer.find(in);
+        return producer != uses.producer.end() && blocked[producer->second];
+      };
+      bool input_blocked = support[i].input && written_blocked(node.inputs[0]);
+      if (support[i].same_layout)
+        for (const std::string& in : node.inputs) input_blocked = input_blocked && written_blocked(in);
       bool wanted = false;
       const auto readers = uses.readers.find(t);
       if (!g.is_graph_output(t) && readers != uses.readers.end())
         for (size_t r : readers->second) {
           const Node& reader = g.node(r);
           const int residual = support[r].residual_input;
-          if ((support[r].input && reader.inputs[0] == t) ||
+          const bool reads_all = support[r].same_layout && blocked[r];
+          if (reads_all || (support[r].input && !support[r].same_layout && reader.inputs[0] == t) ||
               (blocked[r] && residual >= 0 && static_cast<size_t>(residual) < reader.inputs.size() &&
                reader.inputs[static_cast<size_t>(residual)] == t))
             wanted = true;
@@ -113,10 +120,17 @@ PassLog blocked_layout(CompileGraph& g, Isa isa) {
         i = reorder(i, t, b, true);
         blocked_of[t] = b;
       }
+      // A same-layout op in the region reads every input NCHWc (their producers write it).
+      const bool all = s.same_layout && out_lanes;
       const bool residual = out_lanes && s.residual_input == static_cast<int>(k);
-      if ((k == 0 && s.input && blocked_of.count(t)) || residual) {
+      if (all || (k == 0 && s.input && blocked_of.count(t)) || residual) {
+        if (!blocked_of.count(t)) {
+          const std::string b = g.unique_name(t + "@" + layout_name(lanes));
+          i = reorder(i, t, b, true);
+          blocked_of[t] = b;
+        }
         inputs[k] = blocked_of[t];
-        if (k == 0) in_lanes = s.lanes;
+        if (k == 0 || all) in_lanes = s.lanes;
       } else if (only_blocked.count(t)) {
         i = reorder(i, blocked_of[t], t, false);
         only_blocked.erase(t);

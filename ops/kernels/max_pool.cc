@@ -72,6 +72,18 @@ int64_t max_pool_workspace_floats(const MaxPoolKernel& k, const PoolShape& s, in
   return checked_mul({max_pool_layout(k, s).scratch_floats, threads_for(s, planes, threads)});
 }
 
+void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads) {
+  const MaxPoolKernel& k = isa == Isa::kAvx2 ? max_pool_kernels_avx2[0] : max_pool_kernels_avx512[0];
+  const int64_t rows = blocks * s.out_h;
+  const int team = threads_worth_starting(checked_mul({rows, s.out_w, k.lanes, s.win.kh, s.win.kw}), rows, threads,
+                                          Work::kStreaming);
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    const int t = omp_get_thread_num(), n = omp_get_num_threads();
+    k.run_nchwc_rows(s, x, y, rows * t / n, rows * (t + 1) / n);
+  }
+}
+
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
                 std::span<float> workspace, int threads) {
   const MaxPoolLayout l = max_pool_layout(k, s);

@@ -74,6 +74,10 @@ struct MaxPoolKernel {
   // Planes [begin, end) of x to y, one after the other, through l.scratch_floats of scratch.
   void (*run_planes)(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
                      float* scratch);
+  // NCHWc with c = lanes (any stride and dilation): output rows [begin, end) of all the
+  // blocks' planes (row r is block r / out_h's row r % out_h), each output pixel the
+  // nan_max of its window's c-lane vectors inside the input, in window order.
+  void (*run_nchwc_rows)(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
 };
 
 // The kernel for s on target isa, or nullptr (a horizontal stride other than 1 and 2, a
@@ -91,6 +95,10 @@ int64_t max_pool_workspace_floats(const MaxPoolKernel& k, const PoolShape& s, in
 // one thread.
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
                 std::span<float> workspace, int threads);
+
+// The same in NCHWc ([blocks, h, w, c] -> [blocks, out_h, out_w, c], c the lanes of
+// isa's kernels, which must exist), threads splitting the output rows.
+void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads);
 
 // Defined in max_pool_<isa>.cc (strides 1 and 2); constant-initialised. The scalar
 // target has none: ops/pool.cc's generic loop is its kernel.

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ops/kernels/max_pool.h"
@@ -582,9 +583,43 @@ void max_pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const fl
   }
 }
 
+// The window taps [begin, end) of k taps d apart from `start` that land in [0, limit).
+inline std::pair<int64_t, int64_t> taps_within(int64_t start, int64_t k, int64_t d, int64_t limit) {
+  const int64_t begin = start >= 0 ? 0 : (-start + d - 1) / d;
+  const int64_t end = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
+  return {begin, std::max(begin, end)};
+}
+
+template <class V>
+void max_pool_nchwc_rows(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end) {
+  constexpr int64_t C = V::size;
+  const Window2d& w = s.win;
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t oy = row % s.out_h, iy0 = oy * w.sh - w.pad_top;
+    const float* xb = x + row / s.out_h * s.h * s.w * C;
+    float* yr = y + row * s.out_w * C;
+    const auto [ki0, ki1] = taps_within(iy0, w.kh, w.dh, s.h);
+    for (int64_t ox = 0; ox < s.out_w; ++ox) {
+      const int64_t ix0 = ox * w.sw - w.pad_left;
+      const auto [kj0, kj1] = taps_within(ix0, w.kw, w.dw, s.w);
+      V acc(kMinusInf);
+      for (int64_t ki = ki0; ki < ki1; ++ki) {
+        const float* xr = xb + ((iy0 + ki * w.dh) * s.w + ix0) * C;
+        for (int64_t kj = kj0; kj < kj1; ++kj) acc = max_keep_nan(acc, V::load_unaligned(xr + kj * w.dw * C));
+      }
+      acc.store_unaligned(yr + ox * C);
+    }
+  }
+}
+
 template <class V>
 constexpr MaxPoolKernel max_pool_kernel(Isa isa, const char* name, int stride) {
-  return {name, isa, static_cast<int>(V::size), stride, stride == 1 ? &max_pool_planes<V, 1> : &max_pool_planes<V, 2>};
+  return {name,
+          isa,
+          static_cast<int>(V::size),
+          stride,
+          stride == 1 ? &max_pool_planes<V, 1> : &max_pool_planes<V, 2>,
+          &max_pool_nchwc_rows<V>};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "engine/engine.h"
+#include "ops/blocked_layout.h"
 #include "ops/kernels/blocked_conv.h"
 #include "profiler/isa.h"
 #include "tests/op_test_util.h"
@@ -109,6 +110,49 @@ TEST(BlockedLayout, ARegionOfConvolutionsKeepsNchwcBetweenThem) {
     EXPECT_EQ(first.cost.bytes_read, 2 * 32 * 9 * 11 * 4);
     EXPECT_EQ(first.cost.bytes_written, 2 * 32 * 9 * 11 * 4);
     EXPECT_EQ(blocked->values()[static_cast<size_t>(blocked->value_index("b"))].type.shape, (Shape{2, 32, 9, 11}));
+  }
+}
+
+// A Concat of two NCHWc outputs and a max pool after it stay in the region: x -> Conv
+// 3x3 -> a, x -> Conv 3x3 -> b, Concat(a, b) -> m, MaxPool 3x3 / 2 -> p, Conv 3x3 -> y.
+TEST(BlockedLayout, ConcatsAndMaxPoolsOfNchwcTensorsJoinTheRegion) {
+  Graph g;
+  g.source = "<concat_pool>";
+  g.inputs.push_back({"x", {1, 32, 12, 13}});
+  g.initializers["wa"] = tensor({32, 32, 3, 3}, 1);
+  g.initializers["wb"] = tensor({16, 32, 3, 3}, 2);
+  g.initializers["wy"] = tensor({32, 48, 3, 3}, 3);
+  g.nodes.push_back(conv("conv_a", {"x", "wa"}, "a", 3));
+  g.nodes.push_back(conv("conv_b", {"x", "wb"}, "b", 3));
+  Node concat{"concat", "Concat", {"a", "b"}, {"m"}, {}};
+  concat.attrs.set("axis", int64_t{1});
+  g.nodes.push_back(concat);
+  Node pool{"pool", "MaxPool", {"m"}, {"p"}, {}};
+  pool.attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  pool.attrs.set("strides", std::vector<int64_t>{2, 2});
+  pool.attrs.set("ceil_mode", int64_t{1});
+  g.nodes.push_back(pool);
+  g.nodes.push_back(conv("conv_y", {"p", "wy"}, "y", 3));
+  g.outputs = {"y"};
+  auto blocked = compile(g);
+  CompileOptions nchw;
+  nchw.passes.blocked_layout = false;
+  Session a(blocked), b(compile(g, nchw));
+  const std::vector<float> x = test::random_values(32 * 12 * 13, 9);
+  a.set_input("x", x);
+  b.set_input("x", x);
+  a.run();
+  b.run();
+  const auto ya = a.output("y"), yb = b.output("y");
+  EXPECT_LT(test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()}), 1e-5);
+  const int64_t c = blocked_lanes(active_isa());
+  // 16 channels of conv_b are a whole block on both SIMD targets.
+  EXPECT_EQ(step_types(*blocked), (std::vector<std::string>{"Conv", "Conv", "Concat", "MaxPool", "Conv"}));
+  for (const Node& n : blocked->graph().nodes) {
+    SCOPED_TRACE(n.name);
+    const int64_t in = n.attrs.get_int("blocked_input", 0), out = n.attrs.get_int("blocked_output", 0);
+    EXPECT_EQ(in, n.name.rfind("conv_", 0) == 0 && n.name != "conv_y" ? 0 : c);
+    EXPECT_EQ(out, n.name == "conv_y" ? 0 : c);
   }
 }
 

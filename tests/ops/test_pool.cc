@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/blocked_layout.h"
+#include "profiler/isa.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -140,6 +142,65 @@ TEST(Pool, AWindowFarWiderThanItsInputCostsOnlyTheTapsThatLand) {
     const OpResult r = run_op(op, {input({1, 1, 1, 1}, {3.0f})}, a);
     EXPECT_EQ(r.shapes[0], (Shape{1, 1, 1, 1}));
     EXPECT_FLOAT_EQ(r.outputs[0][0], std::string(op) == "MaxPool" ? 3.0f : 3.0f / 2147483647.0f);
+  }
+}
+
+}  // namespace
+}  // namespace minfer::test
+
+namespace minfer::test {
+namespace {
+
+// NCHW [n, channels, pixels] -> NCHWc, index by index.
+std::vector<float> blocked(const std::vector<float>& x, int64_t n, int64_t channels, int64_t pixels, int64_t c) {
+  std::vector<float> y(x.size());
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t p = 0; p < pixels; ++p)
+        y[((b * channels + ch / c * c) * pixels + p * c) + ch % c] = x[(b * channels + ch) * pixels + p];
+  return y;
+}
+
+// MaxPool on an NCHWc input (the blocked_layout pass's attributes) gives the NCHW
+// MaxPool's values in NCHWc, NaNs where they are, for strides, dilation, padding and
+// ceil_mode; 1 and 2 threads alike.
+TEST(Pool, MaxPoolInNchwcMatchesNchw) {
+  const int64_t c = blocked_lanes(active_isa());
+  if (!c) GTEST_SKIP() << "no NCHWc kernels on the scalar target";
+  struct Case {
+    int64_t h, w, k, stride, dilation, pad;
+    bool ceil;
+  };
+  const std::vector<Case> cases = {{9, 11, 3, 1, 1, 1, false},  {13, 13, 3, 2, 1, 0, true}, {12, 9, 2, 2, 1, 0, false},
+                                   {10, 14, 3, 2, 2, 1, false}, {7, 7, 5, 1, 1, 2, false},  {27, 27, 3, 2, 1, 0, true}};
+  uint32_t seed = 1;
+  for (const Case& k : cases) {
+    const int64_t n = 2, channels = 2 * c;
+    std::vector<float> x = random_values(n * channels * k.h * k.w, seed++);
+    x[5] = x[x.size() / 3] = std::numeric_limits<float>::quiet_NaN();
+    Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{k.k, k.k});
+    a.set("strides", std::vector<int64_t>{k.stride, k.stride});
+    a.set("dilations", std::vector<int64_t>{k.dilation, k.dilation});
+    a.set("pads", std::vector<int64_t>{k.pad, k.pad, k.pad, k.pad});
+    a.set("ceil_mode", int64_t{k.ceil});
+    const OpResult nchw = run_op("MaxPool", {input({n, channels, k.h, k.w}, x)}, a);
+    const Shape& ys = nchw.shapes[0];
+    Attributes b = a;
+    b.set("blocked_input", c);
+    b.set("blocked_output", c);
+    for (int threads : {1, 2}) {
+      const OpResult r = run_op(
+          "MaxPool", {input({n, channels / c, k.h, k.w, c}, blocked(x, n, channels, k.h * k.w, c))}, b, 1, threads);
+      ASSERT_EQ(r.shapes[0], (Shape{n, channels / c, ys[2], ys[3], c}));
+      const std::vector<float> want = blocked(nchw.outputs[0], n, channels, ys[2] * ys[3], c);
+      ASSERT_EQ(r.outputs[0].size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_TRUE(r.outputs[0][i] == want[i] || (std::isnan(r.outputs[0][i]) && std::isnan(want[i])))
+            << "element " << i << " case " << k.h << "x" << k.w << " k" << k.k << " s" << k.stride;
+      EXPECT_EQ(r.cost.flops, nchw.cost.flops);
+      EXPECT_EQ(r.kind, nchw.kind);
+    }
   }
 }
 
