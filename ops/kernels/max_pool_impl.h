@@ -601,7 +601,9 @@ void max_pool_nchwc_rows(const PoolShape& s, const float* x, float* y, int64_t b
     const auto [ki0, ki1] = taps_within(iy0, w.kh, w.dh, s.h);
     for (int64_t ox = 0; ox < s.out_w; ++ox) {
       const int64_t ix0 = ox * w.sw - w.pad_left;
-      const auto [kj0, kj1] = taps_within(ix0, w.kw, w.dw, s.w);
+      // Columns whose window lies inside need no divisions (they took a third of the time).
+      const bool inside = ix0 >= 0 && ix0 + (w.kw - 1) * w.dw < s.w;
+      const auto [kj0, kj1] = inside ? std::pair<int64_t, int64_t>{0, w.kw} : taps_within(ix0, w.kw, w.dw, s.w);
       V acc(kMinusInf);
       for (int64_t ki = ki0; ki < ki1; ++ki) {
         const float* xr = xb + ((iy0 + ki * w.dh) * s.w + ix0) * C;
