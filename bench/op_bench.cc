@@ -7,7 +7,8 @@
 //   - the element-wise activations (Sigmoid, Swish, HardSwish) and the squeeze-excitation
 //     gate (x[1,C,H,W] * s[1,C,1,1]) on EfficientNet/MobileNetV3 shapes, one thread;
 //   - Softmax over a transformer's attention weights, and Exp;
-//   - MaxPool 3x3 with strides 2 and 1 (ResNet's stem, GoogLeNet's inception branches);
+//   - MaxPool 3x3 with strides 2 and 1 (ResNet's stem, GoogLeNet's inception branches),
+//     in NCHW and in NCHWc;
 //   - the cost of the profiler: MobileNetV2 run with per-step timing on and off.
 // GFLOP/s by the op's own cost (Cost::flops). One-thread rates use CPU time, two-thread
 // rates wall time. Run: build/bench/op_bench [--benchmark_filter=...]
@@ -23,6 +24,7 @@
 #include "engine/compiled_model.h"
 #include "engine/session.h"
 #include "graph/model_loader.h"
+#include "ops/blocked_layout.h"
 
 namespace minfer {
 namespace {
@@ -111,6 +113,22 @@ void register_ops() {
   add("maxpool_28x28x480_k3s2_ceil", one_op("MaxPool", {1, 480, 28, 28}, {}, pool_s2_ceil), 1);
   add("maxpool_14x14x832_k2s2_ceil", one_op("MaxPool", {1, 832, 14, 14}, {}, pool_2x2_ceil), 1);
   add("maxpool_27x27x256_k3s2_ceil", one_op("MaxPool", {1, 256, 27, 27}, {}, pool_s2_ceil), 1);
+  // The same pools in NCHWc, as inside a region of the blocked_layout pass.
+  if (const int64_t c = blocked_lanes(active_isa())) {
+    const auto blocked = [c](Attributes a) {
+      a.set(kBlockedInputAttr, c);
+      a.set(kBlockedOutputAttr, c);
+      return a;
+    };
+    const auto nchwc = [c](int64_t channels, int64_t size) { return Shape{1, channels / c, size, size, c}; };
+    add("maxpool_112x112x64_k3s2_nchwc", one_op("MaxPool", nchwc(64, 112), {}, blocked(pool_s2)), 1);
+    add("maxpool_28x28x192_k3s1_nchwc", one_op("MaxPool", nchwc(192, 28), {}, blocked(pool_s1)), 1);
+    add("maxpool_14x14x480_k3s1_nchwc", one_op("MaxPool", nchwc(480, 14), {}, blocked(pool_s1)), 1);
+    add("maxpool_7x7x832_k3s1_nchwc", one_op("MaxPool", nchwc(832, 7), {}, blocked(pool_s1)), 1);
+    add("maxpool_56x56x192_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(192, 56), {}, blocked(pool_s2_ceil)), 1);
+    add("maxpool_28x28x480_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(480, 28), {}, blocked(pool_s2_ceil)), 1);
+    add("maxpool_27x27x256_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(256, 27), {}, blocked(pool_s2_ceil)), 1);
+  }
   const Shape bias64{64};
   for (int threads : {1, 2}) {
     // ResNet-18 layer1 3x3; the seed's depthwise and pointwise examples; a grouped 3x3.
