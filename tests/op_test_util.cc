@@ -90,6 +90,19 @@ OpResult cost_of(const std::string& op_type, const std::vector<TestTensor>& inpu
   return r;
 }
 
+std::vector<float> reorder_nchwc(const std::vector<float>& x, int64_t batch, int64_t channels, int64_t pixels,
+                                 int64_t c, bool to_blocked) {
+  std::vector<float> y(x.size());
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t p = 0; p < pixels; ++p) {
+        const int64_t nchw = (n * channels + ch) * pixels + p,
+                      nchwc = (n * channels + ch / c * c) * pixels + p * c + ch % c;
+        y[static_cast<size_t>(to_blocked ? nchwc : nchw)] = x[static_cast<size_t>(to_blocked ? nchw : nchwc)];
+      }
+  return y;
+}
+
 double max_rel_error(const std::vector<float>& a, const std::vector<float>& b) {
   if (a.size() != b.size()) return INFINITY;
   double worst = 0;

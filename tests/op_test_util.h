@@ -58,6 +58,11 @@ inline std::vector<float> float_values(const Tensor& t) {
 std::string compile_error(const std::string& op_type, const std::vector<TestTensor>& inputs, Attributes attrs = {},
                           int num_outputs = 1);
 
+// NCHW [batch, channels, pixels] -> NCHWc [batch, channels / c, pixels, c] (channels a
+// multiple of c) with to_blocked, else back; index by index.
+std::vector<float> reorder_nchwc(const std::vector<float>& x, int64_t batch, int64_t channels, int64_t pixels,
+                                 int64_t c, bool to_blocked);
+
 // Max |a - b| / (1 + |b|) over equal-sized vectors.
 double max_rel_error(const std::vector<float>& a, const std::vector<float>& b);
 

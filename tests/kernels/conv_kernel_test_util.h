@@ -69,26 +69,6 @@ inline std::vector<float> naive_conv(const ConvGeometry& s, int64_t batch, const
   return y;
 }
 
-// NCHW -> NCHWc ([N, C / c, H, W, c]; C a multiple of c) and back, index by index.
-inline std::vector<float> to_nchwc(const std::vector<float>& x, int64_t batch, int64_t channels, int64_t pixels,
-                                   int64_t c) {
-  std::vector<float> y(x.size());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t ch = 0; ch < channels; ++ch)
-      for (int64_t p = 0; p < pixels; ++p)
-        y[((n * channels + ch / c * c) * pixels + p * c) + ch % c] = x[(n * channels + ch) * pixels + p];
-  return y;
-}
-inline std::vector<float> from_nchwc(const std::vector<float>& x, int64_t batch, int64_t channels, int64_t pixels,
-                                     int64_t c) {
-  std::vector<float> y(x.size());
-  for (int64_t n = 0; n < batch; ++n)
-    for (int64_t ch = 0; ch < channels; ++ch)
-      for (int64_t p = 0; p < pixels; ++p)
-        y[(n * channels + ch) * pixels + p] = x[((n * channels + ch / c * c) * pixels + p * c) + ch % c];
-  return y;
-}
-
 inline std::string describe(const ConvGeometry& s, int64_t batch) {
   const Window2d& w = s.win;
   return fmt::format("batch {} cin {} {}x{} cout {} group {} kernel {}x{} stride {} dilation {} pads {},{},{},{}",

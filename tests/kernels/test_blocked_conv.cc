@@ -174,8 +174,9 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
             for (size_t i = 0; i < expected.size(); ++i) expected[i] += r[i];
           act.apply(expected.data(), static_cast<int64_t>(expected.size()));
           const kernels::BlockedConv conv(s, wt.data(), isa, layouts);
-          const std::vector<float> xin = layouts.input_blocked ? to_nchwc(x, batch, s.cin, in_pixels, c) : x;
-          const std::vector<float> rin = layouts.output_blocked ? to_nchwc(r, batch, s.cout, out_pixels, c) : r;
+          const std::vector<float> xin = layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
+          const std::vector<float> rin =
+              layouts.output_blocked ? reorder_nchwc(r, batch, s.cout, out_pixels, c, true) : r;
           std::vector<float> outputs[2];
           for (int threads : {1, 2}) {
             std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
@@ -184,7 +185,7 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
                      residual == 1   ? rin.data()
                      : residual == 2 ? y.data()
                                      : nullptr);
-            outputs[threads - 1] = layouts.output_blocked ? from_nchwc(y, batch, s.cout, out_pixels, c) : y;
+            outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
           }
           const double err = max_rel_error(outputs[0], expected);
           ASSERT_LT(err, 1e-4) << conv.kernel().name << " " << describe(s, batch) << " input NCHWc "

@@ -151,16 +151,6 @@ TEST(Pool, AWindowFarWiderThanItsInputCostsOnlyTheTapsThatLand) {
 namespace minfer::test {
 namespace {
 
-// NCHW [n, channels, pixels] -> NCHWc, index by index.
-std::vector<float> blocked(const std::vector<float>& x, int64_t n, int64_t channels, int64_t pixels, int64_t c) {
-  std::vector<float> y(x.size());
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < channels; ++ch)
-      for (int64_t p = 0; p < pixels; ++p)
-        y[((b * channels + ch / c * c) * pixels + p * c) + ch % c] = x[(b * channels + ch) * pixels + p];
-  return y;
-}
-
 // MaxPool on an NCHWc input (the blocked_layout pass's attributes) gives the NCHW
 // MaxPool's values in NCHWc, NaNs where they are, for strides, dilation, padding and
 // ceil_mode; 1 and 2 threads alike.
@@ -190,10 +180,11 @@ TEST(Pool, MaxPoolInNchwcMatchesNchw) {
     b.set("blocked_input", c);
     b.set("blocked_output", c);
     for (int threads : {1, 2}) {
-      const OpResult r = run_op(
-          "MaxPool", {input({n, channels / c, k.h, k.w, c}, blocked(x, n, channels, k.h * k.w, c))}, b, 1, threads);
+      const OpResult r =
+          run_op("MaxPool", {input({n, channels / c, k.h, k.w, c}, reorder_nchwc(x, n, channels, k.h * k.w, c, true))},
+                 b, 1, threads);
       ASSERT_EQ(r.shapes[0], (Shape{n, channels / c, ys[2], ys[3], c}));
-      const std::vector<float> want = blocked(nchw.outputs[0], n, channels, ys[2] * ys[3], c);
+      const std::vector<float> want = reorder_nchwc(nchw.outputs[0], n, channels, ys[2] * ys[3], c, true);
       ASSERT_EQ(r.outputs[0].size(), want.size());
       for (size_t i = 0; i < want.size(); ++i)
         ASSERT_TRUE(r.outputs[0][i] == want[i] || (std::isnan(r.outputs[0][i]) && std::isnan(want[i])))

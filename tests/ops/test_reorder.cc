@@ -21,11 +21,7 @@ TEST(Reorder, NchwToNchwcAndBack) {
       const std::vector<float> x = iota_values(n * channels * h * w);
       const OpResult to = run_op("Reorder", {input({n, channels, h, w}, x)}, reorder_to("NCHWc", c), 1, threads);
       ASSERT_EQ(to.shapes[0], (Shape{n, channels / c, h, w, c}));
-      std::vector<float> want(x.size());
-      for (int64_t b = 0; b < n; ++b)
-        for (int64_t ch = 0; ch < channels; ++ch)
-          for (int64_t p = 0; p < h * w; ++p)
-            want[((b * channels / c + ch / c) * h * w + p) * c + ch % c] = x[(b * channels + ch) * h * w + p];
+      const std::vector<float> want = reorder_nchwc(x, n, channels, h * w, c, true);
       EXPECT_EQ(to.outputs[0], want) << c << " lanes";
       const OpResult back =
           run_op("Reorder", {input({n, channels / c, h, w, c}, want)}, reorder_to("NCHW", c), 1, threads);
