@@ -211,6 +211,9 @@ PYBIND11_MODULE(_minfer, m) {
       .def_property(
           "clean", [](const CompileOptions& o) { return o.passes.clean; },
           [](CompileOptions& o, bool v) { o.passes.clean = v; })
+      .def_property(
+          "blocked_layout", [](const CompileOptions& o) { return o.passes.blocked_layout; },
+          [](CompileOptions& o, bool v) { o.passes.blocked_layout = v; })
       .def("choose", &cli::choose_attribute, py::arg("name"), py::arg("value"));
   m.def("attribute_choices", [] {
     std::vector<std::pair<std::string, std::vector<std::string>>> out;

@@ -28,8 +28,9 @@ std::vector<BlockedLayoutSupport> members(const CompileGraph& g, Isa isa) {
 
 // Which members write NCHWc: those whose output a member reads as its input 0, as the
 // residual of an NCHWc output or as any input of a same-layout op in the region, and
-// which may start a region or read NCHWc inputs; never a graph output. From every member that can, each round drops the
-// ones that no longer qualify (last node first, so a reader's choice counts), until none changes.
+// which may start a region or read NCHWc inputs; never a graph output. From every
+// member that can, each round drops the ones that no longer qualify (last node first,
+// so a reader's choice counts), until none changes.
 std::vector<bool> blocked_outputs(const CompileGraph& g, const std::vector<BlockedLayoutSupport>& support) {
   const TensorUses uses(g);
   std::vector<bool> blocked(g.size());
@@ -105,30 +106,28 @@ PassLog blocked_layout(CompileGraph& g, Isa isa) {
          "Reorder"});
     return at + 1;
   };
+  // An NCHWc copy of NCHW tensor t, put before node `at`; returns the index after it.
+  const auto blocked_copy = [&](size_t at, const std::string& t) {
+    const std::string b = g.unique_name(t + "@" + layout_name(lanes));
+    blocked_of[t] = b;
+    return reorder(at, t, b, true);
+  };
   const size_t original = g.size();
   for (size_t orig = 0, i = 0; orig < original; ++orig, ++i) {
     const Node node = g.node(i);
     const BlockedLayoutSupport& s = support[orig];
     const int64_t out_lanes = out_blocked[orig] ? s.lanes : 0;
     int64_t in_lanes = 0;
+    // A same-layout op in the region reads every input NCHWc (their producers write it).
+    const bool all = s.same_layout && out_lanes;
     std::vector<std::string> inputs = node.inputs;
     for (size_t k = 0; k < inputs.size(); ++k) {
       const std::string t = inputs[k];
       if (t.empty() || g.constant(t)) continue;
-      if (needs_copy.count(t) && !blocked_of.count(t)) {
-        const std::string b = g.unique_name(t + "@" + layout_name(lanes));
-        i = reorder(i, t, b, true);
-        blocked_of[t] = b;
-      }
-      // A same-layout op in the region reads every input NCHWc (their producers write it).
-      const bool all = s.same_layout && out_lanes;
+      if (needs_copy.count(t) && !blocked_of.count(t)) i = blocked_copy(i, t);
       const bool residual = out_lanes && s.residual_input == static_cast<int>(k);
       if (all || (k == 0 && s.input && blocked_of.count(t)) || residual) {
-        if (!blocked_of.count(t)) {
-          const std::string b = g.unique_name(t + "@" + layout_name(lanes));
-          i = reorder(i, t, b, true);
-          blocked_of[t] = b;
-        }
+        if (!blocked_of.count(t)) i = blocked_copy(i, t);
         inputs[k] = blocked_of[t];
         if (k == 0 || all) in_lanes = s.lanes;
       } else if (only_blocked.count(t)) {

@@ -36,6 +36,18 @@ def test_outputs_match_pytorch(case):
     np.testing.assert_allclose(y["output"], expected, rtol=1e-3, atol=1e-5)
 
 
+def test_blocked_layout_keyword_keeps_the_outputs():
+    # ResNet-18 runs its convolutions in NCHWc regions on AVX2 and AVX-512 (Reorder steps
+    # at their edges); blocked_layout=False keeps every tensor NCHW. Same outputs.
+    folder = TORCH_MODELS / "resnet18"
+    x = read_tensor(folder / "test_data_set_0" / "input_0.pb")
+    plain = minfer.load(folder / "model.onnx", blocked_layout=False)
+    regions = minfer.load(folder / "model.onnx")
+    assert not any(op["type"] == "Reorder" for op in plain.profile(runs=1, warmup=0).ops)
+    np.testing.assert_allclose(regions.run({"input": x})["output"], plain.run({"input": x})["output"], rtol=1e-4,
+                               atol=1e-5)
+
+
 def test_inputs_and_outputs_are_named_with_their_shapes():
     model = minfer.load(MODELS / "small_cnn.json")
     assert model.inputs == {"image": (1, 3, 32, 32)}
