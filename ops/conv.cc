@@ -326,7 +326,8 @@ class ConvOp final : public Op {
   BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
     const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(isa);
     const Tensor* weights = sig.inputs[1].constant;
-    if (!k || scale_ || !weights) return {};
+    // A 1-D convolution's [N, C, L] has no NCHWc form in the graph (ops/blocked_layout.h).
+    if (!k || scale_ || !weights || logical_input(sig.inputs).size() != 4) return {};
     const ConvGeometry g = geometry(sig.inputs);
     if (kernels::find_direct_conv_kernel(g, isa)) return {};  // the small-channel kernel is faster
     BlockedLayoutSupport s;

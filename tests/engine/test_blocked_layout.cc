@@ -156,6 +156,26 @@ TEST(BlockedLayout, ConcatsAndMaxPoolsOfNchwcTensorsJoinTheRegion) {
   }
 }
 
+// 1-D convolutions ([N, C, L], which the blocked kernel runs as one-row images) have no
+// NCHWc form in the graph: a chain of them compiles and stays NCHW.
+TEST(BlockedLayout, OneDimensionalConvolutionsStayNchw) {
+  Graph g;
+  g.source = "<conv1d>";
+  g.inputs.push_back({"x", {1, 32, 20}});
+  g.initializers["w"] = tensor({32, 32, 3}, 1);
+  Node a{"conv_a", "Conv", {"x", "w"}, {"a"}, {}};
+  a.attrs.set("pads", std::vector<int64_t>{1, 1});
+  Node b = a;
+  b.name = "conv_b";
+  b.inputs[0] = "a";
+  b.outputs[0] = "y";
+  g.nodes = {a, b};
+  g.outputs = {"y"};
+  auto model = compile(g);
+  EXPECT_TRUE(model->pass_logs().back().actions.empty());
+  EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv"}));
+}
+
 // Off, or on a graph with no convolution that prefers NCHWc, the pass changes nothing.
 TEST(BlockedLayout, OnlyConvolutionsThatPreferItChange) {
   Graph g;
