@@ -136,19 +136,25 @@ void add_blocked(const std::string& group, const Layer& l) {
   for (Isa isa : runnable_isas())
     // NCHW in and out (reordered inside), and NCHWc in and out as inside a region of
     // blocked ops (the input's values are the same floats, only read in another order).
-    for (const kernels::BlockedLayouts layouts : {kernels::BlockedLayouts{}, kernels::BlockedLayouts{true, true}}) {
-      if (!kernels::blocked_conv_applies(s, isa, layouts)) continue;
-      auto conv = std::make_shared<const kernels::BlockedConv>(
-          s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), isa, layouts);
-      const std::string name = conv->kernel().name + std::string(layouts.input_blocked ? "_nchwc" : "");
-      for (int threads : {1, 2}) {
-        if (threads == 2 && isa != active_isa()) continue;
-        add(group, l, name, threads, conv->workspace_floats(1, threads),
-            [conv, threads](const ConvGeometry&, Tensors& t) {
-              conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, threads);
-            });
+    // Each by the direct sums and, where it applies, by Winograd F(2x2, 3x3).
+    for (const kernels::BlockedLayouts layouts : {kernels::BlockedLayouts{}, kernels::BlockedLayouts{true, true}})
+      for (const kernels::BlockedAlgorithm algorithm :
+           {kernels::BlockedAlgorithm::kDirect, kernels::BlockedAlgorithm::kWinograd}) {
+        const bool winograd = algorithm == kernels::BlockedAlgorithm::kWinograd;
+        if (!kernels::blocked_conv_applies(s, isa, layouts) || (winograd && !kernels::winograd_applies(s, isa)))
+          continue;
+        auto conv = std::make_shared<const kernels::BlockedConv>(
+            s, random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2).data(), isa, layouts, algorithm);
+        const std::string name = conv->kernel().name + std::string(winograd ? "_winograd" : "") +
+                                 std::string(layouts.input_blocked ? "_nchwc" : "");
+        for (int threads : {1, 2}) {
+          if (threads == 2 && isa != active_isa()) continue;
+          add(group, l, name, threads, conv->workspace_floats(1, threads),
+              [conv, threads](const ConvGeometry&, Tensors& t) {
+                conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, threads, nullptr, t.w.data());
+              });
+        }
       }
-    }
 }
 
 // The direct pointwise kernel (ops/kernels/pointwise_conv.h) of every target this CPU
@@ -270,6 +276,8 @@ void register_all() {
       {"g_832x14_256", 832, 14, 256, 1, 1, 1},
       {"r18_down_64x56_128_s2", 64, 56, 128, 1, 2, 1},
       {"r18_down_256x14_512_s2", 256, 14, 512, 1, 2, 1},
+      {"regnet_proj_32x112_32_s2", 32, 112, 32, 1, 2, 1},
+      {"regnet_proj_32x56_64_s2", 32, 56, 64, 1, 2, 1},
       {"sq_64x55_16", 64, 55, 16, 1, 1, 1},
       {"sq_16x55_64", 16, 55, 64, 1, 1, 1},
       {"sq_384x13_48", 384, 13, 48, 1, 1, 1},

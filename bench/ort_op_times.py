@@ -59,20 +59,25 @@ def ort_by_type(nodes):
     return totals
 
 
+def nchw(shape):
+    """[N, C, H, W] of an NCHW or NCHWc ([N, C/c, H, W, c]) shape; both engines use the latter."""
+    return list(shape) if len(shape) != 5 else [shape[0], shape[1] * shape[4], *shape[2:4]]
+
+
 def conv_rows(nodes, report):
     """Each minfer Conv beside the ORT Conv of the same output shape and MACs."""
     ort = collections.defaultdict(list)
     for name, (op, ins, outs, ms) in nodes.items():
         if op not in ("Conv", "FusedConv") or len(ins) < 2 or not outs:
             continue
-        out = outs[0] if len(outs[0]) == 4 else [outs[0][0], outs[0][1] * outs[0][4], *outs[0][2:4]]  # NCHWc
+        out = nchw(outs[0])
         ort[(out[1], tuple(out[2:]), math.prod(out) * math.prod(ins[1][1:]))].append(statistics.median(ms))
     lines = ["| minfer node | kind | output | MACs | minfer ms | ORT ms | minfer / ORT |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     for op in report["ops"]:
         if op["type"] != "Conv":
             continue
-        shape, ms = op["output_shape"], op["time_ms"]["median"]
+        shape, ms = nchw(op["output_shape"]), op["time_ms"]["median"]
         match = ort.get((shape[1], tuple(shape[2:]), op["macs"]))
         theirs = match.pop(0) if match else None
         ratio = f"{ms / theirs:.2f}" if theirs else "-"

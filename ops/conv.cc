@@ -5,7 +5,8 @@
 // RGB first layer), a direct convolution in the blocked NCHWc layout for the other
 // windows larger than 1x1 with constant weights, where the target has one and the groups
 // are whole blocks (ops/kernels/blocked_conv.h; chosen where it measured faster, see
-// use_blocked and docs/performance.md), a direct pointwise kernel for unpadded 1x1
+// use_blocked and docs/performance.md; its 3x3 stride-1 layers by Winograd F(2x2, 3x3)
+// where that measured faster, "blocked_winograd"), a direct pointwise kernel for unpadded 1x1
 // convolutions with one group and constant weights where it measured faster
 // (ops/kernels/pointwise_conv.h), a direct GEMM over the (subsampled when strided) input
 // for the other unpadded 1x1 convolutions, and im2col + GEMM otherwise, both on the
@@ -116,6 +117,15 @@ class ConvKernel final : public Kernel {
       case ConvMethod::kBlocked: {
         blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa, layouts);
         const kernels::BlockedConvKernel& k = blocked_.kernel();
+        if (blocked_.algorithm() == kernels::BlockedAlgorithm::kWinograd) {
+          // The MACs stay the convolution's (the cost convention); these are the
+          // multiplies it runs instead, in 16 products per 2x2 tile and channel pair.
+          f.kernel = "blocked_winograd";
+          f.details["kernel"] = f.kernel;
+          f.details["algorithm"] = "Winograd F(2x2, 3x3)";
+          f.details["multiplies_run"] = checked_mul({g.batch, (g.out_h + 1) / 2, (g.out_w + 1) / 2, 16, g.cin, g.cout});
+          f.details["transformed_weight_bytes"] = checked_mul({4, blocked_.packed_weight_floats()});
+        }
         f.details["variant"] = k.name;
         f.details["layout"] = fmt::format("NCHW{}c", k.lanes);
         // The tensors' own layouts: NCHWc ones need no reorder here (the blocked_layout pass).
@@ -199,7 +209,9 @@ class ConvKernel final : public Kernel {
       case ConvMethod::kDirectSimd:
         kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);
         break;
-      case ConvMethod::kBlocked: blocked_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual); break;
+      case ConvMethod::kBlocked:
+        blocked_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual, weights);
+        break;
       case ConvMethod::kPointwiseDirect:
         pointwise_conv_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual, scale);
         break;

@@ -10,6 +10,9 @@
 // P output pixels of one output row in registers (F weight vectors, P broadcast inputs,
 // F*P multiply-adds per input channel); any stride and dilation. The input channels are
 // summed in chunks whose weights stay in L2, the partial sums kept in the NCHWc output.
+// 3x3 stride-1 layers may run by Winograd F(2x2, 3x3) instead (BlockedAlgorithm): the
+// same input copy and output epilogues, the 16 products per tile summed by the same
+// micro-kernel as 1x1 convolutions over the transformed tiles (winograd_impl.h).
 //
 //   if (kernels::blocked_conv_applies(shape, isa)) {
 //     kernels::BlockedConv conv(shape, weights, isa);
@@ -50,13 +53,48 @@ struct BlockedConvRow {
   int blocks;
 };
 
+// Winograd F(2x2, 3x3)'s input transform: the 4x4 windows (2 pixels apart) of
+// tile_rows x tiles_w output tiles of `blocks` input blocks into v, [16][blocks][tiles][c]
+// (tiles row-major), each window's 16 transformed vectors 16 planes apart.
+struct WinogradInput {
+  const float* x;   // zero-bordered NCHWc input of the first block at the first tile row's top
+  int64_t x_block;  // floats between input blocks
+  int64_t x_row;    // floats between input rows
+  int64_t blocks, tile_rows, tiles_w;
+  float* v;
+};
+
+// Its output transform: m, [16][>= blocks][tiles][c] (the products, laid out as v), into the
+// tiles' 2x2 output pixels, plus the bias (and the residual), activated, stored into out
+// (NCHWc rows of out_w pixels, blocks out_block floats apart) where the pixels fall
+// within `rows` rows and out_w columns.
+struct WinogradOutput {
+  const float* m;
+  int64_t m_plane;  // floats between the 16 products' planes
+  int64_t blocks, tile_rows, tiles_w;
+  const float* bias;             // blocks * c, or null
+  const float* residual;         // laid out as out, or null
+  const Activation* activation;  // only kinds activation_in_registers() takes, or null
+  float* out;
+  int64_t out_block, rows, out_w;
+};
+
 struct BlockedConvKernel {
   const char* name;  // blocked_conv_f32_<blocks>x<pixels>_<isa>: its largest register tile
   Isa isa;
   int lanes;       // c
   int max_blocks;  // F
   void (*run_row)(const BlockedConvRow& row);
+  void (*winograd_input)(const WinogradInput& in);
+  void (*winograd_output)(const WinogradOutput& out);
 };
+
+// How a blocked convolution sums its products: directly (any window, stride, dilation),
+// or by Winograd F(2x2, 3x3) (3x3 windows at stride 1: each 2x2 output tile from a 4x4
+// input window in 16 multiplies per channel pair instead of 36, 2.25x fewer, the rest
+// adds in the transforms; the 16 products are 16 1x1 convolutions the direct kernel
+// runs over the transformed tiles).
+enum class BlockedAlgorithm { kDirect, kWinograd };
 
 // The kernel of one target (nullptr for the scalar one or a target the CPU cannot run).
 const BlockedConvKernel* blocked_conv_kernel(Isa isa);
@@ -75,23 +113,37 @@ struct BlockedLayouts {
 // input or output are a multiple of c. Whether it is chosen is Conv's decision.
 bool blocked_conv_applies(const ConvGeometry& s, Isa isa, BlockedLayouts layouts = {});
 
+// Whether Winograd F(2x2, 3x3) can run s (one blocked_conv_applies to): a 3x3 window,
+// stride 1, dilation 1, one group, input channels whole blocks.
+bool winograd_applies(const ConvGeometry& s, Isa isa);
+// The algorithm BlockedConv takes for s by default: Winograd where it applies and was
+// measured faster (docs/performance.md), else direct.
+BlockedAlgorithm default_blocked_algorithm(const ConvGeometry& s, Isa isa);
+
 class BlockedConv {
  public:
   BlockedConv() = default;
   // Packs the weights [cout, cin / group, kh, kw]; s must be one blocked_conv_applies to
-  // with these layouts.
+  // with these layouts (and winograd_applies to, for kWinograd).
   BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, BlockedLayouts layouts = {});
+  BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, BlockedLayouts layouts, BlockedAlgorithm algorithm);
 
   const BlockedConvKernel& kernel() const { return *kernel_; }
+  BlockedAlgorithm algorithm() const { return algorithm_; }
+  int64_t packed_weight_floats() const { return static_cast<int64_t>(weights_.size()); }
   // Floats of workspace run needs for `batch` images on up to `threads` threads.
   int64_t workspace_floats(int64_t batch, int threads) const;
   // Floats of the NCHWc input copy of one image, with its border (shared by the
   // threads); 0 when an NCHWc input without padding is read as it is.
   int64_t input_floats() const;
   // Floats of one thread's NCHWc partial sums: F output blocks (fewer if a group has
-  // fewer) x band_rows() output rows; 0 when the output is NCHWc (summed in place).
+  // fewer; Winograd: all) x band_rows() output rows; 0 when the output is NCHWc (summed
+  // in place).
   int64_t band_floats() const;
   int64_t band_rows() const { return band_rows_; }
+  // Floats of one thread's scratch: the band, and Winograd's transformed input tiles and
+  // products of a band.
+  int64_t thread_floats() const;
   // Input channels summed per pass over the output (the weights' L2 blocking).
   int64_t chunk_blocks() const { return chunk_blocks_; }
   // Input channels per block of the NCHWc input copy: c, or the input's channels when
@@ -100,22 +152,62 @@ class BlockedConv {
 
   // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images, x and y in the
   // layouts the constructor was given; bias and residual (laid out as y) may be null. Each output element is summed by
-  // one thread in a fixed order, so y does not depend on `threads`.
+  // one thread in a fixed order, so y does not depend on `threads`. Winograd needs
+  // `weights`, the constructor's (unpacked): a NaN or an infinity in a 4x4 input window
+  // would reach all four of its tile's outputs through the transforms (and an infinity
+  // become NaN), so those tiles are summed directly from them instead.
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
-           std::span<float> workspace, int threads, const float* residual = nullptr) const;
+           std::span<float> workspace, int threads, const float* residual = nullptr,
+           const float* weights = nullptr) const;
 
  private:
-  int64_t items() const;  // the units of work threads share
+  int64_t items(int threads) const;  // the units of work `threads` threads share
+  // Winograd's bands of tile rows, and the chunks of output blocks each band's work is
+  // split into so that `threads` threads share few bands (each chunk reads only its
+  // blocks' weights, each transforms the band's input).
+  int64_t winograd_bands() const { return (tiles_h() + band_tile_rows() - 1) / band_tile_rows(); }
+  int64_t winograd_chunks(int threads) const;
   int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
   int team(int64_t batch, int threads) const;
   bool copies_input() const;
+  bool winograd() const { return algorithm_ == BlockedAlgorithm::kWinograd; }
+  // Winograd's 2x2 output tiles: per row, in rows, and the tile rows of one band.
+  int64_t tiles_w() const { return (s_.out_w + 1) / 2; }
+  int64_t tiles_h() const { return (s_.out_h + 1) / 2; }
+  int64_t band_tile_rows() const { return band_rows_ / 2; }
+  // The zero-bordered NCHWc input copy's rows and columns.
+  int64_t padded_h() const;
+  int64_t padded_w() const;
+  // One row of the zero-bordered NCHWc input copy of one image (rows in group, block,
+  // row order) into dst, from the NCHW or NCHWc image xn; whether it holds a NaN or an
+  // infinity.
+  bool copy_input_row(int64_t row, const float* xn, float* dst) const;
+  // Winograd: one flag per row of the input copy (whether it holds a NaN or an
+  // infinity), in floats of workspace after the copy.
+  int64_t flag_floats() const;
+  // Winograd's exact sums for the tile (ty, tx) of a band (ty counted from the band's
+  // first tile row) whose window holds a NaN or an infinity: the output blocks
+  // [ob_first, ob_first + blocks) as the output transform stores them.
+  void exact_tile(const float* padded, const float* weights, const float* bias_blocks, int64_t ob_first, int64_t blocks,
+                  int64_t ty0, int64_t ty, int64_t tx, int64_t rows, const float* residual, const Activation* act,
+                  float* out, int64_t out_block) const;
+  // An NCHW output's band: the activation where the tiles did not apply it, then NCHWc
+  // -> NCHW with the residual summed on the way.
+  void store_band(float* sums, int64_t out_block, int64_t g, int64_t ob0, int64_t blocks, int64_t oy0, int64_t rows,
+                  float* yn, const float* rn, const Activation& activation, bool in_registers) const;
+  void winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
+                      const Activation& activation, bool in_registers, float* yn, const float* rn, float* scratch,
+                      int threads) const;
 
   ConvGeometry s_;
   BlockedLayouts layouts_;
+  BlockedAlgorithm algorithm_ = BlockedAlgorithm::kDirect;
   const BlockedConvKernel* kernel_ = nullptr;
   int64_t in_lanes_ = 0;                    // input channels per input block
   int64_t in_blocks_ = 0, out_blocks_ = 0;  // per group
   int64_t chunk_blocks_ = 0, band_rows_ = 0;
+  // Direct: [group][output block][input block][kh][kw][c in][c out]; Winograd: the
+  // transformed 4x4 weights, [16][output block][input block][c in][c out].
   std::vector<float> weights_;
 };
 

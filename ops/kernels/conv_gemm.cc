@@ -101,7 +101,12 @@ void subsample_pointwise_input(const ConvGeometry& s, const float* x, float* dst
     for (int64_t oy = 0; oy < s.out_h; ++oy) {
       const float* row = x + (c * s.h + oy * s.win.sh) * s.w;
       float* d = dst + (c * s.out_h + oy) * s.out_w;
-      for (int64_t ox = 0; ox < s.out_w; ++ox) d[ox] = row[ox * s.win.sw];
+      // Stride 2 apart: with a constant stride GCC vectorises the gather (even lanes of
+      // pairs of loads), which keeps more of the rows' cache lines in flight.
+      if (s.win.sw == 2)
+        for (int64_t ox = 0; ox < s.out_w; ++ox) d[ox] = row[ox * 2];
+      else
+        for (int64_t ox = 0; ox < s.out_w; ++ox) d[ox] = row[ox * s.win.sw];
     }
 }
 

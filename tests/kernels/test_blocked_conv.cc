@@ -3,11 +3,13 @@
 // by element: channel counts that are not multiples of the block (3, 17, 40) or fewer
 // than one (3, 5, 12: an input copy of that many lanes), windows
 // 1x1 to 7x7, strides 1 to 3, dilation, asymmetric pads, batches, groups of whole
-// blocks, every activation, bias or none; 1 and 2 threads must agree bit for bit.
+// blocks, every activation, bias or none; 1 and 2 threads must agree bit for bit. Every
+// 3x3 stride-1 case runs by the direct sums and by Winograd F(2x2, 3x3).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "ops/kernels/blocked_conv.h"
 #include "tests/isa_test_util.h"
@@ -18,32 +20,47 @@ namespace minfer::test {
 namespace {
 
 std::vector<float> blocked_result(const kernels::BlockedConv& conv, const ConvGeometry& s, int64_t batch,
-                                  const std::vector<float>& x, const float* bias, const Activation& act, int threads) {
+                                  const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
+                                  const Activation& act, int threads) {
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
   std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
-  conv.run(batch, x.data(), bias, act, y.data(), workspace, threads);
+  conv.run(batch, x.data(), bias, act, y.data(), workspace, threads, nullptr, wt.data());
   return y;
 }
 
-// Runs the blocked kernel of isa on s against the naive loop, for 1 and 2 threads.
-// Returns whether it passed, so sweeps stop at the first failure.
+// The algorithms that can run s on isa: direct, and Winograd where it applies.
+std::vector<kernels::BlockedAlgorithm> algorithms(const ConvGeometry& s, Isa isa) {
+  if (kernels::winograd_applies(s, isa))
+    return {kernels::BlockedAlgorithm::kDirect, kernels::BlockedAlgorithm::kWinograd};
+  return {kernels::BlockedAlgorithm::kDirect};
+}
+
+const char* algorithm_name(kernels::BlockedAlgorithm a) {
+  return a == kernels::BlockedAlgorithm::kWinograd ? "winograd" : "direct";
+}
+
+// Runs the blocked kernel of isa on s by each algorithm against the naive loop, for 1
+// and 2 threads. Returns whether it passed, so sweeps stop at the first failure.
 bool check(Isa isa, const ConvGeometry& s, int64_t batch, bool with_bias, const Activation& act, uint32_t seed) {
   const std::vector<float> x = random_values(batch * s.cin * s.h * s.w, seed);
   const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
   const std::vector<float> b = random_values(s.cout, seed + 2);
   const float* bias = with_bias ? b.data() : nullptr;
-  const kernels::BlockedConv conv(s, wt.data(), isa);
   const std::vector<float> expected = naive_conv(s, batch, x, wt, bias, act);
-  const std::vector<float> one = blocked_result(conv, s, batch, x, bias, act, 1);
-  const std::vector<float> two = blocked_result(conv, s, batch, x, bias, act, 2);
   // Float sums of K products drift from the double ones by about sqrt(K) roundings.
   const double k = double(s.cin_per_group() * s.win.kh * s.win.kw),
                tolerance = 1e-5 * std::max(1.0, std::sqrt(k / 100));
-  const double err = max_rel_error(one, expected);
-  EXPECT_LT(err, tolerance) << conv.kernel().name << " " << describe(s, batch) << " bias " << with_bias
-                            << " activation " << static_cast<int>(act.kind);
-  EXPECT_EQ(one, two) << conv.kernel().name << " " << describe(s, batch) << ": 2 threads differ from 1";
-  return err < tolerance && one == two;
+  for (kernels::BlockedAlgorithm algorithm : algorithms(s, isa)) {
+    const kernels::BlockedConv conv(s, wt.data(), isa, {}, algorithm);
+    const std::vector<float> one = blocked_result(conv, s, batch, x, wt, bias, act, 1);
+    const std::vector<float> two = blocked_result(conv, s, batch, x, wt, bias, act, 2);
+    const double err = max_rel_error(one, expected);
+    EXPECT_LT(err, tolerance) << conv.kernel().name << " " << algorithm_name(algorithm) << " " << describe(s, batch)
+                              << " bias " << with_bias << " activation " << static_cast<int>(act.kind);
+    EXPECT_EQ(one, two) << conv.kernel().name << " " << describe(s, batch) << ": 2 threads differ from 1";
+    if (err >= tolerance || one != two) return false;
+  }
+  return true;
 }
 
 std::vector<Isa> simd_isas() {
@@ -151,48 +168,128 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
   for (Isa isa : simd_isas()) {
     const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
     const std::vector<ConvGeometry> shapes = {
-        conv_shape(2 * c, 11, 13, 3 * c, 1, 3, 1, 1, 1, 1, 1), conv_shape(c, 9, 10, 2 * c, 1, 1, 1, 0, 0, 0, 0),
-        conv_shape(3 * c, 12, 9, c, 1, 3, 2, 1, 0, 1, 1),      conv_shape(2 * c, 8, 8, 6 * c, 2, 3, 1, 1, 1, 1, 1),
-        conv_shape(40 * c, 5, 6, 2 * c, 1, 1, 1, 0, 0, 0, 0),  conv_shape(c, 7, 7, c, 1, 1, 2, 0, 0, 0, 0),
+        conv_shape(2 * c, 11, 13, 3 * c, 1, 3, 1, 1, 1, 1, 1),
+        conv_shape(c, 9, 10, 2 * c, 1, 1, 1, 0, 0, 0, 0),
+        conv_shape(3 * c, 12, 9, c, 1, 3, 2, 1, 0, 1, 1),
+        conv_shape(2 * c, 8, 8, 6 * c, 2, 3, 1, 1, 1, 1, 1),
+        conv_shape(40 * c, 5, 6, 2 * c, 1, 1, 1, 0, 0, 0, 0),
+        conv_shape(c, 7, 7, c, 1, 1, 2, 0, 0, 0, 0),
+        // 3x3 stride 1 (Winograd too): odd planes, pads of 0 to 2, no padding, a 1x1
+        // plane, output blocks past one tile of them (split between two threads).
+        conv_shape(c, 3, 4, 5 * c, 1, 3, 1, 0, 2, 2, 1),
+        conv_shape(3 * c, 10, 7, c, 1, 3, 1, 0, 0, 0, 0),
+        conv_shape(c, 1, 1, 2 * c, 1, 3, 1, 1, 1, 1, 1),
     };
     const std::vector<Activation> acts = every_activation();
     size_t a = 0;
     for (const ConvGeometry& s : shapes)
-      for (int layout = 1; layout < 4; ++layout)
-        for (int residual = 0; residual < 3; ++residual) {
-          const kernels::BlockedLayouts layouts{(layout & 1) != 0, (layout & 2) != 0};
-          ASSERT_TRUE(kernels::blocked_conv_applies(s, isa, layouts));
-          const Activation act = acts[a++ % acts.size()];
-          const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
-          const std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
-          const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
-          const std::vector<float> b = random_values(s.cout, seed + 2);
-          const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
-          seed += 4;
-          std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
-          if (residual)
-            for (size_t i = 0; i < expected.size(); ++i) expected[i] += r[i];
-          act.apply(expected.data(), static_cast<int64_t>(expected.size()));
-          const kernels::BlockedConv conv(s, wt.data(), isa, layouts);
-          const std::vector<float> xin = layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
-          const std::vector<float> rin =
-              layouts.output_blocked ? reorder_nchwc(r, batch, s.cout, out_pixels, c, true) : r;
-          std::vector<float> outputs[2];
-          for (int threads : {1, 2}) {
-            std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
-            std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
-            conv.run(batch, xin.data(), b.data(), act, y.data(), workspace, threads,
-                     residual == 1   ? rin.data()
-                     : residual == 2 ? y.data()
-                                     : nullptr);
-            outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
+      for (kernels::BlockedAlgorithm algorithm : algorithms(s, isa))
+        for (int layout = 1; layout < 4; ++layout)
+          for (int residual = 0; residual < 3; ++residual) {
+            const kernels::BlockedLayouts layouts{(layout & 1) != 0, (layout & 2) != 0};
+            ASSERT_TRUE(kernels::blocked_conv_applies(s, isa, layouts));
+            const Activation act = acts[a++ % acts.size()];
+            const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
+            const std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
+            const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
+            const std::vector<float> b = random_values(s.cout, seed + 2);
+            const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
+            seed += 4;
+            std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
+            if (residual)
+              for (size_t i = 0; i < expected.size(); ++i) expected[i] += r[i];
+            act.apply(expected.data(), static_cast<int64_t>(expected.size()));
+            const kernels::BlockedConv conv(s, wt.data(), isa, layouts, algorithm);
+            const std::vector<float> xin =
+                layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
+            const std::vector<float> rin =
+                layouts.output_blocked ? reorder_nchwc(r, batch, s.cout, out_pixels, c, true) : r;
+            std::vector<float> outputs[2];
+            for (int threads : {1, 2}) {
+              std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
+              std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
+              conv.run(batch, xin.data(), b.data(), act, y.data(), workspace, threads,
+                       residual == 1   ? rin.data()
+                       : residual == 2 ? y.data()
+                                       : nullptr,
+                       wt.data());
+              outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
+            }
+            const double err = max_rel_error(outputs[0], expected);
+            ASSERT_LT(err, 1e-4) << conv.kernel().name << " " << algorithm_name(algorithm) << " " << describe(s, batch)
+                                 << " input NCHWc " << layouts.input_blocked << " output NCHWc "
+                                 << layouts.output_blocked << " residual " << residual << " activation "
+                                 << static_cast<int>(act.kind);
+            ASSERT_EQ(outputs[0], outputs[1]) << describe(s, batch) << ": 2 threads differ from 1";
           }
-          const double err = max_rel_error(outputs[0], expected);
-          ASSERT_LT(err, 1e-4) << conv.kernel().name << " " << describe(s, batch) << " input NCHWc "
-                               << layouts.input_blocked << " output NCHWc " << layouts.output_blocked << " residual "
-                               << residual << " activation " << static_cast<int>(act.kind);
-          ASSERT_EQ(outputs[0], outputs[1]) << describe(s, batch) << ": 2 threads differ from 1";
+  }
+}
+
+// A NaN or an infinity in a 4x4 Winograd window would reach all four outputs of its tile
+// (the transforms add every window value into several products, and an infinity minus
+// itself is NaN): those tiles are summed directly, so every output is NaN, infinite or
+// finite exactly where the naive loop's is, and the finite ones agree.
+TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
+  uint32_t seed = 4000;
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    const ConvGeometry s = conv_shape(2 * c, 9, 11, 2 * c, 1, 3, 1, 1, 1, 1, 1);
+    const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
+    std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
+    const std::vector<float> wt = random_values(s.cout * s.cin * 9, seed + 1), b = random_values(s.cout, seed + 2);
+    x[(0 * s.cin + 3) * in_pixels + 4 * s.w + 6] = NAN;           // image 0, interior
+    x[(1 * s.cin + c + 1) * in_pixels + 8 * s.w + 0] = INFINITY;  // image 1, a corner
+    x[(1 * s.cin + 0) * in_pixels + 2 * s.w + 9] = -INFINITY;     // image 1, near an edge
+    x[(0 * s.cin + 2 * c - 1) * in_pixels + 0 * s.w + 10] = NAN;  // image 0, the last corner
+    const std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
+    int64_t nonfinite = 0;
+    for (float v : expected) nonfinite += !std::isfinite(v);
+    ASSERT_GT(nonfinite, 0);
+    for (const bool blocked : {false, true}) {
+      const kernels::BlockedConv conv(s, wt.data(), isa, {blocked, blocked}, kernels::BlockedAlgorithm::kWinograd);
+      const std::vector<float> xin = blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
+      for (int threads : {1, 2}) {
+        std::vector<float> y = blocked_result(conv, s, batch, xin, wt, b.data(), {}, threads);
+        if (blocked) y = reorder_nchwc(y, batch, s.cout, out_pixels, c, false);
+        for (size_t i = 0; i < y.size(); ++i) {
+          if (std::isfinite(expected[i]))
+            ASSERT_NEAR(y[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "output " << i;
+          else if (std::isnan(expected[i]))
+            ASSERT_TRUE(std::isnan(y[i])) << "output " << i << ": " << y[i];
+          else
+            ASSERT_EQ(y[i], expected[i]) << "output " << i;
         }
+      }
+    }
+  }
+}
+
+// Winograd applies to 3x3 windows at stride 1 and dilation 1 with one group and whole
+// input blocks; the default takes it where its multiplies are at most 0.6x the direct
+// sums' and its transformed weights stay in L3.
+TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    const auto algorithm = [isa](const ConvGeometry& s) { return kernels::default_blocked_algorithm(s, isa); };
+    using kernels::BlockedAlgorithm;
+    EXPECT_EQ(algorithm(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
+    // 7x7: 16 tiles x 16 = 256 multiplies per channel pair against 441.
+    EXPECT_EQ(algorithm(conv_shape(4 * c, 7, 7, 4 * c, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
+    // 5x5: 9 tiles x 16 = 144 against 225 (0.64x).
+    EXPECT_EQ(algorithm(conv_shape(4 * c, 5, 5, 4 * c, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
+    // 1024 -> 1024 at 14x14: 64 MiB of transformed weights, read once per band.
+    EXPECT_EQ(algorithm(conv_shape(1024, 14, 14, 1024, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
+    EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 2, 1, 1, 1, 1), isa));
+    EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 1, 2, 2, 2, 2, 2), isa));
+    EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 2, 3, 1, 1, 1, 1, 1), isa));
+    EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 5, 1, 2, 2, 2, 2), isa));
+    EXPECT_FALSE(kernels::winograd_applies(conv_shape(c + 1, 56, 56, 4 * c, 1, 3, 1, 1, 1, 1, 1), isa));
+    // Without the unpacked weights it could not sum a tile with a NaN exactly.
+    const ConvGeometry s = conv_shape(c, 6, 6, c, 1, 3, 1, 1, 1, 1, 1);
+    const std::vector<float> wt = random_values(c * c * 9, 1), x = random_values(c * 36, 2);
+    const kernels::BlockedConv conv(s, wt.data(), isa, {}, BlockedAlgorithm::kWinograd);
+    std::vector<float> y(c * 36), workspace(conv.workspace_floats(1, 1));
+    EXPECT_THROW(conv.run(1, x.data(), nullptr, {}, y.data(), workspace, 1), std::invalid_argument);
   }
 }
 
