@@ -46,14 +46,16 @@ bool blocked_conv_applies(const ConvGeometry& s, Isa isa, BlockedLayouts layouts
 bool winograd_applies(const ConvGeometry& s, Isa isa) {
   const BlockedConvKernel* k = blocked_conv_kernel(isa);
   const Window2d& w = s.win;
-  return k && s.group == 1 && s.cin % k->lanes == 0 && w.kh == 3 && w.kw == 3 && w.sh == 1 && w.sw == 1 && w.dh == 1 &&
-         w.dw == 1;
+  return k && s.cin_per_group() % k->lanes == 0 && (s.group == 1 || s.cout_per_group() % k->lanes == 0) && w.kh == 3 &&
+         w.kw == 3 && w.sh == 1 && w.sw == 1 && w.dh == 1 && w.dw == 1;
 }
 
 namespace {
 
+// Every group's: 16 x cin / group x cout floats.
 int64_t transformed_weight_bytes(const ConvGeometry& s, int64_t lanes) {
-  return checked_mul({16, blocks_of(s.cin, lanes) * lanes, blocks_of(s.cout, lanes) * lanes, 4});
+  return checked_mul(
+      {16, blocks_of(s.cin_per_group(), lanes) * lanes, s.group * blocks_of(s.cout_per_group(), lanes) * lanes, 4});
 }
 
 // Winograd's tile rows per band: a band's transformed input tiles and products within
@@ -62,8 +64,8 @@ int64_t transformed_weight_bytes(const ConvGeometry& s, int64_t lanes) {
 // ms in bands of 4 tile rows, 1.16-1.22 in bands of 1); bands of near-equal size.
 int64_t winograd_band_tile_rows(const ConvGeometry& s, int64_t lanes) {
   const int64_t tiles_w = (s.out_w + 1) / 2, tiles_h = (s.out_h + 1) / 2;
-  const int64_t tile_row_bytes =
-      checked_mul({16, blocks_of(s.cin, lanes) + blocks_of(s.cout, lanes), lanes, tiles_w, 4});
+  const int64_t blocks = s.group * (blocks_of(s.cin_per_group(), lanes) + blocks_of(s.cout_per_group(), lanes));
+  const int64_t tile_row_bytes = checked_mul({16, blocks, lanes, tiles_w, 4});
   const int64_t band_bytes =
       std::clamp<int64_t>(transformed_weight_bytes(s, lanes) / 4, kWinogradBandBytes, 1024 * 1024);
   const int64_t most = std::clamp<int64_t>(band_bytes / tile_row_bytes, 1, tiles_h);
@@ -86,7 +88,10 @@ BlockedAlgorithm default_blocked_algorithm(const ConvGeometry& s, Isa isa) {
   const int64_t bands = (tiles_h + winograd_band_tile_rows(s, lanes) - 1) / winograd_band_tile_rows(s, lanes);
   const bool fewer_multiplies = 16 * tiles_h * tiles_w * 10 <= 9 * s.out_h * s.out_w * 6;
   const bool weights_in_l3 = bands * transformed_weight_bytes(s, lanes) <= 16 * 1024 * 1024;
-  return fewer_multiplies && weights_in_l3 ? BlockedAlgorithm::kWinograd : BlockedAlgorithm::kDirect;
+  // Groups of one or two blocks leave little to multiply per transformed value: RegNetX's
+  // (16 channels per group) measured 0.71-0.91x at 56x56 to 14x14 but 1.30x at 7x7.
+  const bool enough_tiles = s.group == 1 || tiles_h * tiles_w >= 7 * 7;
+  return fewer_multiplies && weights_in_l3 && enough_tiles ? BlockedAlgorithm::kWinograd : BlockedAlgorithm::kDirect;
 }
 
 BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, BlockedLayouts layouts)
@@ -103,11 +108,13 @@ BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, B
   if (winograd()) {
     band_rows_ = 2 * winograd_band_tile_rows(s, C);
     chunk_blocks_ = in_blocks_;
-    // U = G g G^T per channel pair, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1].
-    weights_.assign(checked_mul({16, out_blocks_, in_blocks_, C, C}), 0.0f);
+    // U = G g G^T per channel pair, G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1];
+    // output blocks group by group, each over its group's input blocks.
+    weights_.assign(checked_mul({16, s.group * out_blocks_, in_blocks_, C, C}), 0.0f);
     for (int64_t co = 0; co < s.cout; ++co)
-      for (int64_t ci = 0; ci < s.cin; ++ci) {
-        const float* g = weights + (co * s.cin + ci) * 9;
+      for (int64_t ci = 0; ci < cin_g; ++ci) {
+        const int64_t gob = co / cout_g * out_blocks_ + co % cout_g / C, lane_o = co % cout_g % C;
+        const float* g = weights + (co * cin_g + ci) * 9;
         double gg[4][3];  // G g
         for (int k = 0; k < 3; ++k) {
           gg[0][k] = g[k];
@@ -119,8 +126,8 @@ BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, B
           const double u[4] = {gg[i][0], (gg[i][0] + gg[i][1] + gg[i][2]) / 2, (gg[i][0] - gg[i][1] + gg[i][2]) / 2,
                                gg[i][2]};
           for (int j = 0; j < 4; ++j)
-            weights_[(((4 * i + j) * out_blocks_ + co / C) * in_blocks_ + ci / C) * C * C + ci % C * C + co % C] =
-                static_cast<float>(u[j]);
+            weights_[(((4 * i + j) * s.group * out_blocks_ + gob) * in_blocks_ + ci / C) * C * C + ci % C * C +
+                     lane_o] = static_cast<float>(u[j]);
         }
       }
     return;
@@ -163,14 +170,15 @@ int64_t BlockedConv::input_floats() const {
 
 int64_t BlockedConv::band_floats() const {
   if (layouts_.output_blocked) return 0;
-  return checked_mul({winograd() ? out_blocks_ : tile_blocks(), kernel_->lanes, band_rows_, s_.out_w});
+  return checked_mul({winograd() ? s_.group * out_blocks_ : tile_blocks(), kernel_->lanes, band_rows_, s_.out_w});
 }
 
 int64_t BlockedConv::thread_floats() const {
   if (!winograd()) return band_floats();
   // The band's transformed tiles and products, then its bias padded to whole blocks.
   const int64_t C = kernel_->lanes, tiles = band_tile_rows() * tiles_w();
-  return checked_add({checked_mul({16, in_blocks_ + out_blocks_, tiles, C}), band_floats(), out_blocks_ * C});
+  return checked_add(
+      {checked_mul({16, s_.group * (in_blocks_ + out_blocks_), tiles, C}), band_floats(), s_.group * out_blocks_ * C});
 }
 
 int BlockedConv::team(int64_t batch, int threads) const {
@@ -179,8 +187,11 @@ int BlockedConv::team(int64_t batch, int threads) const {
 }
 
 int64_t BlockedConv::winograd_chunks(int threads) const {
-  const int64_t tiles = (out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks;
-  return std::clamp<int64_t>(threads / winograd_bands(), 1, tiles);
+  return std::clamp<int64_t>(threads / winograd_bands(), 1, winograd_output_tiles());
+}
+
+int64_t BlockedConv::winograd_output_tiles() const {
+  return s_.group * ((out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks);
 }
 
 int64_t BlockedConv::items(int threads) const {
@@ -250,14 +261,15 @@ void BlockedConv::exact_tile(const float* padded, const float* weights, const fl
         const int64_t at = (b - ob_first) * out_block + ((2 * ty + i) * s_.out_w + px) * C;
         float sums[16];
         for (int64_t lane = 0; lane < C; ++lane) {
-          const int64_t co = b * C + lane;
+          // Block b of the output is channel b * C + lane (groups hold whole blocks).
+          const int64_t co = b * C + lane, cin_g = s_.cin_per_group(), ci0 = co / s_.cout_per_group() * cin_g;
           float sum = bias_blocks[co];
           if (co < s_.cout)
-            for (int64_t ci = 0; ci < s_.cin; ++ci)
+            for (int64_t ci = 0; ci < cin_g; ++ci)
               for (int64_t ky = 0; ky < 3; ++ky)
                 for (int64_t kx = 0; kx < 3; ++kx)
-                  sum += padded[((ci / C * hp + py + ky) * wp + px + kx) * C + ci % C] *
-                         weights[((co * s_.cin + ci) * 3 + ky) * 3 + kx];
+                  sum += padded[(((ci0 + ci) / C * hp + py + ky) * wp + px + kx) * C + (ci0 + ci) % C] *
+                         weights[((co * cin_g + ci) * 3 + ky) * 3 + kx];
           sums[lane] = residual ? sum + residual[at + lane] : sum;
         }
         if (act) act->apply(sums, C);
@@ -291,13 +303,18 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
                                  float* scratch, int threads) const {
   const int64_t C = kernel_->lanes, F = kernel_->max_blocks, tw = tiles_w(), btr = band_tile_rows();
   const int64_t chunks = winograd_chunks(threads), wp = padded_w(), plane = s_.out_h * s_.out_w;
-  // Output blocks per chunk: whole tiles of F.
-  const int64_t chunk_blocks = (out_blocks_ + F * chunks - 1) / (F * chunks) * F;
+  // Input and output blocks of all groups, group by group; the output's in tiles of F
+  // blocks within a group, chunks of whole tiles.
+  const int64_t all_in = s_.group * in_blocks_, all_out = s_.group * out_blocks_;
+  const int64_t group_tiles = (out_blocks_ + F - 1) / F, chunk_tiles = (winograd_output_tiles() + chunks - 1) / chunks;
+  const auto first_block = [&](int64_t tile) {
+    return tile >= winograd_output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
+  };
   float* v = scratch + omp_get_thread_num() * thread_floats();
-  float* m = v + 16 * in_blocks_ * btr * tw * C;
-  float* band = m + 16 * out_blocks_ * btr * tw * C;
+  float* m = v + 16 * all_in * btr * tw * C;
+  float* band = m + 16 * all_out * btr * tw * C;
   float* bias_blocks = band + band_floats();
-  for (int64_t i = 0; i < out_blocks_ * C; ++i) bias_blocks[i] = bias && i < s_.cout ? bias[i] : 0.0f;
+  for (int64_t i = 0; i < all_out * C; ++i) bias_blocks[i] = bias && i < s_.cout ? bias[i] : 0.0f;
   static constexpr float kZeros[4 * 16] = {};
   const bool residual_first = rn && layouts_.output_blocked;
   const Activation* act = in_registers ? &activation : nullptr;
@@ -305,9 +322,10 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
   for (int64_t item = 0; item < winograd_bands() * chunks; ++item) {
     const int64_t ty0 = item / chunks * btr, tile_rows = std::min(btr, tiles_h() - ty0), tiles = tile_rows * tw;
     const int64_t oy0 = 2 * ty0, rows = std::min(2 * tile_rows, s_.out_h - oy0);
-    const int64_t ob_first = item % chunks * chunk_blocks, blocks = std::min(chunk_blocks, out_blocks_ - ob_first);
-    if (blocks <= 0) continue;
-    kernel_->winograd_input({padded + oy0 * wp * C, padded_h() * wp * C, wp * C, in_blocks_, tile_rows, tw, v});
+    const int64_t t0 = item % chunks * chunk_tiles, t1 = std::min(t0 + chunk_tiles, winograd_output_tiles());
+    if (t0 >= t1) continue;
+    const int64_t ob_first = first_block(t0), blocks = first_block(t1) - ob_first;
+    kernel_->winograd_input({padded + oy0 * wp * C, padded_h() * wp * C, wp * C, all_in, tile_rows, tw, v});
     BlockedConvRow r;
     r.cin_lanes = C;
     r.x_block = tiles * C;
@@ -319,30 +337,30 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
     r.out_w = tiles;
     r.sw = r.kh = r.kw = r.dh = r.dw = 1;
     for (int64_t xi = 0; xi < 16; ++xi)
-      for (int64_t ob0 = ob_first; ob0 < ob_first + blocks; ob0 += F) {
-        r.blocks = static_cast<int>(std::min(F, ob_first + blocks - ob0));
-        r.x = v + xi * in_blocks_ * tiles * C;
-        r.w = weights_.data() + (xi * out_blocks_ + ob0) * in_blocks_ * C * C;
-        r.out = m + (xi * out_blocks_ + ob0) * tiles * C;
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t g = t / group_tiles, ob = t % group_tiles * F, gob = g * out_blocks_ + ob;
+        r.blocks = static_cast<int>(std::min(F, out_blocks_ - ob));
+        r.x = v + (xi * all_in + g * in_blocks_) * tiles * C;
+        r.w = weights_.data() + (xi * all_out + gob) * in_blocks_ * C * C;
+        r.out = m + (xi * all_out + gob) * tiles * C;
         kernel_->run_row(r);
       }
     const float* products = m + ob_first * tiles * C;
-    const int64_t m_plane = out_blocks_ * tiles * C;
     const int64_t at = (ob_first * s_.out_h + oy0) * s_.out_w * C;  // in an NCHWc output
     float* out = layouts_.output_blocked ? yn + at : band;
     const int64_t out_block = layouts_.output_blocked ? plane * C : rows * s_.out_w * C;
     const float* residual = residual_first ? rn + at : nullptr;
-    kernel_->winograd_output({products, m_plane, blocks, tile_rows, tw, bias_blocks + ob_first * C, residual, act, out,
-                              out_block, rows, s_.out_w});
+    kernel_->winograd_output({products, all_out * tiles * C, blocks, tile_rows, tw, bias_blocks + ob_first * C,
+                              residual, act, out, out_block, rows, s_.out_w});
     // The tiles whose windows hold a NaN or an infinity, summed again directly: only in
     // tile rows whose window rows were flagged when the input was copied.
     for (int64_t ty = 0; ty < tile_rows; ++ty) {
       bool flagged = false;
-      for (int64_t ib = 0; ib < in_blocks_; ++ib)
+      for (int64_t ib = 0; ib < all_in; ++ib)
         for (int64_t y = 2 * (ty0 + ty); y < 2 * (ty0 + ty) + 4; ++y) flagged |= flags[ib * padded_h() + y] != 0;
       for (int64_t tx = 0; flagged && tx < tw; ++tx) {
         bool nonfinite = false;
-        for (int64_t ib = 0; ib < in_blocks_ && !nonfinite; ++ib)
+        for (int64_t ib = 0; ib < all_in && !nonfinite; ++ib)
           for (int64_t y = 0; y < 4 && !nonfinite; ++y)
             nonfinite = any_nonfinite(padded + ((ib * padded_h() + 2 * (ty0 + ty) + y) * wp + 2 * tx) * C, 4 * C);
         if (nonfinite)
@@ -354,7 +372,13 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
         for (int64_t f = 0; f < blocks; ++f) activation.apply(out + f * plane * C, rows * s_.out_w * C);
       continue;
     }
-    store_band(band, out_block, 0, ob_first, blocks, oy0, rows, yn, rn, activation, in_registers);
+    // To NCHW a group at a time (store_band counts blocks within a group).
+    for (int64_t b = ob_first; b < ob_first + blocks;) {
+      const int64_t g = b / out_blocks_, n = std::min(ob_first + blocks, (g + 1) * out_blocks_) - b;
+      store_band(band + (b - ob_first) * out_block, out_block, g, b % out_blocks_, n, oy0, rows, yn, rn, activation,
+                 in_registers);
+      b += n;
+    }
   }
 }
 

@@ -114,7 +114,8 @@ struct BlockedLayouts {
 bool blocked_conv_applies(const ConvGeometry& s, Isa isa, BlockedLayouts layouts = {});
 
 // Whether Winograd F(2x2, 3x3) can run s (one blocked_conv_applies to): a 3x3 window,
-// stride 1, dilation 1, one group, input channels whole blocks.
+// stride 1, dilation 1, input channels per group whole blocks (and output channels per
+// group, with groups).
 bool winograd_applies(const ConvGeometry& s, Isa isa);
 // The algorithm BlockedConv takes for s by default: Winograd where it applies and was
 // measured faster (docs/performance.md), else direct.
@@ -167,6 +168,7 @@ class BlockedConv {
   // blocks' weights, each transforms the band's input).
   int64_t winograd_bands() const { return (tiles_h() + band_tile_rows() - 1) / band_tile_rows(); }
   int64_t winograd_chunks(int threads) const;
+  int64_t winograd_output_tiles() const;  // tiles of F output blocks, every group's
   int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
   int team(int64_t batch, int threads) const;
   bool copies_input() const;
@@ -207,7 +209,7 @@ class BlockedConv {
   int64_t in_blocks_ = 0, out_blocks_ = 0;  // per group
   int64_t chunk_blocks_ = 0, band_rows_ = 0;
   // Direct: [group][output block][input block][kh][kw][c in][c out]; Winograd: the
-  // transformed 4x4 weights, [16][output block][input block][c in][c out].
+  // transformed 4x4 weights, [16][group][output block][input block][c in][c out].
   std::vector<float> weights_;
 };
 

@@ -168,17 +168,14 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
   for (Isa isa : simd_isas()) {
     const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
     const std::vector<ConvGeometry> shapes = {
-        conv_shape(2 * c, 11, 13, 3 * c, 1, 3, 1, 1, 1, 1, 1),
-        conv_shape(c, 9, 10, 2 * c, 1, 1, 1, 0, 0, 0, 0),
-        conv_shape(3 * c, 12, 9, c, 1, 3, 2, 1, 0, 1, 1),
-        conv_shape(2 * c, 8, 8, 6 * c, 2, 3, 1, 1, 1, 1, 1),
-        conv_shape(40 * c, 5, 6, 2 * c, 1, 1, 1, 0, 0, 0, 0),
-        conv_shape(c, 7, 7, c, 1, 1, 2, 0, 0, 0, 0),
+        conv_shape(2 * c, 11, 13, 3 * c, 1, 3, 1, 1, 1, 1, 1), conv_shape(c, 9, 10, 2 * c, 1, 1, 1, 0, 0, 0, 0),
+        conv_shape(3 * c, 12, 9, c, 1, 3, 2, 1, 0, 1, 1), conv_shape(2 * c, 8, 8, 6 * c, 2, 3, 1, 1, 1, 1, 1),
+        conv_shape(40 * c, 5, 6, 2 * c, 1, 1, 1, 0, 0, 0, 0), conv_shape(c, 7, 7, c, 1, 1, 2, 0, 0, 0, 0),
         // 3x3 stride 1 (Winograd too): odd planes, pads of 0 to 2, no padding, a 1x1
         // plane, output blocks past one tile of them (split between two threads).
-        conv_shape(c, 3, 4, 5 * c, 1, 3, 1, 0, 2, 2, 1),
-        conv_shape(3 * c, 10, 7, c, 1, 3, 1, 0, 0, 0, 0),
+        conv_shape(c, 3, 4, 5 * c, 1, 3, 1, 0, 2, 2, 1), conv_shape(3 * c, 10, 7, c, 1, 3, 1, 0, 0, 0, 0),
         conv_shape(c, 1, 1, 2 * c, 1, 3, 1, 1, 1, 1, 1),
+        conv_shape(4 * c, 7, 9, 4 * c, 4, 3, 1, 1, 1, 1, 1),  // a block per group (RegNet's), chunks across groups
     };
     const std::vector<Activation> acts = every_activation();
     size_t a = 0;
@@ -228,45 +225,49 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
 // A NaN or an infinity in a 4x4 Winograd window would reach all four outputs of its tile
 // (the transforms add every window value into several products, and an infinity minus
 // itself is NaN): those tiles are summed directly, so every output is NaN, infinite or
-// finite exactly where the naive loop's is, and the finite ones agree.
+// finite exactly where the naive loop's is, and the finite ones agree; one group and two.
 TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
   uint32_t seed = 4000;
   for (Isa isa : simd_isas()) {
     const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
-    const ConvGeometry s = conv_shape(2 * c, 9, 11, 2 * c, 1, 3, 1, 1, 1, 1, 1);
-    const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
-    std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
-    const std::vector<float> wt = random_values(s.cout * s.cin * 9, seed + 1), b = random_values(s.cout, seed + 2);
-    x[(0 * s.cin + 3) * in_pixels + 4 * s.w + 6] = NAN;           // image 0, interior
-    x[(1 * s.cin + c + 1) * in_pixels + 8 * s.w + 0] = INFINITY;  // image 1, a corner
-    x[(1 * s.cin + 0) * in_pixels + 2 * s.w + 9] = -INFINITY;     // image 1, near an edge
-    x[(0 * s.cin + 2 * c - 1) * in_pixels + 0 * s.w + 10] = NAN;  // image 0, the last corner
-    const std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
-    int64_t nonfinite = 0;
-    for (float v : expected) nonfinite += !std::isfinite(v);
-    ASSERT_GT(nonfinite, 0);
-    for (const bool blocked : {false, true}) {
-      const kernels::BlockedConv conv(s, wt.data(), isa, {blocked, blocked}, kernels::BlockedAlgorithm::kWinograd);
-      const std::vector<float> xin = blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
-      for (int threads : {1, 2}) {
-        std::vector<float> y = blocked_result(conv, s, batch, xin, wt, b.data(), {}, threads);
-        if (blocked) y = reorder_nchwc(y, batch, s.cout, out_pixels, c, false);
-        for (size_t i = 0; i < y.size(); ++i) {
-          if (std::isfinite(expected[i]))
-            ASSERT_NEAR(y[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "output " << i;
-          else if (std::isnan(expected[i]))
-            ASSERT_TRUE(std::isnan(y[i])) << "output " << i << ": " << y[i];
-          else
-            ASSERT_EQ(y[i], expected[i]) << "output " << i;
+    for (const int64_t group : {1, 2}) {
+      const ConvGeometry s = conv_shape(2 * c, 9, 11, 2 * c, group, 3, 1, 1, 1, 1, 1);
+      const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
+      std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
+      const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * 9, seed + 1);
+      const std::vector<float> b = random_values(s.cout, seed + 2);
+      x[(0 * s.cin + 3) * in_pixels + 4 * s.w + 6] = NAN;           // image 0, interior
+      x[(1 * s.cin + c + 1) * in_pixels + 8 * s.w + 0] = INFINITY;  // image 1, a corner
+      x[(1 * s.cin + 0) * in_pixels + 2 * s.w + 9] = -INFINITY;     // image 1, near an edge
+      x[(0 * s.cin + 2 * c - 1) * in_pixels + 0 * s.w + 10] = NAN;  // image 0, the last corner
+      const std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
+      int64_t nonfinite = 0;
+      for (float v : expected) nonfinite += !std::isfinite(v);
+      ASSERT_GT(nonfinite, 0);
+      for (const bool blocked : {false, true}) {
+        const kernels::BlockedConv conv(s, wt.data(), isa, {blocked, blocked}, kernels::BlockedAlgorithm::kWinograd);
+        const std::vector<float> xin = blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
+        for (int threads : {1, 2}) {
+          std::vector<float> y = blocked_result(conv, s, batch, xin, wt, b.data(), {}, threads);
+          if (blocked) y = reorder_nchwc(y, batch, s.cout, out_pixels, c, false);
+          for (size_t i = 0; i < y.size(); ++i) {
+            if (std::isfinite(expected[i]))
+              ASSERT_NEAR(y[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "output " << i;
+            else if (std::isnan(expected[i]))
+              ASSERT_TRUE(std::isnan(y[i])) << "output " << i << ": " << y[i];
+            else
+              ASSERT_EQ(y[i], expected[i]) << "output " << i;
+          }
         }
       }
     }
   }
 }
 
-// Winograd applies to 3x3 windows at stride 1 and dilation 1 with one group and whole
-// input blocks; the default takes it where its multiplies are at most 0.6x the direct
-// sums' and its transformed weights stay in L3.
+// Winograd applies to 3x3 windows at stride 1 and dilation 1 over whole input blocks
+// (and whole output blocks per group, with groups); the default takes it where its
+// multiplies are at most 0.6x the direct sums' and its transformed weights stay in L3,
+// with groups on planes of at least 7x7 tiles.
 TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
   for (Isa isa : simd_isas()) {
     const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
@@ -281,7 +282,11 @@ TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
     EXPECT_EQ(algorithm(conv_shape(1024, 14, 14, 1024, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 2, 1, 1, 1, 1), isa));
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 1, 2, 2, 2, 2, 2), isa));
-    EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 2, 3, 1, 1, 1, 1, 1), isa));
+    EXPECT_TRUE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 2, 3, 1, 1, 1, 1, 1), isa));
+    // Groups: from 14x14 planes (7x7 tiles) up.
+    EXPECT_EQ(algorithm(conv_shape(4 * c, 14, 14, 4 * c, 4, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
+    EXPECT_EQ(algorithm(conv_shape(4 * c, 7, 7, 4 * c, 4, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
+    EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 8, 3, 1, 1, 1, 1, 1), isa));
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 5, 1, 2, 2, 2, 2), isa));
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(c + 1, 56, 56, 4 * c, 1, 3, 1, 1, 1, 1, 1), isa));
     // Without the unpacked weights it could not sum a tile with a NaN exactly.
