@@ -22,6 +22,11 @@ const std::vector<AttributeChoice>& attribute_choices() {
        {"minimal", "fused"},
        "Memory plan of every LSTM cell (default: each node's 'plan')"},
       {"gru_plan", "GRU", "plan", {"minimal", "fused"}, "Memory plan of every GRU cell (default: each node's 'plan')"},
+      {"conv_algorithm",
+       "Conv",
+       "algorithm",
+       {"auto", "direct", "winograd"},
+       "3x3 Conv algorithm: Winograd where it measured faster, never, or wherever it applies"},
   };
   return choices;
 }

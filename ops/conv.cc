@@ -34,6 +34,12 @@ namespace {
 
 enum class ConvMethod { kIm2col, kPointwise, kPointwiseDirect, kDepthwise, kDepthwiseSimd, kDirectSimd, kBlocked };
 
+// The blocked kernel's algorithm for the attribute "algorithm".
+kernels::BlockedAlgorithm blocked_algorithm(const ConvGeometry& g, Isa isa, const std::string& algorithm) {
+  if (algorithm == "direct" || !kernels::winograd_applies(g, isa)) return kernels::BlockedAlgorithm::kDirect;
+  return algorithm == "winograd" ? kernels::BlockedAlgorithm::kWinograd : kernels::default_blocked_algorithm(g, isa);
+}
+
 const char* method_name(ConvMethod k) {
   switch (k) {
     case ConvMethod::kDepthwise: return "depthwise_direct";
@@ -79,7 +85,8 @@ bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa 
 class ConvKernel final : public Kernel {
  public:
   ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, bool has_scale, const Activation& act,
-             const Tensor* constant_weights, Isa isa, int threads, kernels::BlockedLayouts layouts)
+             const Tensor* constant_weights, Isa isa, int threads, kernels::BlockedLayouts layouts,
+             const std::string& algorithm)
       : Kernel({}), g_(g), has_bias_(has_bias), has_residual_(has_residual), has_scale_(has_scale), activation_(act) {
     const bool blocked_tensors = layouts.input_blocked || layouts.output_blocked;
     depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
@@ -115,7 +122,8 @@ class ConvKernel final : public Kernel {
         f.workspace_bytes = checked_mul({4, kernels::direct_conv_workspace_floats(*direct_, g, g.batch, threads)});
         break;
       case ConvMethod::kBlocked: {
-        blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa, layouts);
+        blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa, layouts,
+                                        blocked_algorithm(g, isa, algorithm));
         const kernels::BlockedConvKernel& k = blocked_.kernel();
         if (blocked_.algorithm() == kernels::BlockedAlgorithm::kWinograd) {
           // The MACs stay the convolution's (the cost convention); these are the
@@ -283,8 +291,15 @@ class ConvOp final : public Op {
     // Set by blocked_layout: the input, the output (and the residual) are NCHWc.
     blocked_input_ = attrs.get_int(kBlockedInputAttr, 0);
     blocked_output_ = attrs.get_int(kBlockedOutputAttr, 0);
+    // The engine attribute "algorithm" (engine_bench --conv_algorithm): "auto", where the
+    // kernel binding measured faster; "direct", never Winograd; "winograd", wherever it
+    // applies (docs/model-format.md).
+    const std::string algorithm = attrs.get_string("algorithm", "auto");
+    if (algorithm != "auto" && algorithm != "direct" && algorithm != "winograd")
+      throw OpError(fmt::format("attribute 'algorithm' must be auto, direct or winograd, got '{}'", algorithm));
+    algorithm_ = algorithm;
     attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "fused_residual",
-                       "fused_input_scale", kBlockedInputAttr, kBlockedOutputAttr});
+                       "fused_input_scale", "algorithm", kBlockedInputAttr, kBlockedOutputAttr});
     if (blocked_input_ < 0 || blocked_output_ < 0 ||
         (blocked_input_ && blocked_output_ && blocked_input_ != blocked_output_))
       throw OpError("attributes 'blocked_input' and 'blocked_output' must be one lane count");
@@ -332,7 +347,7 @@ class ConvOp final : public Op {
                                            layout_name(std::max(blocked_input_, blocked_output_)), isa_name(ctx.isa)));
     }
     return std::make_unique<ConvKernel>(g, has_bias, residual_, scale_, activation_, sig.inputs[1].constant, ctx.isa,
-                                        ctx.num_threads, layouts);
+                                        ctx.num_threads, layouts, algorithm_);
   }
 
   BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
@@ -428,6 +443,7 @@ class ConvOp final : public Op {
   WindowAttrs attrs_;
   int64_t group_ = 1;
   int64_t blocked_input_ = 0, blocked_output_ = 0;  // lanes of an NCHWc input / output, 0 for NCHW
+  std::string algorithm_ = "auto";                  // the blocked kernel's: "auto", "direct" or "winograd"
 };
 
 }  // namespace

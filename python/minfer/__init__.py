@@ -172,15 +172,16 @@ def _machine_options(peak_gflops, bandwidth_gbs, fma_units, probe):
     return machine
 
 
-def _compile_options(num_threads, fold_bn, fuse, clean, blocked_layout, deconv_method, lstm_plan, gru_plan, max_memory,
-                     check_numerics):
+def _compile_options(num_threads, fold_bn, fuse, clean, blocked_layout, deconv_method, conv_algorithm, lstm_plan,
+                     gru_plan, max_memory, check_numerics):
     options = _minfer.CompileOptions()
     options.num_threads = num_threads
     options.fold_bn = fold_bn
     options.fuse = fuse
     options.clean = clean
     options.blocked_layout = blocked_layout
-    for name, value in (("deconv_method", deconv_method), ("lstm_plan", lstm_plan), ("gru_plan", gru_plan)):
+    for name, value in (("deconv_method", deconv_method), ("conv_algorithm", conv_algorithm), ("lstm_plan", lstm_plan),
+                        ("gru_plan", gru_plan)):
         if value is not None:
             options.choose(name, value)
     if max_memory is not None:
@@ -195,13 +196,15 @@ def _shapes(input_shapes):
 
 def load(path, *, num_threads=_COMPILE.num_threads, fold_bn=_COMPILE.fold_bn, fuse=_COMPILE.fuse,
          clean=_COMPILE.clean, blocked_layout=_COMPILE.blocked_layout, input_shapes=None, deconv_method=None,
-         lstm_plan=None, gru_plan=None, max_memory=None, check_numerics=_COMPILE.check_numerics):
+         conv_algorithm=None, lstm_plan=None, gru_plan=None, max_memory=None, check_numerics=_COMPILE.check_numerics):
     """Loads and compiles a model (.onnx: ONNX, .json: net.json) with engine_bench's flags as
     keywords: input_shapes={"input": (1, 3, 224, 224)} is --input_shape, max_memory takes
-    bytes or "512M", deconv_method "col2im"|"conv", lstm_plan and gru_plan "minimal"|"fused".
+    bytes or "512M", deconv_method "col2im"|"conv", conv_algorithm "auto"|"direct"|"winograd", lstm_plan
+    and gru_plan "minimal"|"fused".
     Raises ModelError with engine_bench's message."""
     keywords = dict(num_threads=num_threads, fold_bn=fold_bn, fuse=fuse, clean=clean, blocked_layout=blocked_layout,
-                    input_shapes=input_shapes, deconv_method=deconv_method, lstm_plan=lstm_plan, gru_plan=gru_plan,
+                    input_shapes=input_shapes, deconv_method=deconv_method, conv_algorithm=conv_algorithm,
+                    lstm_plan=lstm_plan, gru_plan=gru_plan,
                     max_memory=max_memory, check_numerics=check_numerics)
     return _load(os.fspath(path), os.fspath(path), keywords)
 

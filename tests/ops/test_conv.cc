@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "profiler/isa.h"
 #include "tests/op_test_util.h"
@@ -381,6 +382,32 @@ TEST(Conv, BlockedKernelReportsItsLayout) {
   EXPECT_EQ(six.details["kernel"], "blocked_direct");
   EXPECT_EQ(six.details["input_layout"], "NCHW6c");
   EXPECT_EQ(six.details["input_reorder_bytes"], 4 * 6 * (6 + 2) * (5 + 2));
+}
+
+// The engine attribute "algorithm" picks Winograd or the direct sums for a 3x3 stride-1
+// layer the blocked kernel runs: the same MACs, outputs within rounding; Winograd's
+// details give the multiplies it runs (16 per 2x2 tile and channel pair).
+TEST(Conv, AlgorithmAttributeChoosesWinogradOrDirectSums) {
+  const auto x = random_values(1 * 16 * 10 * 9, 61), wt = random_values(32 * 16 * 9, 62);
+  std::map<std::string, OpResult> runs;
+  for (const std::string algorithm : {"auto", "direct", "winograd"}) {
+    Attributes a;
+    a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    a.set("algorithm", algorithm);
+    runs[algorithm] = run_op("Conv", {input({1, 16, 10, 9}, x), weight({32, 16, 3, 3}, wt)}, a);
+  }
+  const bool simd = active_isa() != Isa::kScalar;
+  EXPECT_EQ(runs["auto"].details["kernel"], simd ? "blocked_winograd" : "im2col_gemm");
+  EXPECT_EQ(runs["winograd"].details["kernel"], simd ? "blocked_winograd" : "im2col_gemm");
+  EXPECT_EQ(runs["direct"].details["kernel"], simd ? "blocked_direct" : "im2col_gemm");
+  if (simd) {
+    EXPECT_EQ(runs["auto"].details["multiplies_run"], 5 * 5 * 16 * 16 * 32);
+  }
+  EXPECT_EQ(runs["auto"].cost.macs, runs["direct"].cost.macs);
+  EXPECT_LT(max_rel_error(runs["auto"].outputs[0], runs["direct"].outputs[0]), 1e-5);
+  Attributes bad;
+  bad.set("algorithm", std::string("fft"));
+  EXPECT_THROW(run_op("Conv", {input({1, 16, 10, 9}, x), weight({32, 16, 3, 3}, wt)}, bad), std::exception);
 }
 
 TEST(ConvCost, SeedRegular3x3Example) {

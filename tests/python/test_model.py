@@ -48,6 +48,29 @@ def test_blocked_layout_keyword_keeps_the_outputs():
                                atol=1e-5)
 
 
+def test_conv_algorithm_keyword_chooses_winograd_or_direct_sums():
+    # ResNet-18's 3x3 stride-1 layers run by Winograd on AVX2 and AVX-512 (conv_algorithm
+    # "auto"); "direct" never. The MACs are the convolution's either way, the outputs
+    # within rounding of each other and of PyTorch's.
+    folder = TORCH_MODELS / "resnet18"
+    x = read_tensor(folder / "test_data_set_0" / "input_0.pb")
+    expected = read_tensor(folder / "test_data_set_0" / "output_0.pb")
+    runs = {}
+    for algorithm in ("auto", "direct", "winograd"):
+        model = minfer.load(folder / "model.onnx", conv_algorithm=algorithm)
+        profile = model.profile(runs=1, warmup=0)
+        kernels = {op["details"].get("kernel") for op in profile.ops if op["type"] == "Conv"}
+        runs[algorithm] = (profile.totals["macs"], kernels, model.run({"input": x})["output"])
+    simd = minfer.load(folder / "model.onnx").profile(runs=1, warmup=0).json["kernel_isa"] != "scalar"
+    assert ("blocked_winograd" in runs["auto"][1]) == simd
+    assert "blocked_winograd" not in runs["direct"][1]
+    assert runs["auto"][0] == runs["direct"][0] == runs["winograd"][0]
+    for _, _, y in runs.values():
+        np.testing.assert_allclose(y, expected, rtol=1e-3, atol=1e-5)
+    with pytest.raises(minfer.ModelError, match=r"^conv_algorithm 'fft': must be one of auto, direct, winograd$"):
+        minfer.load(folder / "model.onnx", conv_algorithm="fft")
+
+
 def test_inputs_and_outputs_are_named_with_their_shapes():
     model = minfer.load(MODELS / "small_cnn.json")
     assert model.inputs == {"image": (1, 3, 32, 32)}
