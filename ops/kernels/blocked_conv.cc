@@ -77,17 +77,16 @@ int64_t winograd_band_tile_rows(const ConvGeometry& s, int64_t lanes) {
 
 // Winograd where its multiplies (16 per 2x2 tile and channel pair; the tiles cover the
 // plane rounded up to even sizes) are at most 0.6x the direct sums' (9 per pixel: 0.44x
-// at 56x56 to 14x14, 0.58x at 7x7, 0.64x at 5x5) and the bands read at most 16 MiB of
-// transformed weights per image (so they stay in L3: a 1024 -> 1024 layer at 14x14 would
-// read its 64 MiB seven times). conv_bench, one thread, AVX-512: 0.50-0.58x the direct
-// sums' time at 56x56 to 14x14 with 64-256 channels, 0.74-0.85x at 7x7 (0.57x with two
-// threads); AVX2 0.47-0.72x.
+// at 56x56 to 14x14, 0.58x at 7x7, 0.64x at 5x5) and its transformed weights fit in 16
+// MiB (each band reads them all: from L3 up to there; a 1024 -> 1024 layer's 64 MiB
+// came from memory, 0.76-0.90x the direct time on AVX-512, 0.95-1.15x on AVX2).
+// conv_bench, one thread, AVX-512: 0.50-0.58x the direct sums' time at 56x56 to 14x14
+// with 64-256 channels, 0.74-0.85x at 7x7 (0.57x with two threads); AVX2 0.47-0.72x.
 BlockedAlgorithm default_blocked_algorithm(const ConvGeometry& s, Isa isa) {
   if (!winograd_applies(s, isa)) return BlockedAlgorithm::kDirect;
-  const int64_t lanes = blocked_conv_kernel(isa)->lanes, tiles_h = (s.out_h + 1) / 2, tiles_w = (s.out_w + 1) / 2;
-  const int64_t bands = (tiles_h + winograd_band_tile_rows(s, lanes) - 1) / winograd_band_tile_rows(s, lanes);
+  const int64_t tiles_h = (s.out_h + 1) / 2, tiles_w = (s.out_w + 1) / 2;
   const bool fewer_multiplies = 16 * tiles_h * tiles_w * 10 <= 9 * s.out_h * s.out_w * 6;
-  const bool weights_in_l3 = bands * transformed_weight_bytes(s, lanes) <= 16 * 1024 * 1024;
+  const bool weights_in_l3 = transformed_weight_bytes(s, blocked_conv_kernel(isa)->lanes) <= 16 * 1024 * 1024;
   // Groups of one or two blocks leave little to multiply per transformed value: RegNetX's
   // (16 channels per group) measured 0.71-0.91x at 56x56 to 14x14 but 1.30x at 7x7.
   const bool enough_tiles = s.group == 1 || tiles_h * tiles_w >= 7 * 7;

@@ -278,8 +278,10 @@ TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
     EXPECT_EQ(algorithm(conv_shape(4 * c, 7, 7, 4 * c, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
     // 5x5: 9 tiles x 16 = 144 against 225 (0.64x).
     EXPECT_EQ(algorithm(conv_shape(4 * c, 5, 5, 4 * c, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
-    // 1024 -> 1024 at 14x14: 64 MiB of transformed weights, read once per band.
+    // 1024 -> 1024 at 14x14: 64 MiB of transformed weights, read once per band (512 ->
+    // 512: 16 MiB, from L3).
     EXPECT_EQ(algorithm(conv_shape(1024, 14, 14, 1024, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
+    EXPECT_EQ(algorithm(conv_shape(512, 14, 14, 512, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 2, 1, 1, 1, 1), isa));
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 1, 2, 2, 2, 2, 2), isa));
     EXPECT_TRUE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 2, 3, 1, 1, 1, 1, 1), isa));
