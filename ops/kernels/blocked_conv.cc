@@ -174,10 +174,11 @@ int64_t BlockedConv::band_floats() const {
 
 int64_t BlockedConv::thread_floats() const {
   if (!winograd()) return band_floats();
-  // The band's transformed tiles and products, then its bias padded to whole blocks.
+  // The band's transformed tiles and products, then its bias padded to whole blocks and
+  // a byte per tile (those summed directly).
   const int64_t C = kernel_->lanes, tiles = band_tile_rows() * tiles_w();
-  return checked_add(
-      {checked_mul({16, s_.group * (in_blocks_ + out_blocks_), tiles, C}), band_floats(), s_.group * out_blocks_ * C});
+  return checked_add({checked_mul({16, s_.group * (in_blocks_ + out_blocks_), tiles, C}), band_floats(),
+                      s_.group * out_blocks_ * C, (tiles + 3) / 4});
 }
 
 int BlockedConv::team(int64_t batch, int threads) const {
@@ -314,6 +315,7 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
   float* band = m + 16 * all_out * btr * tw * C;
   float* bias_blocks = band + band_floats();
   for (int64_t i = 0; i < all_out * C; ++i) bias_blocks[i] = bias && i < s_.cout ? bias[i] : 0.0f;
+  uint8_t* skip = reinterpret_cast<uint8_t*>(bias_blocks + all_out * C);
   static constexpr float kZeros[4 * 16] = {};
   const bool residual_first = rn && layouts_.output_blocked;
   const Activation* act = in_registers ? &activation : nullptr;
@@ -349,10 +351,11 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
     float* out = layouts_.output_blocked ? yn + at : band;
     const int64_t out_block = layouts_.output_blocked ? plane * C : rows * s_.out_w * C;
     const float* residual = residual_first ? rn + at : nullptr;
-    kernel_->winograd_output({products, all_out * tiles * C, blocks, tile_rows, tw, bias_blocks + ob_first * C,
-                              residual, act, out, out_block, rows, s_.out_w});
-    // The tiles whose windows hold a NaN or an infinity, summed again directly: only in
-    // tile rows whose window rows were flagged when the input was copied.
+    // The tiles whose windows hold a NaN or an infinity (only in tile rows whose window
+    // rows were flagged when the input was copied) are summed directly, before the
+    // output transform, which skips them: it may overwrite a residual they read.
+    std::fill_n(skip, tiles, uint8_t{0});
+    bool any_skipped = false;
     for (int64_t ty = 0; ty < tile_rows; ++ty) {
       bool flagged = false;
       for (int64_t ib = 0; ib < all_in; ++ib)
@@ -362,10 +365,14 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
         for (int64_t ib = 0; ib < all_in && !nonfinite; ++ib)
           for (int64_t y = 0; y < 4 && !nonfinite; ++y)
             nonfinite = any_nonfinite(padded + ((ib * padded_h() + 2 * (ty0 + ty) + y) * wp + 2 * tx) * C, 4 * C);
-        if (nonfinite)
-          exact_tile(padded, weights, bias_blocks, ob_first, blocks, ty0, ty, tx, rows, residual, act, out, out_block);
+        if (!nonfinite) continue;
+        exact_tile(padded, weights, bias_blocks, ob_first, blocks, ty0, ty, tx, rows, residual, act, out, out_block);
+        skip[ty * tw + tx] = 1;
+        any_skipped = true;
       }
     }
+    kernel_->winograd_output({products, all_out * tiles * C, blocks, tile_rows, tw, bias_blocks + ob_first * C,
+                              residual, act, out, out_block, rows, s_.out_w, any_skipped ? skip : nullptr});
     if (layouts_.output_blocked) {
       if (!in_registers && activation.kind != ActivationKind::kNone)
         for (int64_t f = 0; f < blocks; ++f) activation.apply(out + f * plane * C, rows * s_.out_w * C);

@@ -67,7 +67,7 @@ struct WinogradInput {
 // Its output transform: m, [16][>= blocks][tiles][c] (the products, laid out as v), into the
 // tiles' 2x2 output pixels, plus the bias (and the residual), activated, stored into out
 // (NCHWc rows of out_w pixels, blocks out_block floats apart) where the pixels fall
-// within `rows` rows and out_w columns.
+// within `rows` rows and out_w columns, but for the tiles `skip` marks.
 struct WinogradOutput {
   const float* m;
   int64_t m_plane;  // floats between the 16 products' planes
@@ -77,6 +77,7 @@ struct WinogradOutput {
   const Activation* activation;  // only kinds activation_in_registers() takes, or null
   float* out;
   int64_t out_block, rows, out_w;
+  const uint8_t* skip;  // per tile, nonzero: leave its outputs as they are (null: none)
 };
 
 struct BlockedConvKernel {

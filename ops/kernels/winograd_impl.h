@@ -53,6 +53,7 @@ void winograd_output_tiles_with(const WinogradOutput& o, Activate activate) {
     const V bias = o.bias ? V::load_unaligned(o.bias + b * C) : V(0.0f);
     for (int64_t ty = 0; ty < o.tile_rows; ++ty)
       for (int64_t tx = 0; tx < o.tiles_w; ++tx) {
+        if (o.skip && o.skip[ty * o.tiles_w + tx]) continue;
         const float* m = o.m + (b * tiles + ty * o.tiles_w + tx) * C;
         V s[2][4];  // A^T M: the products' rows combined, column by column
         for (int j = 0; j < 4; ++j) {

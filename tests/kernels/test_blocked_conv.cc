@@ -225,7 +225,8 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
 // A NaN or an infinity in a 4x4 Winograd window would reach all four outputs of its tile
 // (the transforms add every window value into several products, and an infinity minus
 // itself is NaN): those tiles are summed directly, so every output is NaN, infinite or
-// finite exactly where the naive loop's is, and the finite ones agree; one group and two.
+// finite exactly where the naive loop's is, and the finite ones agree; one group and two,
+// with a residual (also in the output's buffer, which the tiles overwrite).
 TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
   uint32_t seed = 4000;
   for (Isa isa : simd_isas()) {
@@ -240,26 +241,42 @@ TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
       x[(1 * s.cin + c + 1) * in_pixels + 8 * s.w + 0] = INFINITY;  // image 1, a corner
       x[(1 * s.cin + 0) * in_pixels + 2 * s.w + 9] = -INFINITY;     // image 1, near an edge
       x[(0 * s.cin + 2 * c - 1) * in_pixels + 0 * s.w + 10] = NAN;  // image 0, the last corner
-      const std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
+      const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
+      seed += 4;
+      const std::vector<float> plain = naive_conv(s, batch, x, wt, b.data(), {});
       int64_t nonfinite = 0;
-      for (float v : expected) nonfinite += !std::isfinite(v);
+      for (float v : plain) nonfinite += !std::isfinite(v);
       ASSERT_GT(nonfinite, 0);
-      for (const bool blocked : {false, true}) {
-        const kernels::BlockedConv conv(s, wt.data(), isa, {blocked, blocked}, kernels::BlockedAlgorithm::kWinograd);
-        const std::vector<float> xin = blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
-        for (int threads : {1, 2}) {
-          std::vector<float> y = blocked_result(conv, s, batch, xin, wt, b.data(), {}, threads);
-          if (blocked) y = reorder_nchwc(y, batch, s.cout, out_pixels, c, false);
-          for (size_t i = 0; i < y.size(); ++i) {
-            if (std::isfinite(expected[i]))
-              ASSERT_NEAR(y[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "output " << i;
-            else if (std::isnan(expected[i]))
-              ASSERT_TRUE(std::isnan(y[i])) << "output " << i << ": " << y[i];
-            else
-              ASSERT_EQ(y[i], expected[i]) << "output " << i;
+      // With no residual, a residual in its own buffer, and the output's own buffer.
+      for (const bool blocked : {false, true})
+        for (int residual = 0; residual < 3; ++residual) {
+          std::vector<float> expected = plain;
+          if (residual)
+            for (size_t i = 0; i < expected.size(); ++i) expected[i] += r[i];
+          const kernels::BlockedConv conv(s, wt.data(), isa, {blocked, blocked}, kernels::BlockedAlgorithm::kWinograd);
+          const std::vector<float> xin = blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
+          const std::vector<float> rin = blocked ? reorder_nchwc(r, batch, s.cout, out_pixels, c, true) : r;
+          for (int threads : {1, 2}) {
+            std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
+            std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
+            conv.run(batch, xin.data(), b.data(), {}, y.data(), workspace, threads,
+                     residual == 1   ? rin.data()
+                     : residual == 2 ? y.data()
+                                     : nullptr,
+                     wt.data());
+            if (blocked) y = reorder_nchwc(y, batch, s.cout, out_pixels, c, false);
+            SCOPED_TRACE(testing::Message() << "group " << group << " NCHWc " << blocked << " residual " << residual
+                                            << " threads " << threads);
+            for (size_t i = 0; i < y.size(); ++i) {
+              if (std::isfinite(expected[i]))
+                ASSERT_NEAR(y[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "output " << i;
+              else if (std::isnan(expected[i]))
+                ASSERT_TRUE(std::isnan(y[i])) << "output " << i << ": " << y[i];
+              else
+                ASSERT_EQ(y[i], expected[i]) << "output " << i;
+            }
           }
         }
-      }
     }
   }
 }
