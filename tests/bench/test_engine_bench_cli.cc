@@ -86,13 +86,20 @@ TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
   // the image (kept for the next run) 12,288 + pool1 8,192 + relu2 16,384 + conv2's
   // scratch, which depends on the kernel the target binds. Scalar: im2col + GEMM, the B
   // panels of its one k-block, K = 8*9 x N = 16*16 floats, plus 16 floats of alignment
-  // slack = 73,792 (its weights are packed at load, so no A scratch). AVX2 and AVX-512: the
-  // blocked direct convolution, the NCHWc input with its zero border (8 lanes on both: AVX2's
-  // block, and on AVX-512 the input's 8 channels, fewer than its block of 16, x 18 x 18) and
-  // one thread's partial sums (16 output channels x 16 x 16), 4 bytes each: 10,368 + 16,384
-  // = 26,752.
-  const std::string scratch = active_isa() == Isa::kScalar ? "73,792" : "26,752";
-  const std::string arena = active_isa() == Isa::kScalar ? "110,656" : "63,616";
+  // slack = 73,792 (its weights are packed at load, so no A scratch). AVX-512: the blocked
+  // direct convolution, the NCHWc input with its zero border (the input's 8 channels, fewer
+  // than its block of 16, x 18 x 18) and one thread's partial sums (16 output channels x
+  // 16 x 16), 4 bytes each: 10,368 + 16,384 = 26,752. AVX2 (8 channels: a whole block):
+  // Winograd F(2x2, 3x3), the same input copy, a flag byte per copied row (18, in 5
+  // floats), and one band of all 8 x 8 tiles: transformed input 16 x 8 x 64 floats,
+  // products 16 x 16 x 64, the NCHWc band 16 x 16 x 16, the bias 16, a byte per tile (16
+  // floats): 10,368 + 20 + 4 x 28,704 = 125,204, 125,248 in the arena (64-byte aligned).
+  const std::string scratch = active_isa() == Isa::kScalar ? "73,792"
+                              : active_isa() == Isa::kAvx2 ? "125,204"
+                                                           : "26,752";
+  const std::string arena = active_isa() == Isa::kScalar ? "110,656"
+                            : active_isa() == Isa::kAvx2 ? "162,112"
+                                                         : "63,616";
   EXPECT_NE(plan.find("Arena: " + arena + " bytes; lower bound (most bytes alive at one step) " + arena),
             std::string::npos)
       << plan;
