@@ -17,6 +17,13 @@ int64_t product(Shape::const_iterator begin, Shape::const_iterator end) {
   return std::accumulate(begin, end, int64_t{1}, std::multiplies<>());
 }
 
+// The channels of a convolution's input x: dimension 1, times the block's lanes when x
+// is NCHWc [N, C / c, H, W, c] (ops/blocked_layout.h), one dimension more than the
+// weights [C_out, C_in / group, kh, kw].
+int64_t channels(const Shape& x, const Shape& weights) {
+  return x.size() == weights.size() + 1 ? x[1] * x.back() : x[1];
+}
+
 }  // namespace
 
 std::vector<SeparablePairRecord> find_separable_pairs(const CompiledModel& model) {
@@ -38,17 +45,18 @@ std::vector<SeparablePairRecord> find_separable_pairs(const CompiledModel& model
     for (int next = sole_reader(v); next >= 0 && steps[next].inputs[0] == v; next = sole_reader(v)) {
       const Step& s = steps[next];
       if (s.facts().op_class == "pointwise") {
-        const Shape& x = values[dw.inputs[0]].type.shape;
         const Shape& w = values[dw.inputs[1]].type.shape;
-        const Shape& y = values[s.outputs[0]].type.shape;
+        const Shape& pw = values[s.inputs[1]].type.shape;  // [C_out, C_in, 1, ...]
         p.depthwise = dw.name;
         p.pointwise = s.name;
         p.kernel.assign(w.begin() + 2, w.end());
-        p.in_channels = x[1];
-        p.out_channels = y[1];
+        p.in_channels = channels(values[dw.inputs[0]].type.shape, w);
+        p.out_channels = pw[0];
         p.depthwise_macs = dw.cost.macs;
         p.pointwise_macs = s.cost.macs;
-        p.regular_macs = y[0] * product(w.begin() + 2, w.end()) * x[1] * product(y.begin() + 2, y.end()) * y[1];
+        // The regular convolution: the window over the depthwise layer's input channels at
+        // each of the 1x1 layer's output elements (its MACs / C_in).
+        p.regular_macs = s.cost.macs / pw[1] * product(w.begin() + 2, w.end()) * p.in_channels;
         pairs.push_back(std::move(p));
         break;
       }

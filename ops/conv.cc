@@ -77,9 +77,10 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
 // with fewer, 1.05-1.36x; on AVX2 strided ones took 1.6x).
 bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
   const bool pointwise = g.win.kh * g.win.kw == 1, strided = g.win.sh > 1 || g.win.sw > 1;
+  const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(isa);
   return use_blocked(g, constant_weights, isa) ||
          (isa == Isa::kAvx512 && constant_weights && pointwise && (strided || g.cin_per_group() >= 128) &&
-          kernels::blocked_conv_applies(g, isa));
+          g.cout % k->lanes == 0 && kernels::blocked_conv_applies(g, isa));
 }
 
 class ConvKernel final : public Kernel {
@@ -87,11 +88,19 @@ class ConvKernel final : public Kernel {
   ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, bool has_scale, const Activation& act,
              const Tensor* constant_weights, Isa isa, int threads, kernels::BlockedLayouts layouts,
              const std::string& algorithm)
-      : Kernel({}), g_(g), has_bias_(has_bias), has_residual_(has_residual), has_scale_(has_scale), activation_(act) {
-    const bool blocked_tensors = layouts.input_blocked || layouts.output_blocked;
-    depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa) : nullptr;
+      : Kernel({}),
+        g_(g),
+        has_bias_(has_bias),
+        has_residual_(has_residual),
+        has_scale_(has_scale),
+        activation_(act),
+        layouts_(layouts) {
+    const bool blocked_tensors = layouts.any();
+    depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa, layouts) : nullptr;
     direct_ = kernels::find_direct_conv_kernel(g, isa);
-    if (blocked_tensors) {  // only the blocked kernel reads or writes NCHWc
+    if (blocked_tensors && depthwise_) {  // the channels-in-lanes depthwise kernel reads and writes NCHWc too
+      method_ = ConvMethod::kDepthwiseSimd;
+    } else if (blocked_tensors) {  // else only the blocked kernel does
       if (!constant_weights || !kernels::blocked_conv_applies(g, isa, layouts))
         throw UnsupportedError("this convolution has no NCHWc kernel on this target");
       method_ = ConvMethod::kBlocked;
@@ -115,6 +124,10 @@ class ConvKernel final : public Kernel {
       case ConvMethod::kDepthwise: f.details["multiplier"] = g.cout / g.cin; break;
       case ConvMethod::kDepthwiseSimd:
         f.details["variant"] = depthwise_->name;
+        if (blocked_tensors)
+          f.details["tensor_layouts"] =
+              fmt::format("{} -> {}", layout_name(layouts.input_blocked ? depthwise_->lanes : 0),
+                          layout_name(layouts.output_blocked ? depthwise_->lanes : 0));
         f.workspace_bytes = checked_mul({4, kernels::depthwise_workspace_floats(*depthwise_, g, g.batch, threads)});
         break;
       case ConvMethod::kDirectSimd:
@@ -212,7 +225,8 @@ class ConvKernel final : public Kernel {
     const int64_t in_image = g_.cin * g_.h * g_.w, out_image = g_.cout * g_.out_h * g_.out_w;
     switch (method_) {
       case ConvMethod::kDepthwiseSimd:
-        kernels::depthwise_conv2d(*depthwise_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);
+        kernels::depthwise_conv2d(*depthwise_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act,
+                                  layouts_);
         break;
       case ConvMethod::kDirectSimd:
         kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);
@@ -270,6 +284,7 @@ class ConvKernel final : public Kernel {
   const ConvGeometry g_;
   const bool has_bias_, has_residual_, has_scale_;
   const Activation activation_;
+  const kernels::BlockedLayouts layouts_;  // NCHWc tensors (the blocked and depthwise kernels)
   ConvMethod method_ = ConvMethod::kIm2col;
   const kernels::DepthwiseKernel* depthwise_ = nullptr;
   const kernels::DirectConvKernel* direct_ = nullptr;
@@ -340,9 +355,9 @@ class ConvOp final : public Op {
     const ConvGeometry g = geometry(sig.inputs);
     const bool has_bias = sig.inputs.size() >= 3 && sig.inputs[2].present;
     const kernels::BlockedLayouts layouts{blocked_input_ > 0, blocked_output_ > 0};
-    if (layouts.input_blocked || layouts.output_blocked) {
-      const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(ctx.isa);
-      if (!k || k->lanes != std::max(blocked_input_, blocked_output_))
+    if (layouts.any()) {
+      const int64_t lanes = blocked_lanes(ctx.isa);
+      if (!lanes || lanes != std::max(blocked_input_, blocked_output_))
         throw UnsupportedError(fmt::format("the {} layout has no kernel on {}",
                                            layout_name(std::max(blocked_input_, blocked_output_)), isa_name(ctx.isa)));
     }
@@ -356,6 +371,7 @@ class ConvOp final : public Op {
     // A 1-D convolution's [N, C, L] has no NCHWc form in the graph (ops/blocked_layout.h).
     if (!k || scale_ || !weights || logical_input(sig.inputs).size() != 4) return {};
     const ConvGeometry g = geometry(sig.inputs);
+    if (g.group > 1 && g.group == g.cin) return depthwise_blocked_layout(g, isa);
     if (kernels::find_direct_conv_kernel(g, isa)) return {};  // the small-channel kernel is faster
     BlockedLayoutSupport s;
     s.lanes = k->lanes;
@@ -365,6 +381,22 @@ class ConvOp final : public Op {
     // A layer the blocked kernel takes in NCHW reorders its input anyway; a 1x1 one in
     // NCHW runs the direct pointwise kernel, which reads NCHW as it is.
     s.starts_region = use_blocked(g, weights, isa);
+    if (residual_) s.residual_input = 3;
+    return s;
+  }
+
+  // The channels-in-lanes depthwise kernel reads and writes NCHWc: an NCHWc input is its
+  // tile's layout (copied, not transposed), an NCHWc output its sums' (stored, not
+  // transposed back), so in a region it skips both transposes. Where it is the NCHW
+  // choice too (depthwise_prefers_lanes) it transposes its NCHW input anyway: there it
+  // may start a region.
+  BlockedLayoutSupport depthwise_blocked_layout(const ConvGeometry& g, Isa isa) const {
+    const kernels::DepthwiseKernel* k = kernels::find_depthwise_kernel(g, isa, {true, true});
+    if (!k) return {};
+    BlockedLayoutSupport s;
+    s.lanes = k->lanes;
+    s.input = s.output = s.preferred = true;
+    s.starts_region = kernels::depthwise_prefers_lanes(g, k->lanes);
     if (residual_) s.residual_input = 3;
     return s;
   }

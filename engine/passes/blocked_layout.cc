@@ -126,7 +126,8 @@ PassLog blocked_layout(CompileGraph& g, Isa isa) {
       if (t.empty() || g.constant(t)) continue;
       if (needs_copy.count(t) && !blocked_of.count(t)) i = blocked_copy(i, t);
       const bool residual = out_lanes && s.residual_input == static_cast<int>(k);
-      if (all || (k == 0 && s.input && blocked_of.count(t)) || residual) {
+      // A same-layout op writing NCHW reads NCHW too.
+      if (all || (k == 0 && s.input && !s.same_layout && blocked_of.count(t)) || residual) {
         if (!blocked_of.count(t)) i = blocked_copy(i, t);
         inputs[k] = blocked_of[t];
         if (k == 0 || all) in_lanes = s.lanes;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "ops/activation.h"
+#include "ops/kernels/tensor_layouts.h"
 #include "ops/window.h"
 #include "profiler/isa.h"
 
@@ -100,15 +101,9 @@ enum class BlockedAlgorithm { kDirect, kWinograd };
 // The kernel of one target (nullptr for the scalar one or a target the CPU cannot run).
 const BlockedConvKernel* blocked_conv_kernel(Isa isa);
 
-// The layouts of a blocked convolution's input and output: NCHW, or NCHWc ([N, C / c, H,
-// W, c], c the kernel's lanes), which needs the tensor's channels to be a multiple of c.
-// An NCHWc input is copied only to add its zero border (not at all without padding); an
-// NCHWc output is summed in place, with no reorder.
-struct BlockedLayouts {
-  bool input_blocked = false, output_blocked = false;
-};
-
-// Whether the blocked kernel can run s on isa with these layouts: a kernel exists for
+// Whether the blocked kernel can run s on isa with these layouts (an NCHWc input is copied
+// only to add its zero border, not at all without padding; an NCHWc output is summed in
+// place, with no reorder): a kernel exists for
 // isa, the groups are whole blocks (group 1 with any channel counts, padded with zeros;
 // or input and output channels per group multiples of c), and the channels of an NCHWc
 // input or output are a multiple of c. Whether it is chosen is Conv's decision.

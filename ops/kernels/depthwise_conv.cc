@@ -3,7 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <stdexcept>
 
+#include "ops/blocked_layout.h"
 #include "ops/kernels/padded_rows.h"
 #include "ops/kernels/threads.h"
 #include "ops/kernels/workspace.h"
@@ -73,16 +75,20 @@ bool depthwise_prefers_lanes(const ConvGeometry& s, int lanes) {
   return !(s.win.kh == 3 && s.win.sh == 1 && wide);
 }
 
-const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa) {
+const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa, BlockedLayouts layouts) {
   const Window2d& w = s.win;
   if (s.group != s.cin || s.cout != s.cin || w.kh != w.kw || w.sh != w.sw || w.dh != 1 || w.dw != 1) return nullptr;
   if (!isa_runnable(isa)) return nullptr;
   const DepthwiseKernel* found = nullptr;
-  for (const DepthwiseKernel& k : depthwise_kernels(isa))
-    if (k.kernel_size == w.kh && k.stride == w.sh &&
-        (!found || k.channels_in_lanes == depthwise_prefers_lanes(s, k.lanes)))
+  for (const DepthwiseKernel& k : depthwise_kernels(isa)) {
+    if (k.kernel_size != w.kh || k.stride != w.sh) continue;
+    if (layouts.any()) {
+      if (k.channels_in_lanes && k.lanes == blocked_lanes(isa) && s.cin % k.lanes == 0) return &k;
+    } else if (!found || k.channels_in_lanes == depthwise_prefers_lanes(s, k.lanes)) {
       found = &k;
-  return found;
+    }
+  }
+  return layouts.any() ? nullptr : found;
 }
 
 int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
@@ -91,13 +97,15 @@ int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry&
 
 void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                       const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
-                      const Activation& act) {
+                      const Activation& act, BlockedLayouts layouts) {
+  if (layouts.any() && !k.channels_in_lanes)
+    throw std::invalid_argument("depthwise_conv2d: NCHWc tensors need a channels-in-lanes kernel");
   const int64_t items = work_items(k, s, batch);
   const int64_t scratch = scratch_floats(k, s);
   require_workspace(workspace, scratch, "depthwise convolution");  // one thread's share, at least
   const int team = static_cast<int>(
       std::min<int64_t>(threads_for(k, s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
-  const DepthwiseJob job{&s, x, weights, bias, &act, y};
+  const DepthwiseJob job{&s, x, weights, bias, &act, y, layouts};
   // Each thread a contiguous run of items, fixed by the team size alone.
 #pragma omp parallel num_threads(team) if (team > 1)
   {

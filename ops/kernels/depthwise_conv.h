@@ -6,13 +6,16 @@
 //  - channels in lanes (depthwise_conv_lanes_impl.h, AVX2 and AVX-512): a vector's lanes
 //    are that many channels of one pixel, the planes transposed into a zero-bordered
 //    tile and back, one thread per band of output rows of a channel group at a time;
-//    for the planes too narrow (or strided) to fill the per-plane kernel's vectors.
+//    for the planes too narrow (or strided) to fill the per-plane kernel's vectors, and
+//    for NCHWc tensors (ops/blocked_layout.h; its c = the vector's lanes): an NCHWc input
+//    is copied into the tile row by row instead of transposed, an NCHWc output stored
+//    as summed, so a depthwise layer can sit in a region of blocked convolutions.
 // Both sum each output's taps in the same order, so they give the same bits. Other
 // windows run ops/reference/depthwise_conv.h.
 //
-//   if (const DepthwiseKernel* k = find_depthwise_kernel(shape)) {
+//   if (const DepthwiseKernel* k = find_depthwise_kernel(shape, isa, layouts)) {
 //     workspace: depthwise_workspace_floats(*k, shape, batch, threads) floats
-//     depthwise_conv2d(*k, shape, batch, x, weights, bias, y, workspace, threads, activation);
+//     depthwise_conv2d(*k, shape, batch, x, weights, bias, y, workspace, threads, activation, layouts);
 //   }
 #pragma once
 
@@ -21,6 +24,7 @@
 #include <span>
 
 #include "ops/activation.h"
+#include "ops/kernels/tensor_layouts.h"
 #include "ops/reference/conv2d.h"
 #include "profiler/isa.h"
 
@@ -35,6 +39,7 @@ struct DepthwiseJob {
   const float* bias;     // [channels] or null
   const Activation* activation;
   float* y;
+  BlockedLayouts layouts;  // NCHWc x or y: channels-in-lanes kernels only
 };
 
 struct DepthwiseKernel {
@@ -58,9 +63,12 @@ struct LaneLayout {
 };
 LaneLayout lane_layout(const ConvGeometry& s, int64_t lanes);
 
-// The kernel for s on target isa, or nullptr when s is not a case the direct kernels
-// cover (or the CPU cannot run isa): the caller then runs the reference.
-const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa = active_isa());
+// The kernel for s on target isa with these layouts, or nullptr when s is not a case the
+// direct kernels cover (or the CPU cannot run isa): the caller then runs the reference.
+// With an NCHWc input or output only a channels-in-lanes kernel of the blocked layout's
+// lanes (blocked_lanes(isa)) will do, on channels in whole blocks.
+const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa = active_isa(),
+                                             BlockedLayouts layouts = {});
 
 // Floats of workspace depthwise_conv2d needs for `batch` images with up to `threads`
 // threads (a smaller workspace runs fewer threads).
@@ -70,7 +78,7 @@ int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry&
 // Each plane is computed by one thread, so the result does not depend on `threads`.
 void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
                       const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
-                      const Activation& act = {});
+                      const Activation& act = {}, BlockedLayouts layouts = {});
 
 // The kernels of one target (3x3s1, 3x3s2, 5x5s1, 5x5s2: per plane, then the same
 // windows with channels in lanes on the SIMD targets), for tests and benchmarks that

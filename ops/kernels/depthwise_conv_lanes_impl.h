@@ -8,7 +8,9 @@
 // vector multiply-adds with a weight vector per tap, whatever the plane's width or the
 // stride: no lane idles on a 7-wide row and a stride needs no deinterleave. V::size
 // output pixels at a time are summed in registers, transposed back into V::size channel
-// rows, activated and stored into the NCHW planes. Each output's sum runs over the taps
+// rows, activated and stored into the NCHW planes. An NCHWc input (whole blocks of
+// V::size channels) is the tile's layout already: its rows are copied, not transposed; an
+// NCHWc output takes the sums as they are. Each output's sum runs over the taps
 // in the per-plane kernel's order (bias, then row by row), so both kernels give the
 // same bits.
 #pragma once
@@ -59,6 +61,14 @@ void pack_pixels(const float* x, int64_t plane, int64_t nc, int64_t count, int64
   }
 }
 
+// Rows [0, rows) of w NCHWc pixels of one block at x (already V::size channels per
+// pixel) into the tile, rows pitch pixels apart: a plain copy.
+template <class V>
+void copy_blocked_rows(const float* x, int64_t rows, int64_t w, int64_t pitch, float* tile) {
+  constexpr int64_t L = V::size;
+  for (int64_t r = 0; r < rows; ++r) std::copy(x + r * w * L, x + (r + 1) * w * L, tile + r * pitch * L);
+}
+
 // weights [channels, K * K] of channels [0, nc) to [K * K][V::size], lanes from nc on 0.
 template <class V, int K>
 void pack_weights(const float* weights, int64_t nc, float* packed) {
@@ -74,9 +84,9 @@ void pack_weights(const float* weights, int64_t nc, float* packed) {
 
 // Output pixels [p, p + V::size) of the band (flat, row-major; those from `count` on
 // are computed at pixel 0's place and dropped): each from its taps in the tile, where
-// offsets[q] is pixel q's top-left tap; activated, transposed and stored into the first
-// nc planes at y.
-template <class V, int K, class Act>
+// offsets[q] is pixel q's top-left tap; activated and stored, as they are into the NCHWc
+// block at y (BlockedOut), else transposed into the first nc planes at y.
+template <class V, int K, bool BlockedOut, class Act>
 [[gnu::always_inline]] inline void lanes_chunk(const float* tile, const int64_t* offsets, int64_t p, int64_t count,
                                                int64_t row_floats, const float* weights, V bias, Act activate,
                                                int64_t nc, float* y, int64_t plane) {
@@ -94,10 +104,19 @@ template <class V, int K, class Act>
                            V::load_unaligned(weights + (ki * K + kj) * L), sum);
     acc[j] = sum;
   }
+  const int64_t n = std::min(L, count - p);
+  if constexpr (BlockedOut) {
+    if (n == L) {
+#pragma GCC unroll 16
+      for (int64_t j = 0; j < L; ++j) activate(acc[j]).store_unaligned(y + (p + j) * L);
+    } else {
+      for (int64_t j = 0; j < n; ++j) activate(acc[j]).store_unaligned(y + (p + j) * L);
+    }
+    return;
+  }
   // Activated after the transpose: out of the way of the sums' registers, and not on
   // the lanes of a group's missing channels.
   transpose_square(acc);
-  const int64_t n = std::min(L, count - p);
   if (n == L && nc == L) {
 #pragma GCC unroll 16
     for (int64_t c = 0; c < L; ++c) activate(acc[c]).store_unaligned(y + c * plane + p);
@@ -134,19 +153,31 @@ void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float*
       // Tile rows above and below the image: zeros (an earlier band may have filled them).
       for (int64_t t = 0; t < rows; ++t)
         if (top + t < r0 || top + t >= r1) std::fill(tile + t * row_floats, tile + (t + 1) * row_floats, 0.0f);
+      // The group's first plane; in NCHWc (channels in whole blocks) plane0 * plane floats
+      // is also the start of the group's block, whose pixels are L floats each.
       const int64_t plane0 = (n * s.cin + c0);
-      pack_pixels<V>(job.x + plane0 * in_plane + r0 * s.w, in_plane, nc, (r1 - r0) * s.w, s.w, lay.pitch,
-                     tile + ((r0 - top) * lay.pitch + pad_left) * L);
+      float* const tile_top = tile + ((r0 - top) * lay.pitch + pad_left) * L;
+      if (job.layouts.input_blocked)
+        copy_blocked_rows<V>(job.x + plane0 * in_plane + r0 * s.w * L, r1 - r0, s.w, lay.pitch, tile_top);
+      else
+        pack_pixels<V>(job.x + plane0 * in_plane + r0 * s.w, in_plane, nc, (r1 - r0) * s.w, s.w, lay.pitch, tile_top);
       pack_weights<V, K>(job.weights + c0 * K * K, nc, weights);
       float lane_bias[L];
       for (int64_t c = 0; c < L; ++c) lane_bias[c] = job.bias && c < nc ? job.bias[c0 + c] : 0.0f;
       const V bias = V::load_unaligned(lane_bias);
       const int64_t count = (oy1 - oy0) * s.out_w;
-      float* y = job.y + plane0 * out_plane + oy0 * s.out_w;
-      for (int64_t p = 0; p < count; p += L)
-        lanes_chunk<V, K>(tile, offsets, p, count, row_floats, weights, bias, activate, nc, y, out_plane);
-      if (!in_registers)
-        for (int64_t c = 0; c < nc; ++c) act.apply(y + c * out_plane, count);
+      if (job.layouts.output_blocked) {
+        float* y = job.y + plane0 * out_plane + oy0 * s.out_w * L;
+        for (int64_t p = 0; p < count; p += L)
+          lanes_chunk<V, K, true>(tile, offsets, p, count, row_floats, weights, bias, activate, nc, y, out_plane);
+        if (!in_registers) act.apply(y, count * L);
+      } else {
+        float* y = job.y + plane0 * out_plane + oy0 * s.out_w;
+        for (int64_t p = 0; p < count; p += L)
+          lanes_chunk<V, K, false>(tile, offsets, p, count, row_floats, weights, bias, activate, nc, y, out_plane);
+        if (!in_registers)
+          for (int64_t c = 0; c < nc; ++c) act.apply(y + c * out_plane, count);
+      }
     }
   });
 }

@@ -156,6 +156,93 @@ TEST(BlockedLayout, ConcatsAndMaxPoolsOfNchwcTensorsJoinTheRegion) {
   }
 }
 
+// The graph compiled with and without the pass gives the same outputs (within the
+// kernels' rounding); returns the compiled one.
+std::shared_ptr<const CompiledModel> compile_checked(const Graph& g, const Shape& x_shape) {
+  auto blocked = compile(g);
+  CompileOptions nchw;
+  nchw.passes.blocked_layout = false;
+  Session a(blocked), b(compile(g, nchw));
+  const std::vector<float> x = test::random_values(num_elements(x_shape), 9);
+  a.set_input("x", x);
+  b.set_input("x", x);
+  a.run();
+  b.run();
+  for (const std::string& out : g.outputs) {
+    const auto ya = a.output(out), yb = b.output(out);
+    EXPECT_LT(test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()}), 1e-5) << out;
+  }
+  return blocked;
+}
+
+// Depthwise convolutions read and write NCHWc too (the channels-in-lanes kernel), and one
+// on a plane it would transpose anyway starts a region: x -> depthwise 3x3 / 2 -> a ->
+// Conv 3x3 -> b -> depthwise 3x3 -> y, with no Reorder; y, a graph output, is NCHW.
+TEST(BlockedLayout, DepthwiseConvolutionsJoinTheRegion) {
+  Graph g;
+  g.source = "<depthwise>";
+  g.inputs.push_back({"x", {1, 32, 15, 15}});
+  g.initializers["wd1"] = tensor({32, 1, 3, 3}, 1);
+  g.initializers["bd1"] = tensor({32}, 2);
+  g.initializers["w"] = tensor({32, 32, 3, 3}, 3);
+  g.initializers["wd2"] = tensor({32, 1, 3, 3}, 4);
+  Node dw1 = conv("dw1", {"x", "wd1", "bd1"}, "a0", 3);
+  dw1.attrs.set("group", int64_t{32});
+  dw1.attrs.set("strides", std::vector<int64_t>{2, 2});
+  g.nodes.push_back(dw1);
+  g.nodes.push_back({"relu", "Relu", {"a0"}, {"a"}, {}});
+  g.nodes.push_back(conv("conv", {"a", "w"}, "b", 3));
+  Node dw2 = conv("dw2", {"b", "wd2"}, "y", 3);
+  dw2.attrs.set("group", int64_t{32});
+  g.nodes.push_back(dw2);
+  g.outputs = {"y"};
+  auto blocked = compile_checked(g, {1, 32, 15, 15});
+  EXPECT_EQ(step_types(*blocked), (std::vector<std::string>{"Conv", "Conv", "Conv"}));
+  const int64_t lanes = blocked_lanes(active_isa());
+  if (!lanes) {  // the scalar target: nothing changes
+    EXPECT_TRUE(blocked->pass_logs().back().actions.empty());
+    return;
+  }
+  const std::string c = layout_name(lanes);
+  EXPECT_EQ(layouts_of(*blocked, "dw1"), "NCHW -> " + c);
+  EXPECT_EQ(layouts_of(*blocked, "conv"), c + " -> " + c);
+  EXPECT_EQ(layouts_of(*blocked, "dw2"), c + " -> NCHW");
+  for (const Step& s : blocked->steps()) {
+    if (s.name.rfind("dw", 0) != 0) continue;
+    EXPECT_NE(s.facts().details.value("variant", std::string()).find("_lanes_"), std::string::npos) << s.name;
+  }
+}
+
+// A max pool (an op whose inputs and output share one layout) whose output no NCHWc op
+// reads writes NCHW, so it reads NCHW too, from a Reorder of the region's tensor: x ->
+// Conv 3x3 -> a -> Conv 3x3 -> y1; a -> MaxPool -> Relu -> y2.
+TEST(BlockedLayout, AMaxPoolOutsideTheRegionReadsNchw) {
+  Graph g;
+  g.source = "<pool_outside>";
+  g.inputs.push_back({"x", {1, 32, 10, 10}});
+  g.initializers["w1"] = tensor({32, 32, 3, 3}, 1);
+  g.initializers["w2"] = tensor({32, 32, 3, 3}, 2);
+  g.nodes.push_back(conv("conv1", {"x", "w1"}, "a", 3));
+  g.nodes.push_back(conv("conv2", {"a", "w2"}, "y1", 3));
+  Node pool{"pool", "MaxPool", {"a"}, {"p"}, {}};
+  pool.attrs.set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool.attrs.set("strides", std::vector<int64_t>{2, 2});
+  g.nodes.push_back(pool);
+  g.nodes.push_back({"relu", "Relu", {"p"}, {"y2"}, {}});
+  g.outputs = {"y1", "y2"};
+  auto blocked = compile_checked(g, {1, 32, 10, 10});
+  if (!blocked_lanes(active_isa())) {
+    EXPECT_EQ(step_types(*blocked), (std::vector<std::string>{"Conv", "Conv", "MaxPool", "Relu"}));
+    return;
+  }
+  EXPECT_EQ(step_types(*blocked), (std::vector<std::string>{"Conv", "Conv", "Reorder", "MaxPool", "Relu"}));
+  for (const Node& n : blocked->graph().nodes)
+    if (n.name == "pool") {
+      EXPECT_EQ(n.attrs.get_int("blocked_input", 0), 0);
+      EXPECT_EQ(n.attrs.get_int("blocked_output", 0), 0);
+    }
+}
+
 // 1-D convolutions ([N, C, L], which the blocked kernel runs as one-row images) have no
 // NCHWc form in the graph: a chain of them compiles and stays NCHW.
 TEST(BlockedLayout, OneDimensionalConvolutionsStayNchw) {

@@ -109,6 +109,23 @@ TEST(SeparablePairs, StridedDepthwiseWithMultiplier) {
   EXPECT_EQ(pairs[0].regular_macs, 3 * 3 * 4 * 5 * 5 * 6);  // 5,400: a 3x3 stride-2 conv 4 -> 6
 }
 
+// Two MobileNet pairs at 256 channels, which on AVX-512 run in NCHWc (ops/blocked_layout.h:
+// dw2 reads [1, 16, 7, 7, 16]): the figures are the channels', not the tensors' dimensions.
+TEST(SeparablePairs, FiguresDoNotDependOnTheTensorsLayout) {
+  auto pairs = Chain({1, 256, 7, 7})
+                   .conv("dw1", 1, 256, 3, 256)
+                   .conv("pw1", 256, 256, 1, 1)
+                   .conv("dw2", 1, 256, 3, 256)
+                   .conv("pw2", 256, 128, 1, 1)
+                   .pairs();
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[1].in_channels, 256);
+  EXPECT_EQ(pairs[1].out_channels, 128);
+  EXPECT_EQ(pairs[1].depthwise_macs, 3 * 3 * 256 * 7 * 7);
+  EXPECT_EQ(pairs[1].pointwise_macs, 256 * 7 * 7 * 128);
+  EXPECT_EQ(pairs[1].regular_macs, 3 * 3 * 256 * 7 * 7 * 128);
+}
+
 TEST(SeparablePairs, OnlyCleanChainsCount) {
   // The depthwise result is also a graph output: used elsewhere.
   EXPECT_TRUE(Chain().conv("dw", 1, 8, 3, 8).expose("dw").conv("pw", 8, 16, 1, 1).pairs().empty());

@@ -25,13 +25,17 @@ std::vector<float> reference_result(const ConvGeometry& s, int64_t batch, const 
   return y;
 }
 
+// The kernel's output in NCHW, from x in NCHW: layouts say which tensors the kernel itself
+// reads or writes in NCHWc (the test reorders them).
 std::vector<float> kernel_result(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch,
                                  const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
-                                 const Activation& act, int threads) {
-  std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
+                                 const Activation& act, int threads, kernels::BlockedLayouts layouts = {}) {
+  const int64_t in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
+  const std::vector<float> xin = layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, k.lanes, true) : x;
+  std::vector<float> y(batch * s.cout * out_pixels, NAN);
   std::vector<float> workspace(kernels::depthwise_workspace_floats(k, s, batch, threads), NAN);
-  kernels::depthwise_conv2d(k, s, batch, x.data(), wt.data(), bias, y.data(), workspace, threads, act);
-  return y;
+  kernels::depthwise_conv2d(k, s, batch, xin.data(), wt.data(), bias, y.data(), workspace, threads, act, layouts);
+  return layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, k.lanes, false) : y;
 }
 
 // Runs kernel `k` on s and checks it against the reference, for 1 and 2 threads (whose
@@ -202,6 +206,56 @@ TEST(DepthwiseKernels, ChannelsInLanesMatchReferenceAcrossGroupsAndBands) {
       for (const Activation& act : every_activation())
         if (!check(k, conv_shape(17, 14, 14, 17, 17, k.kernel_size, k.stride, 1, 2, 2, 1), 2, true, act, seed++))
           return;
+    }
+}
+
+// NCHWc input, output or both (c = the blocked layout's lanes, the vector's): the same
+// bits as NCHW in and out, which match the reference, over whole blocks of channels (1
+// and 3), padded and unpadded, odd, late-layer and banded (112 wide) planes, every
+// activation, batch 2, 1 and 2 threads; only the channels-in-lanes kernels take NCHWc,
+// and only on channels in whole blocks.
+TEST(DepthwiseKernels, ChannelsInLanesReadAndWriteNchwc) {
+  struct Case {
+    int64_t blocks, h, w, pad;
+  };
+  const std::vector<Case> cases = {{1, 7, 7, 1}, {3, 13, 9, 1}, {1, 112, 112, 1}, {2, 14, 14, 0}, {1, 1, 1, 2}};
+  uint32_t seed = 9000;
+  for (Isa isa : isas_under_test())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) {
+      if (isa == Isa::kScalar) {  // no NCHWc kernel
+        EXPECT_EQ(kernels::find_depthwise_kernel(conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1), isa, {true, true}),
+                  nullptr);
+        continue;
+      }
+      const ConvGeometry odd =
+          conv_shape(k.lanes + 1, 9, 9, k.lanes + 1, k.lanes + 1, k.kernel_size, k.stride, 1, 1, 1, 1);
+      const ConvGeometry whole = conv_shape(k.lanes, 9, 9, k.lanes, k.lanes, k.kernel_size, k.stride, 1, 1, 1, 1);
+      EXPECT_EQ(kernels::find_depthwise_kernel(odd, isa, {true, true}), nullptr) << k.name;
+      const DepthwiseKernel* blocked = kernels::find_depthwise_kernel(whole, isa, {true, false});
+      ASSERT_NE(blocked, nullptr) << k.name;
+      EXPECT_TRUE(blocked->channels_in_lanes);
+      if (!k.channels_in_lanes) continue;
+      ASSERT_EQ(k.lanes, blocked->lanes);
+      for (const Case& c : cases)
+        for (const Activation& act : every_activation()) {
+          const int64_t ch = c.blocks * k.lanes;
+          const ConvGeometry s = conv_shape(ch, c.h, c.w, ch, ch, k.kernel_size, k.stride, c.pad, c.pad, c.pad, c.pad);
+          if (s.out_h < 1 || s.out_w < 1) continue;
+          const std::vector<float> x = random_values(2 * s.cin * s.h * s.w, seed);
+          const std::vector<float> wt = random_values(s.cout * s.win.kh * s.win.kw, seed + 1);
+          const std::vector<float> b = random_values(s.cout, seed + 2);
+          seed += 3;
+          const std::vector<float> nchw = kernel_result(k, s, 2, x, wt, b.data(), act, 1);
+          ASSERT_LT(max_rel_error(nchw, reference_result(s, 2, x, wt, b.data(), act)), 1e-5)
+              << k.name << " " << describe(s, 2);
+          for (const kernels::BlockedLayouts layouts :
+               {kernels::BlockedLayouts{true, false}, kernels::BlockedLayouts{false, true},
+                kernels::BlockedLayouts{true, true}})
+            for (int threads : {1, 2})
+              ASSERT_EQ(kernel_result(k, s, 2, x, wt, b.data(), act, threads, layouts), nchw)
+                  << k.name << " " << describe(s, 2) << " input NCHWc " << layouts.input_blocked << " output NCHWc "
+                  << layouts.output_blocked << " threads " << threads << " activation " << static_cast<int>(act.kind);
+        }
     }
 }
 
