@@ -1,6 +1,7 @@
 // Conv, with the kernel chosen once when it binds: a direct depthwise kernel when group
 // equals the input channels (the SIMD one for the windows it covers, see
-// ops/kernels/depthwise_conv.h, else the scalar one: any channel multiplier), a direct
+// ops/kernels/depthwise_conv.h, its channels-in-lanes form also with NCHWc tensors in a
+// region of the blocked layout; else the scalar one: any channel multiplier), a direct
 // SIMD convolution when there are few input channels (ops/kernels/direct_conv.h: the
 // RGB first layer), a direct convolution in the blocked NCHWc layout for the other
 // windows larger than 1x1 with constant weights, where the target has one and the groups
@@ -74,7 +75,9 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
 // (bench/conv_bench.cc, the _nchwc cases; docs/performance.md): the layers use_blocked
 // gives the blocked kernel, which then skips its reorders, and on AVX-512 1x1 layers
 // with a stride or with 128 input channels or more (0.89-0.99x the NCHW kernels' time;
-// with fewer, 1.05-1.36x; on AVX2 strided ones took 1.6x).
+// with fewer, 1.05-1.36x; on AVX2 strided ones took 1.6x) whose output channels are whole
+// blocks (else it cannot write NCHWc, and reading it summed zero lanes: MobileNetV2's
+// 144 -> 24 layer at 56x56 took 1.42x the direct pointwise kernel's time in-model).
 bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
   const bool pointwise = g.win.kh * g.win.kw == 1, strided = g.win.sh > 1 || g.win.sw > 1;
   const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(isa);
