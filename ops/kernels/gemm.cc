@@ -117,7 +117,7 @@ void run_part(const GemmProblem& pr, int64_t m0, int64_t m1, int64_t n0, int64_t
         if (pr.a.packed)
           a_panels = pr.a.packed->panels(k0, kb, ic);
         else
-          pack_a_block(pr.a.data, pr.a.ld, pr.a.trans, ic, mc, k0, kb, kn.mr, a_buf);
+          pack_a_block(pr.a.data, pr.a.ld, pr.a.trans, ic, mc, k0, kb, kn.mr, a_buf, false);
         GemmBlock blk;
         blk.m = mc;
         blk.n = nc;

@@ -16,8 +16,9 @@ void run_block_scalar(const GemmBlock& blk) {
       const float* a = blk.a + i * blk.k;
       const float* b = blk.b + j * blk.k;
       float acc[kRows][kCols] = {};
+      // Only the block's rows: a panel packed on the fly holds no others (gemm_pack.h).
       for (int64_t p = 0; p < blk.k; ++p, a += kRows, b += kCols)
-        for (int r = 0; r < kRows; ++r)
+        for (int r = 0; r < rows; ++r)
           for (int c = 0; c < kCols; ++c) acc[r][c] += a[r] * b[c];
       finish_tile_scalar(blk, &acc[0][0], kCols, i, j, rows, nr);
     }

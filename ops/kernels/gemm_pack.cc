@@ -20,7 +20,7 @@ int64_t round_up(int64_t x, int64_t r) {
 // case: B as stored, or A stored transposed); R is a compile-time constant so the copy
 // is a few vector moves.
 template <int R>
-void pack_contiguous(const float* src, int64_t ld, int64_t width, int64_t kc, float* dst) {
+void pack_contiguous(const float* src, int64_t ld, int64_t width, int64_t kc, bool zero_pad, float* dst) {
   if (width == R) {
     for (int64_t p = 0; p < kc; ++p, dst += R, src += ld) {
       for (int c = 0; c < R; ++c) dst[c] = src[c];
@@ -29,7 +29,8 @@ void pack_contiguous(const float* src, int64_t ld, int64_t width, int64_t kc, fl
     for (int64_t p = 0; p < kc; ++p, dst += R, src += ld) {
       int c = 0;
       for (; c < width; ++c) dst[c] = src[c];
-      for (; c < R; ++c) dst[c] = 0.0f;
+      if (zero_pad)
+        for (; c < R; ++c) dst[c] = 0.0f;
     }
   }
 }
@@ -40,7 +41,7 @@ void pack_contiguous(const float* src, int64_t ld, int64_t width, int64_t kc, fl
 // loads and stores: for a layer with few output pixels this packing is a large part of
 // the GEMM.
 template <int R>
-void pack_strided(const float* src, int64_t ld, int64_t width, int64_t kc, float* dst) {
+void pack_strided(const float* src, int64_t ld, int64_t width, int64_t kc, bool zero_pad, float* dst) {
   int64_t p = 0;
 #ifdef __SSE2__
   static_assert(R % 4 == 0 || R % 4 == 2);
@@ -72,7 +73,7 @@ void pack_strided(const float* src, int64_t ld, int64_t width, int64_t kc, float
     // A narrow panel (the rows of a GEMV-like product): zero it in one pass, then copy
     // the lines, rather than zero-filling R - width floats for every k (one memset call
     // each, 256 per panel, that cost more than the product's own FMAs at M = 1).
-    std::fill_n(dst + p * R, (kc - p) * R, 0.0f);
+    if (zero_pad) std::fill_n(dst + p * R, (kc - p) * R, 0.0f);
     for (int64_t c = 0; c < width; ++c)
       for (int64_t q = p; q < kc; ++q) dst[q * R + c] = src[c * ld + q];
     return;
@@ -82,24 +83,25 @@ void pack_strided(const float* src, int64_t ld, int64_t width, int64_t kc, float
 }
 
 template <int R>
-void pack_panels(const float* src, int64_t ld, bool contiguous, int64_t lines, int64_t kc, float* dst) {
+void pack_panels(const float* src, int64_t ld, bool contiguous, int64_t lines, int64_t kc, bool zero_pad, float* dst) {
   for (int64_t q = 0; q < lines; q += R, dst += R * kc) {
     const int64_t width = std::min<int64_t>(R, lines - q);
     if (contiguous)
-      pack_contiguous<R>(src + q, ld, width, kc, dst);
+      pack_contiguous<R>(src + q, ld, width, kc, zero_pad, dst);
     else
-      pack_strided<R>(src + q * ld, ld, width, kc, dst);
+      pack_strided<R>(src + q * ld, ld, width, kc, zero_pad, dst);
   }
 }
 
-void pack_panels(int r, const float* src, int64_t ld, bool contiguous, int64_t lines, int64_t kc, float* dst) {
+void pack_panels(int r, const float* src, int64_t ld, bool contiguous, int64_t lines, int64_t kc, bool zero_pad,
+                 float* dst) {
   switch (r) {
-    case 4: return pack_panels<4>(src, ld, contiguous, lines, kc, dst);
-    case 6: return pack_panels<6>(src, ld, contiguous, lines, kc, dst);
-    case 8: return pack_panels<8>(src, ld, contiguous, lines, kc, dst);
-    case 12: return pack_panels<12>(src, ld, contiguous, lines, kc, dst);
-    case 16: return pack_panels<16>(src, ld, contiguous, lines, kc, dst);
-    case 32: return pack_panels<32>(src, ld, contiguous, lines, kc, dst);
+    case 4: return pack_panels<4>(src, ld, contiguous, lines, kc, zero_pad, dst);
+    case 6: return pack_panels<6>(src, ld, contiguous, lines, kc, zero_pad, dst);
+    case 8: return pack_panels<8>(src, ld, contiguous, lines, kc, zero_pad, dst);
+    case 12: return pack_panels<12>(src, ld, contiguous, lines, kc, zero_pad, dst);
+    case 16: return pack_panels<16>(src, ld, contiguous, lines, kc, zero_pad, dst);
+    case 32: return pack_panels<32>(src, ld, contiguous, lines, kc, zero_pad, dst);
   }
   throw std::logic_error("gemm packing: no instance for this tile size");
 }
@@ -107,16 +109,16 @@ void pack_panels(int r, const float* src, int64_t ld, bool contiguous, int64_t l
 }  // namespace
 
 void pack_a_block(const float* a, int64_t lda, bool trans, int64_t i0, int64_t rows, int64_t p0, int64_t kc, int mr,
-                  float* dst) {
+                  float* dst, bool zero_pad) {
   // A[i, p] is at a[i * lda + p], op(A) = A^T's at a[p * lda + i].
   const float* src = trans ? a + p0 * lda + i0 : a + i0 * lda + p0;
-  pack_panels(mr, src, lda, trans, rows, kc, dst);
+  pack_panels(mr, src, lda, trans, rows, kc, zero_pad, dst);
 }
 
 void pack_b_block(const float* b, int64_t ldb, bool trans, int64_t p0, int64_t kc, int64_t j0, int64_t cols, int nr,
                   float* dst) {
   const float* src = trans ? b + j0 * ldb + p0 : b + p0 * ldb + j0;
-  pack_panels(nr, src, ldb, !trans, cols, kc, dst);
+  pack_panels(nr, src, ldb, !trans, cols, kc, true, dst);
 }
 
 PackedMatrix PackedMatrix::pack_a(const GemmKernel& kernel, const float* a, int64_t lda, bool trans, int64_t m,
