@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cctype>
@@ -112,8 +113,14 @@ class RecurrentKernel final : public Kernel {
     f.kernel = fmt::format("{}_{}", kind.op_type, plan);
     std::transform(f.kernel.begin(), f.kernel.end(), f.kernel.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    f.workspace_bytes =
-        checked_mul({4, cell.workspace_floats(threads)});  // the cell's state, scratch and GEMM packing scratch
+    // A bidirectional layer with two threads or more runs its directions side by side,
+    // one thread each: two chains of small products with no step to wait on each other,
+    // where one direction's products on two threads met at every product (a batch-1
+    // LSTM's are too small to split at all). Each then has its own workspace.
+    parallel_directions_ = g.directions == 2 && threads >= 2;
+    direction_floats_ = cell.workspace_floats(parallel_directions_ ? 1 : threads);
+    // The cell's state, scratch and GEMM packing scratch, per direction run at once.
+    f.workspace_bytes = checked_mul({4, parallel_directions_ ? 2 : 1, direction_floats_});
     nlohmann::json buffers = nlohmann::json::array();
     for (const BufferSpan& b : cell.buffers())
       buffers.push_back({{"name", b.name},
@@ -142,68 +149,84 @@ class RecurrentKernel final : public Kernel {
              : 0},
         {"cell_steps", cell.sub_steps()},
         {"cell_buffers", buffers}};
+    if (parallel_directions_) {
+      f.details["directions_in_parallel"] = true;
+      f.details["direction_workspace_bytes"] = checked_mul({4, direction_floats_});
+    }
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            Workspace ws) const override {
     const Geometry& g = g_;
-    const RecurrentCell& cell = *cell_;
     ws.require(facts().workspace_bytes, kind_.op_type);
-    const std::span<float> workspace = ws.floats();
     const TensorView* lengths = g.has_lengths ? &in[kSequenceLens] : nullptr;
     if (lengths) check_lengths(lengths->type.dtype, lengths->data, g.batch, g.seq);
+    if (!parallel_directions_) {
+      for (int64_t d = 0; d < g.directions; ++d) run_direction(ctx, in, out, d, ws.floats());
+      return;
+    }
+    const RunContext one{1};
+    const std::span<float> workspace = ws.floats();
+    const auto d_floats = static_cast<size_t>(direction_floats_);
+    // The runtime may grant one thread: the loop still runs both directions.
+#pragma omp parallel num_threads(2)
+    for (int d = omp_get_thread_num(); d < 2; d += omp_get_num_threads())
+      run_direction(one, in, out, d, workspace.subspan(static_cast<size_t>(d) * d_floats, d_floats));
+  }
+
+ private:
+  // Direction d over the whole sequence, in its own workspace: Y's rows of the direction,
+  // its final states.
+  void run_direction(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out, int64_t d,
+                     std::span<float> workspace) const {
+    const Geometry& g = g_;
+    const RecurrentCell& cell = *cell_;
+    const TensorView* lengths = g.has_lengths ? &in[kSequenceLens] : nullptr;
     auto output = [&](size_t index) { return index < out.size() ? out[index].f32() : nullptr; };
     float* y = output(kY);
     const float* hidden_state = cell.state(workspace.data(), 0);
     // Where batch row b of direction d sits in a [dirs, batch, H] state tensor, or in a
     // [batch, dirs, H] one for layout 1; and Y's row for step t.
-    auto state_row = [&](int64_t d, int64_t b) {
-      return (g.batch_major ? b * g.directions + d : d * g.batch + b) * g.hidden;
-    };
-    auto y_row = [&](int64_t t, int64_t d, int64_t b) {
+    auto state_row = [&](int64_t b) { return (g.batch_major ? b * g.directions + d : d * g.batch + b) * g.hidden; };
+    auto y_row = [&](int64_t t, int64_t b) {
       return (g.batch_major ? (b * g.seq + t) * g.directions + d : (t * g.directions + d) * g.batch + b) * g.hidden;
     };
-
-    for (int64_t d = 0; d < g.directions; ++d) {
-      const bool reverse = p_.reverse || d == 1;  // bidirectional: direction 1 runs backwards
-      GateWeights plain;
-      const CellWeights weights = cell_weights(in, d, plain);
-      cell.project_inputs(ctx, weights, in[kX].f32(), workspace);
-      for (int i = 0; i < cell.states(); ++i) {
-        float* state = cell.state(workspace.data(), i);
-        if (!g.has_initial[i]) {
-          std::fill_n(state, g.batch * g.hidden, 0.0f);
-          continue;
-        }
-        const float* initial = in[kInitialH + i].f32();
-        for (int64_t b = 0; b < g.batch; ++b) std::copy_n(initial + state_row(d, b), g.hidden, state + b * g.hidden);
+    const bool reverse = p_.reverse || d == 1;  // bidirectional: direction 1 runs backwards
+    GateWeights plain;
+    const CellWeights weights = cell_weights(in, d, plain);
+    cell.project_inputs(ctx, weights, in[kX].f32(), workspace);
+    for (int i = 0; i < cell.states(); ++i) {
+      float* state = cell.state(workspace.data(), i);
+      if (!g.has_initial[i]) {
+        std::fill_n(state, g.batch * g.hidden, 0.0f);
+        continue;
       }
-      // Reverse runs t = seq-1 .. 0; a row shorter than seq stays at its initial state
-      // until t reaches its last element, so each row starts from its own end (ONNX).
-      for (int64_t step = 0; step < g.seq; ++step) {
-        const int64_t t = reverse ? g.seq - 1 - step : step;
-        const ActiveRows active{lengths, t};
-        cell.step(ctx, weights, in[kX].f32(), t, active, workspace);
-        if (!y) continue;
-        for (int64_t b = 0; b < g.batch; ++b) {
-          float* row = y + y_row(t, d, b);
-          if (active(b))
-            std::copy_n(hidden_state + b * g.hidden, g.hidden, row);
-          else
-            std::fill_n(row, g.hidden, 0.0f);
-        }
+      const float* initial = in[kInitialH + i].f32();
+      for (int64_t b = 0; b < g.batch; ++b) std::copy_n(initial + state_row(b), g.hidden, state + b * g.hidden);
+    }
+    // Reverse runs t = seq-1 .. 0; a row shorter than seq stays at its initial state
+    // until t reaches its last element, so each row starts from its own end (ONNX).
+    for (int64_t step = 0; step < g.seq; ++step) {
+      const int64_t t = reverse ? g.seq - 1 - step : step;
+      const ActiveRows active{lengths, t};
+      cell.step(ctx, weights, in[kX].f32(), t, active, workspace);
+      if (!y) continue;
+      for (int64_t b = 0; b < g.batch; ++b) {
+        float* row = y + y_row(t, b);
+        if (active(b))
+          std::copy_n(hidden_state + b * g.hidden, g.hidden, row);
+        else
+          std::fill_n(row, g.hidden, 0.0f);
       }
-      for (int i = 0; i < cell.states(); ++i) {
-        float* final_state = output(kYh + i);
-        if (!final_state) continue;
-        const float* state = cell.state(workspace.data(), i);
-        for (int64_t b = 0; b < g.batch; ++b)
-          std::copy_n(state + b * g.hidden, g.hidden, final_state + state_row(d, b));
-      }
+    }
+    for (int i = 0; i < cell.states(); ++i) {
+      float* final_state = output(kYh + i);
+      if (!final_state) continue;
+      const float* state = cell.state(workspace.data(), i);
+      for (int64_t b = 0; b < g.batch; ++b) std::copy_n(state + b * g.hidden, g.hidden, final_state + state_row(b));
     }
   }
 
- private:
   // Direction d's operands; `plain` holds W and R's views when they are graph inputs.
   CellWeights cell_weights(std::span<const TensorView> in, int64_t d, GateWeights& plain) const {
     const Geometry& g = g_;
@@ -226,7 +249,9 @@ class RecurrentKernel final : public Kernel {
   const Geometry g_;
   const kernels::GemmKernel* gemm_;
   const std::unique_ptr<const RecurrentCell> cell_;
-  std::vector<GateWeights> packed_;  // per direction, when W and R are constants
+  std::vector<GateWeights> packed_;   // per direction, when W and R are constants
+  bool parallel_directions_ = false;  // both directions at once, one thread each
+  int64_t direction_floats_ = 0;      // one direction's workspace
 };
 
 class RecurrentOp final : public Op {

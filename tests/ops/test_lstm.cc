@@ -463,6 +463,36 @@ TEST(Lstm, WorkspaceAndDetailsDescribeThePlan) {
   }
 }
 
+// With two threads a bidirectional LSTM runs its directions side by side, one thread
+// each, in a workspace per direction (one thread's, as above); the sums are those of one
+// thread, bit for bit. A one-direction LSTM keeps one workspace.
+TEST(Lstm, TwoThreadsRunTheDirectionsSideBySide) {
+  const LstmCase c{5, 3, 5, 7, "bidirectional", true, true, true};
+  const LstmData d = make_data(c);
+  CompileOptions two_threads;
+  two_threads.num_threads = 2;
+  for (const char* plan : {"minimal", "fused"}) {
+    SCOPED_TRACE(plan);
+    const Graph g = single_op_graph("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3);
+    const KernelFacts one = compile(g)->steps()[0].facts();
+    const KernelFacts two = compile(g, two_threads)->steps()[0].facts();
+    EXPECT_FALSE(one.details.contains("directions_in_parallel"));
+    EXPECT_EQ(two.details["directions_in_parallel"], true);
+    EXPECT_EQ(two.details["direction_workspace_bytes"], one.workspace_bytes);
+    EXPECT_EQ(two.workspace_bytes, 2 * one.workspace_bytes);
+    const OpResult r1 = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3, 1);
+    const OpResult r2 = run_op("LSTM", lstm_inputs(c, d), lstm_attrs(c, plan), 3, 2);
+    for (size_t i = 0; i < 3; ++i) EXPECT_EQ(r2.outputs[i], r1.outputs[i]) << "output " << i;
+    EXPECT_LT(max_rel_error(r2.outputs[0], reference_lstm(c, d).y), 1e-5);
+  }
+  LstmCase forward = c;
+  forward.direction = "forward";
+  const LstmData fd = make_data(forward);
+  auto model =
+      compile(single_op_graph("LSTM", lstm_inputs(forward, fd), lstm_attrs(forward, "minimal"), 3), two_threads);
+  EXPECT_FALSE(model->steps()[0].facts().details.contains("directions_in_parallel"));
+}
+
 TEST(Lstm, PlanOverrideReachesEveryLstm) {
   const LstmCase c{2, 1, 3, 4, "forward"};
   const LstmData d = make_data(c);
