@@ -8,10 +8,11 @@
 
 namespace minfer {
 
-CellPlan parse_cell_plan(const std::string& name) {
+std::optional<CellPlan> parse_cell_plan(const std::string& name) {
+  if (name == "auto") return std::nullopt;
   if (name == "minimal") return CellPlan::kMinimal;
   if (name == "fused") return CellPlan::kFused;
-  throw OpError(fmt::format("attribute 'plan' must be \"minimal\" or \"fused\", got \"{}\"", excerpt(name)));
+  throw OpError(fmt::format("attribute 'plan' must be \"auto\", \"minimal\" or \"fused\", got \"{}\"", excerpt(name)));
 }
 
 const char* cell_plan_name(CellPlan plan) {

@@ -21,8 +21,9 @@ namespace minfer {
 // products of every step in one GEMM before the first step, fewer and wider per step.
 enum class CellPlan { kMinimal, kFused };
 
-// "minimal" or "fused"; throws OpError for anything else.
-CellPlan parse_cell_plan(const std::string& name);
+// "minimal" or "fused", or nullopt for "auto" (the op chooses by size, see
+// recurrent_op.cc); throws OpError for anything else.
+std::optional<CellPlan> parse_cell_plan(const std::string& name);
 const char* cell_plan_name(CellPlan plan);
 
 // Everything that fixes what one step computes, known once the op's inputs are.

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "ops/kernels/gemm.h"
 #include "ops/kernels/vector_activations.h"
@@ -67,11 +68,19 @@ bool same_name(const std::string& a, const char* b) {
 struct Params {
   int64_t directions = 1, hidden_size = 0;  // hidden_size 0: taken from R
   bool reverse = false;                     // direction "reverse"
-  CellConfig cell;                          // plan, layout, clip and the op's flag; the rest from the inputs
+  std::optional<CellPlan> plan;             // the attribute "plan"; nullopt: "auto"
+  CellConfig cell;                          // layout, clip and the op's flag; the rest from the inputs
 };
 
+// "auto" runs the fused plan where its gate inputs (seq x batch x gates x H floats) take
+// at most this, else the minimal one: one GEMM per step instead of one per gate and
+// operand, and the input products of all steps in one (the BiLSTM of bench/compare_ort.py,
+// 30 KiB of gate inputs: 0.70x the minimal plan's time), without letting a long sequence
+// or a large batch hold megabytes the minimal plan's few B x H buffers do without.
+constexpr int64_t kAutoFusedBytes = int64_t{1} << 20;
+
 // The kernels are null for a cell that only counts (cost).
-CellConfig cell_config(const Params& p, const Geometry& g, const kernels::GemmKernel* gemm,
+CellConfig cell_config(const RecurrentKind& kind, const Params& p, const Geometry& g, const kernels::GemmKernel* gemm,
                        const kernels::VectorActivations* activations) {
   CellConfig c = p.cell;
   c.seq_length = g.seq;
@@ -83,6 +92,8 @@ CellConfig cell_config(const Params& p, const Geometry& g, const kernels::GemmKe
   c.weights_packed = g.weights_constant;
   c.gemm = gemm;
   c.activations = activations;
+  c.plan = p.plan.value_or(CellPlan::kFused);
+  if (!p.plan && checked_mul({4, kind.make_cell(c)->scratch_floats()}) > kAutoFusedBytes) c.plan = CellPlan::kMinimal;
   return c;
 }
 
@@ -95,7 +106,7 @@ class RecurrentKernel final : public Kernel {
         p_(p),
         g_(g),
         gemm_(&kernels::gemm_kernel(isa)),
-        cell_(kind.make_cell(cell_config(p, g, gemm_, kernels::vector_activations_for(isa)))) {
+        cell_(kind.make_cell(cell_config(kind, p, g, gemm_, kernels::vector_activations_for(isa)))) {
     const kernels::GemmKernel& gemm = *gemm_;
     const std::vector<GateSpan> w_blocks = cell_->input_blocks(), r_blocks = cell_->recurrent_blocks();
     if (g.weights_constant) {
@@ -107,7 +118,7 @@ class RecurrentKernel final : public Kernel {
                                               g.hidden, w_blocks, r_blocks));
     }
     const RecurrentCell& cell = *cell_;
-    const char* plan = cell_plan_name(p.cell.plan);
+    const char* plan = cell_plan_name(cell_->config().plan);
     KernelFacts& f = mutable_facts();
     f.method = plan;
     f.kernel = fmt::format("{}_{}", kind.op_type, plan);
@@ -130,6 +141,7 @@ class RecurrentKernel final : public Kernel {
                          {"last_step", b.last_step}});
     f.details = {
         {"plan", plan},
+        {"plan_chosen_by", p.plan ? "attribute" : "auto"},
         {"directions", g.directions},
         {"seq_length", g.seq},
         {"batch", g.batch},
@@ -292,7 +304,7 @@ class RecurrentOp final : public Op {
     const int64_t layout = node.attrs.get_int("layout", 0);
     if (layout != 0 && layout != 1) throw OpError(fmt::format("attribute 'layout' must be 0 or 1, got {}", layout));
     p_.cell.batch_major = layout == 1;
-    p_.cell.plan = parse_cell_plan(node.attrs.get_string("plan", "minimal"));
+    p_.plan = parse_cell_plan(node.attrs.get_string("plan", "auto"));
   }
 
   OpTraits traits() const override {
@@ -313,7 +325,7 @@ class RecurrentOp final : public Op {
 
   OpCost cost(const OpSignature& sig) const override {
     const Geometry g = geometry(sig.inputs);
-    const std::unique_ptr<RecurrentCell> cell = kind_.make_cell(cell_config(p_, g, nullptr, nullptr));
+    const std::unique_ptr<RecurrentCell> cell = kind_.make_cell(cell_config(kind_, p_, g, nullptr, nullptr));
     // Every row is counted for every step: sequence_lens may be known only at run
     // time, and the gate matmuls run on the whole batch anyway.
     const CostExpr row_steps =

@@ -200,7 +200,7 @@ def load(path, *, num_threads=_COMPILE.num_threads, fold_bn=_COMPILE.fold_bn, fu
     """Loads and compiles a model (.onnx: ONNX, .json: net.json) with engine_bench's flags as
     keywords: input_shapes={"input": (1, 3, 224, 224)} is --input_shape, max_memory takes
     bytes or "512M", deconv_method "col2im"|"conv", conv_algorithm "auto"|"direct"|"winograd", lstm_plan
-    and gru_plan "minimal"|"fused".
+    and gru_plan "auto"|"minimal"|"fused".
     Raises ModelError with engine_bench's message."""
     keywords = dict(num_threads=num_threads, fold_bn=fold_bn, fuse=fuse, clean=clean, blocked_layout=blocked_layout,
                     input_shapes=input_shapes, deconv_method=deconv_method, conv_algorithm=conv_algorithm,

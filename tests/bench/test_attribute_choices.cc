@@ -27,7 +27,7 @@ TEST(AttributeChoices, UnknownChoicesAndValuesAreRefused) {
     choose_attribute(options, "lstm_plan", "big");
     ADD_FAILURE() << "accepted lstm_plan 'big'";
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "lstm_plan 'big': must be one of minimal, fused");
+    EXPECT_STREQ(e.what(), "lstm_plan 'big': must be one of auto, minimal, fused");
   }
   EXPECT_THROW(choose_attribute(options, "conv_method", "conv"), UsageError);
   EXPECT_TRUE(options.attribute_overrides.empty());

@@ -493,6 +493,31 @@ TEST(Lstm, TwoThreadsRunTheDirectionsSideBySide) {
   EXPECT_FALSE(model->steps()[0].facts().details.contains("directions_in_parallel"));
 }
 
+// Without a "plan" attribute (or with "auto") the fused plan runs where its gate inputs,
+// seq x batch x 4H floats, take at most 1 MiB, else the minimal one; the report says the
+// choice was automatic. 256 steps of H 256 at batch 1: exactly 1 MiB; one step more,
+// past it.
+TEST(Lstm, AutoPlanIsFusedWhereItsGateInputsTakeAtMostOneMebibyte) {
+  for (int64_t seq : {256, 257}) {
+    SCOPED_TRACE(seq);
+    const LstmCase c{seq, 1, 1, 256, "forward", true};
+    const LstmData d = make_data(c);
+    const Attributes attrs = lstm_attrs(c, "minimal");
+    for (const bool explicit_auto : {false, true}) {
+      Attributes a;
+      a.set("hidden_size", c.hidden);
+      if (explicit_auto) a.set("plan", std::string("auto"));
+      auto model = compile(single_op_graph("LSTM", lstm_inputs(c, d), a, 3));
+      const nlohmann::json& det = model->steps()[0].facts().details;
+      EXPECT_EQ(det["plan"], seq == 256 ? "fused" : "minimal");
+      EXPECT_EQ(det["plan_chosen_by"], "auto");
+      EXPECT_EQ(det["scratch_bytes"], seq == 256 ? int64_t{1} << 20 : 4 * 2 * 256);
+    }
+    auto chosen = compile(single_op_graph("LSTM", lstm_inputs(c, d), attrs, 3));
+    EXPECT_EQ(chosen->steps()[0].facts().details["plan_chosen_by"], "attribute");
+  }
+}
+
 TEST(Lstm, PlanOverrideReachesEveryLstm) {
   const LstmCase c{2, 1, 3, 4, "forward"};
   const LstmData d = make_data(c);
@@ -558,7 +583,8 @@ TEST(Lstm, BadAttributesAndShapesAreRefused) {
   };
   expect_refused(c, d, with("layout", int64_t{2}), "attribute 'layout' must be 0 or 1, got 2");
   expect_refused(c, d, with("direction", std::string("sideways")), "attribute 'direction' must be forward");
-  expect_refused(c, d, with("plan", std::string("huge")), "attribute 'plan' must be \"minimal\" or \"fused\"");
+  expect_refused(c, d, with("plan", std::string("huge")),
+                 "attribute 'plan' must be \"auto\", \"minimal\" or \"fused\"");
   expect_refused(c, d, with("activations", std::vector<std::string>{"Relu", "Tanh", "Tanh"}),
                  "activations [Relu, Tanh, Tanh]: only the default Sigmoid, Tanh, Tanh");
   expect_refused(c, d, with("activations", std::vector<std::string>{"Sigmoid", "Tanh"}), "activations [Sigmoid, Tanh]");
