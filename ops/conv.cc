@@ -15,8 +15,8 @@
 // packing (ops/kernels/conv_gemm.h).
 // A fused activation (the fuse_activations pass) runs in every kernel's epilogue; a fused
 // residual (fuse_residual_add) is summed before it; a fused per-channel input scale
-// (fuse_channel_scale) is applied as the pointwise kernels read their input, else on a
-// copy of the input first.
+// (fuse_channel_scale) is folded into a per-image copy of the direct pointwise kernel's
+// weights, applied as the pointwise GEMM packs its input, else on a copy of the input.
 #include <fmt/format.h>
 
 #include "ops/blocked_layout.h"
@@ -177,7 +177,7 @@ class ConvKernel final : public Kernel {
         f.details["weight_chunk_channels"] = pointwise_conv_.chunk();
         if (pointwise_conv_.workspace_floats() > 0)
           f.details["input_subsample_bytes"] = 4 * pointwise_conv_.workspace_floats();
-        f.workspace_bytes = checked_mul({4, pointwise_conv_.workspace_floats()});
+        f.workspace_bytes = checked_mul({4, pointwise_conv_.workspace_floats(has_scale)});
         // Its tiles read each residual element, then store the output element over it: the
         // output may take the residual's buffer (the planner decides).
         if (has_residual) f.inplace_input = 3;
@@ -198,7 +198,7 @@ class ConvKernel final : public Kernel {
     if (act.kind != ActivationKind::kNone) f.details["fused_activation"] = activation_name(act);
     if (has_residual) f.details["fused_residual"] = residual_summed_by_kernel() ? "in the epilogue" : "a second pass";
     if (has_scale) {
-      f.details["fused_input_scale"] = method_ == ConvMethod::kPointwiseDirect ? "as the kernel loads its input"
+      f.details["fused_input_scale"] = method_ == ConvMethod::kPointwiseDirect ? "folded into the weights per image"
                                        : scale_in_kernel()                     ? "in the GEMM's B packing"
                                                                                : "on a copy of the input";
       if (!scale_in_kernel()) f.workspace_bytes = checked_add({f.workspace_bytes, checked_mul({4, scaled_floats()})});
@@ -259,9 +259,9 @@ class ConvKernel final : public Kernel {
   }
 
  private:
-  // The direct pointwise kernel multiplies its input by the scale as it loads it, the
-  // pointwise GEMM as it packs it (not when the pixels are the product's rows: the input
-  // is then its A, packed without a hook).
+  // The direct pointwise kernel folds the scale into its weights, the pointwise GEMM
+  // applies it as it packs its input (not when the pixels are the product's rows: the
+  // input is then its A, packed without a hook).
   bool scale_in_kernel() const {
     return method_ == ConvMethod::kPointwiseDirect ||
            (method_ == ConvMethod::kPointwise && gemm_.pointwise() && !gemm_.pixels_as_rows());

@@ -73,29 +73,56 @@ PointwiseConv::PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& 
   }
 }
 
-int64_t PointwiseConv::workspace_floats() const {
-  return is_strided_pointwise(shape_) ? checked_mul({k_, pixels_}) : 0;
+int64_t PointwiseConv::workspace_floats(bool input_scale) const {
+  const int64_t subsampled = is_strided_pointwise(shape_) ? checked_mul({k_, pixels_}) : 0;
+  return input_scale ? checked_add({subsampled, checked_mul({m_, k_}), checked_mul({k_, kernel_->channels})})
+                     : subsampled;
+}
+
+void PointwiseConv::scale_weights(const float* scale, float* factors, float* dst) const {
+  const int64_t cb = kernel_->channels;
+  for (int64_t kk = 0; kk < k_; ++kk) std::fill_n(factors + kk * cb, cb, scale[kk]);
+  for (int64_t co = 0; co < m_; co += cb) {
+    const int64_t width = std::min(cb, m_ - co), n = k_ * width;
+    const float* src = packed_.data() + co * k_;
+    float* out = dst + co * k_;
+    if (width == cb) {
+      for (int64_t i = 0; i < n; ++i) out[i] = src[i] * factors[i];
+    } else {  // the last, narrower block: [k][width]
+      for (int64_t i = 0; i < n; ++i) out[i] = src[i] * scale[i / width];
+    }
+  }
 }
 
 void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
                         std::span<float> workspace, int threads, const float* residual, const float* scale) const {
-  if (!is_strided_pointwise(shape_)) {
-    run_images(batch, x, bias, act, y, threads, residual, scale);
+  const bool strided = is_strided_pointwise(shape_);
+  if (!strided && !scale) {
+    run_images(batch, x, packed_.data(), bias, act, y, threads, residual);
     return;
   }
-  // Image by image: subsampled into the workspace, then as a unit-stride convolution.
-  require_workspace(workspace, workspace_floats(), "strided pointwise convolution");
+  // Image by image: subsampled into the workspace and its weights scaled, then as a
+  // unit-stride convolution.
+  require_workspace(workspace, workspace_floats(scale != nullptr), "pointwise convolution");
+  float* const subsampled = workspace.data();
+  float* const scaled = subsampled + (strided ? k_ * pixels_ : 0);
+  float* const factors = scaled + m_ * k_;
   const int64_t in_image = shape_.cin * shape_.h * shape_.w, out_image = m_ * pixels_;
   for (int64_t n = 0; n < batch; ++n) {
-    subsample_pointwise_input(shape_, x + n * in_image, workspace.data(), threads);
-    run_images(1, workspace.data(), bias, act, y + n * out_image, threads,
-               residual ? residual + n * out_image : nullptr, scale ? scale + n * k_ : nullptr);
+    const float* image = x + n * in_image;
+    if (strided) {
+      subsample_pointwise_input(shape_, image, subsampled, threads);
+      image = subsampled;
+    }
+    if (scale) scale_weights(scale + n * k_, factors, scaled);
+    run_images(1, image, scale ? scaled : packed_.data(), bias, act, y + n * out_image, threads,
+               residual ? residual + n * out_image : nullptr);
   }
 }
 
-void PointwiseConv::run_images(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
-                               int threads, const float* residual, const float* scale) const {
-  const PointwiseJob job{x, packed_.data(), bias, residual, scale, &act, y, m_, k_, pixels_, chunk_, span_};
+void PointwiseConv::run_images(int64_t batch, const float* x, const float* weights, const float* bias,
+                               const Activation& act, float* y, int threads, const float* residual) const {
+  const PointwiseJob job{x, weights, bias, residual, &act, y, m_, k_, pixels_, chunk_, span_};
   const int64_t blocks = blocks_per_image(*kernel_, pixels_), items = checked_mul({batch, blocks});
   const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);
   // Each thread a contiguous run of (image, pixel block) items, fixed by the team size alone.

@@ -14,11 +14,16 @@
 // multiply-add each, then adds the bias, then the residual, then applies the activation:
 // the pointwise GEMM's order when K fits one of its K blocks (gemm_kernel(isa).kc), so
 // there the two give the same bits (tests/kernels check it); past it the GEMM sums K in
-// blocks and the last bits differ.
+// blocks and the last bits differ. A per-channel input scale s (squeeze-excitation's gate)
+// is folded into a copy of the packed weights per image, W diag(s): m x k multiplies
+// where scaling each input vector as a tile loads it cost m / channels times k x pixels
+// (0.85x the time of EfficientNet's and MobileNetV3's projections without); the
+// products then round as (w s) x, not w (s x) as the GEMM's, so with a scale the two
+// differ in the last bits.
 //
 //   if (const PointwiseKernel* k = find_pointwise_kernel(shape, isa)) {
 //     PointwiseConv conv(*k, shape, weights);   // packs the weights
-//     workspace: conv.workspace_floats() floats
+//     workspace: conv.workspace_floats(scale != nullptr) floats
 //     conv.run(batch, x, bias, act, y, workspace, threads, residual, scale);
 //   }
 #pragma once
@@ -39,7 +44,6 @@ struct PointwiseJob {
   const float* weights;   // packed by PointwiseConv
   const float* bias;      // [m] or null
   const float* residual;  // [batch, m, pixels] or null: summed before the activation
-  const float* scale;     // [batch, k] or null: input channel c of image n times scale[n, c]
   const Activation* activation;
   float* y;
   int64_t m, k, pixels;
@@ -78,20 +82,25 @@ class PointwiseConv {
   const PointwiseKernel& kernel() const { return *kernel_; }
   // Output channels per weight chunk (see PointwiseJob::chunk).
   int64_t chunk() const { return chunk_; }
-  // Floats of workspace run() needs: a strided convolution's subsampled image, else none.
-  int64_t workspace_floats() const;
+  // Floats of workspace run() needs: a strided convolution's subsampled image, and with
+  // an input scale the scaled weights (m x k) and one block's factors (k x channels).
+  int64_t workspace_floats(bool input_scale = false) const;
 
   // y = act(W x (+ bias) (+ residual)) for batch images, x's channels scaled first when
-  // scale is given; the pixel blocks are split over up to `threads` threads, each output
+  // scale ([batch, k]) is given; the pixel blocks are split over up to `threads` threads, each output
   // computed by one thread in the same order whatever their number.
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
            std::span<float> workspace, int threads, const float* residual = nullptr,
            const float* scale = nullptr) const;
 
  private:
-  // run() on unit-stride inputs.
-  void run_images(int64_t batch, const float* x, const float* bias, const Activation& act, float* y, int threads,
-                  const float* residual, const float* scale) const;
+  // run() on unit-stride inputs with these packed weights.
+  void run_images(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
+                  float* y, int threads, const float* residual) const;
+  // The packed weights with input channel kk of every block times scale[kk], into dst;
+  // `factors` (k x channels floats) holds a whole block's, so that each block is one
+  // flat product.
+  void scale_weights(const float* scale, float* factors, float* dst) const;
 
   const PointwiseKernel* kernel_ = nullptr;
   ConvGeometry shape_;

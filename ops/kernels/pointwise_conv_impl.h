@@ -18,7 +18,6 @@ namespace {
 // Where one tile reads and writes: output channels [co, co + CB) of pixels [p, ...).
 struct PointwiseTile {
   const float* x;         // input channel 0's row at the tile's first pixel; rows `pixels` apart
-  const float* scale;     // the image's input channel scales, or null
   const float* w;         // the block's packed weights: [k][CB]
   const float* bias;      // at channel co, or null
   const float* residual;  // at (co, p), or null; rows `pixels` apart
@@ -76,11 +75,6 @@ template <class V, int CB, int PV, bool Tail, class Activate, class A = V>
         xv[v] = resized<A>(load_first_n(x, t.tail, V()));
       else
         xv[v] = V::load_unaligned(x + v * W);
-    }
-    if (t.scale) {
-      const A s(t.scale[kk]);
-#pragma GCC unroll 4
-      for (int v = 0; v < PV; ++v) xv[v] = xv[v] * s;
     }
 #pragma GCC unroll 8
     for (int c = 0; c < CB; ++c) {
@@ -146,7 +140,6 @@ void pointwise_run(const PointwiseJob& job, int64_t image, int64_t begin, int64_
   PointwiseTile base{};
   base.k = job.k;
   base.pixels = job.pixels;
-  base.scale = job.scale ? job.scale + image * job.k : nullptr;
   with_activation<V>(act, [&](auto activate) {
     for (int64_t c0 = 0; c0 < job.m; c0 += job.chunk) {
       const int64_t c1 = std::min(job.m, c0 + job.chunk);
