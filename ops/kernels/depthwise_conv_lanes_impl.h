@@ -91,18 +91,23 @@ template <class V, int K, bool BlockedOut, class Act>
                                                int64_t row_floats, const float* weights, V bias, Act activate,
                                                int64_t nc, float* y, int64_t plane) {
   constexpr int64_t L = V::size;
+  // Window row by window row: its K weight vectors stay in registers across the L
+  // pixels (L sums and K weights fit the register file), one load per multiply-add
+  // where reloading each tap's weight took two; each sum still adds its taps row by row.
   V acc[L];
 #pragma GCC unroll 16
-  for (int64_t j = 0; j < L; ++j) {
-    const float* in = tile + offsets[p + j];
-    V sum = bias;
+  for (int64_t j = 0; j < L; ++j) acc[j] = bias;
+#pragma GCC unroll 1
+  for (int ki = 0; ki < K; ++ki) {
+    V w[K];
 #pragma GCC unroll 5
-    for (int ki = 0; ki < K; ++ki)
+    for (int kj = 0; kj < K; ++kj) w[kj] = V::load_unaligned(weights + (ki * K + kj) * L);
+#pragma GCC unroll 16
+    for (int64_t j = 0; j < L; ++j) {
+      const float* in = tile + offsets[p + j] + ki * row_floats;
 #pragma GCC unroll 5
-      for (int kj = 0; kj < K; ++kj)
-        sum = multiply_add(V::load_unaligned(in + ki * row_floats + kj * L),
-                           V::load_unaligned(weights + (ki * K + kj) * L), sum);
-    acc[j] = sum;
+      for (int kj = 0; kj < K; ++kj) acc[j] = multiply_add(V::load_unaligned(in + kj * L), w[kj], acc[j]);
+    }
   }
   const int64_t n = std::min(L, count - p);
   if constexpr (BlockedOut) {
