@@ -1,7 +1,8 @@
-// The AVX-512 blocked convolution: NCHW16c, 4 output blocks x 7 pixels = 28 zmm
-// accumulators and the weight vectors (the input values are broadcast from memory by the
-// multiply-adds). 4x7 measured as fast as 4x6 on 56- to 14-wide rows and 1.1x on 7-wide
-// ones, which it covers in one tile. Compiled with -mavx512f -mfma (see CMakeLists.txt).
+// The AVX-512 blocked convolution: NCHW16c, up to 4 output blocks x 7 pixels = 28 zmm
+// accumulators and the weight vectors (a 4x7 tile's input values are broadcast from memory
+// by the multiply-adds; narrower tiles broadcast into a register, see blocked_conv_impl.h).
+// Wider rows run in 4x6 tiles, a 7-wide row in one 4x7 (1.1x faster than 4 + 3 on Zen 4).
+// Compiled with -mavx512f -mfma (see CMakeLists.txt).
 #include "ops/kernels/blocked_conv_impl.h"
 #include "ops/kernels/winograd_impl.h"
 
