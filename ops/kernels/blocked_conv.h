@@ -147,6 +147,11 @@ class BlockedConv {
   // it has fewer (group 1), so no zero lanes are multiplied.
   int64_t input_lanes() const { return in_lanes_; }
 
+  // Whether a team of `team` threads splits the direct sums by output rows (each thread
+  // every output block of its rows, and the input copy's rows it reads first) rather
+  // than by tiles of output blocks.
+  bool splits_rows(int team) const;
+
   // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images, x and y in the
   // layouts the constructor was given; bias and residual (laid out as y) may be null. Each output element is summed by
   // one thread in a fixed order, so y does not depend on `threads`. Winograd needs

@@ -222,6 +222,60 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
   }
 }
 
+// A team splits the direct sums by output rows where each thread gets two or more,
+// copying the zero-bordered input rows its windows start on up to the next thread's (the
+// rest of its windows read that thread's copy); else by tiles of output blocks. Either
+// way every output is summed in the one thread's order: 1, 2 and 3 threads give the same
+// bits, in every layout, with padding, strides, dilation and a residual.
+TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
+  uint32_t seed = 3500;
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    struct Case {
+      ConvGeometry s;
+      bool by_rows;  // on two threads
+    };
+    const std::vector<Case> cases = {
+        {conv_shape(2 * c, 13, 12, 4 * c, 1, 3, 2, 1, 0, 2, 1), true},     // stride 2, uneven pads: 7 rows
+        {conv_shape(2 * c, 14, 11, 3 * c, 1, 3, 1, 2, 2, 2, 2, 2), true},  // dilation 2
+        {conv_shape(4 * c, 9, 10, 8 * c, 1, 1, 1, 0, 0, 0, 0), true},      // NCHWc read in place
+        {conv_shape(4 * c, 3, 20, 8 * c, 1, 3, 1, 1, 1, 1, 1), false},     // 3 rows: by blocks
+    };
+    for (const Case& k : cases) {
+      const ConvGeometry& s = k.s;
+      const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
+      const std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
+      const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
+      const std::vector<float> b = random_values(s.cout, seed + 2);
+      const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
+      seed += 4;
+      std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
+      for (size_t i = 0; i < expected.size(); ++i) expected[i] = std::max(expected[i] + r[i], 0.0f);
+      for (int layout = 0; layout < 4; ++layout) {
+        const kernels::BlockedLayouts layouts{(layout & 1) != 0, (layout & 2) != 0};
+        const kernels::BlockedConv conv(s, wt.data(), isa, layouts, kernels::BlockedAlgorithm::kDirect);
+        EXPECT_EQ(conv.splits_rows(2), k.by_rows) << describe(s, batch);
+        EXPECT_FALSE(conv.splits_rows(1));
+        const std::vector<float> xin = layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
+        const std::vector<float> rin =
+            layouts.output_blocked ? reorder_nchwc(r, batch, s.cout, out_pixels, c, true) : r;
+        std::vector<float> outputs[3];
+        for (int threads : {1, 2, 3}) {
+          std::vector<float> y(expected.size(), NAN);
+          std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
+          conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), workspace, threads, rin.data());
+          outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
+        }
+        SCOPED_TRACE(testing::Message() << conv.kernel().name << " " << describe(s, batch) << " input NCHWc "
+                                        << layouts.input_blocked << " output NCHWc " << layouts.output_blocked);
+        ASSERT_LT(max_rel_error(outputs[0], expected), 1e-4);
+        ASSERT_EQ(outputs[0], outputs[1]) << "2 threads differ from 1";
+        ASSERT_EQ(outputs[0], outputs[2]) << "3 threads differ from 1";
+      }
+    }
+  }
+}
+
 // A NaN or an infinity in a 4x4 Winograd window would reach all four outputs of its tile
 // (the transforms add every window value into several products, and an infinity minus
 // itself is NaN): those tiles are summed directly, so every output is NaN, infinite or
