@@ -438,6 +438,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     // Each item, F output blocks x a band of output rows, is summed one chunk of input
     // blocks (whose weights stay in L2) over all its rows at a time: in place in an NCHWc
     // output, else in the thread's band of NCHWc partial sums, then reordered into y.
+    const bool one_run = taps == 1 && win.sh == 1 && win.sw == 1 && wp == s.out_w;
     const auto sum_item = [&](float* thread_band, int64_t g, int64_t ob0, int64_t oy0, int64_t rows) {
       const int blocks = static_cast<int>(std::min(F, out_blocks_ - ob0));
       const int64_t gob = g * out_blocks_ + ob0;
@@ -454,7 +455,6 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       r.x_row = wp * Ci;
       r.w_block = in_blocks_ * taps * Ci * C;
       r.out_block = out_block;
-      r.out_w = s.out_w;
       r.sw = win.sw;
       r.kh = win.kh;
       r.kw = win.kw;
@@ -474,7 +474,13 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         r.w = weights_.data() + ((gob * in_blocks_ + cb0) * taps) * Ci * C;
         r.init = cb0 == 0 ? init : nullptr;
         r.activation = in_registers && cb0 + chunk_blocks_ >= in_blocks_ ? &activation : nullptr;
-        for (int64_t oy = oy0; oy < oy0 + rows; ++oy) {
+        // A band of a 1x1 stride-1 window over an unpadded input is one run of pixels, in
+        // the input as in the sums: summed as one row, its tiles all of the widest width
+        // (a 7x7 plane in 6-pixel tiles rather than a 7-pixel one per row: ResNet-50's 7x7
+        // 1x1 layers 0.8x the time on Zen 5).
+        const int64_t runs = one_run ? 1 : rows;
+        r.out_w = one_run ? rows * s.out_w : s.out_w;
+        for (int64_t oy = oy0; oy < oy0 + runs; ++oy) {
           r.x = in_c + (((g * in_blocks_ + cb0) * hp + oy * win.sh) * wp) * Ci;
           r.out = sums + (oy - oy0) * s.out_w * C;
           kernel_->run_row(r);
