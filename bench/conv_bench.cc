@@ -200,16 +200,15 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path, 
   add_pointwise(group, l);
   add_blocked(group, l);
   if (gemm_only) return;
-  for (Isa isa : runnable_isas()) {
-    const kernels::DirectConvKernel* k = kernels::direct_conv_kernel(isa);
-    for (int threads : {1, 2}) {
-      if (threads == 2 && isa != active_isa()) continue;
-      add(group, l, k->name, threads, kernels::direct_conv_workspace_floats(*k, s, 1, threads),
-          [k, threads](const ConvGeometry& s, Tensors& t) {
-            kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
-          });
-    }
-  }
+  for (Isa isa : runnable_isas())
+    for (const kernels::DirectConvKernel* k : kernels::direct_conv_kernels(isa))
+      for (int threads : {1, 2}) {
+        if (threads == 2 && isa != active_isa()) continue;
+        add(group, l, k->name, threads, kernels::direct_conv_workspace_floats(*k, s, 1, threads),
+            [k, threads](const ConvGeometry& s, Tensors& t) {
+              kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
+            });
+      }
 }
 
 void register_all() {

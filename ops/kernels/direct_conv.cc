@@ -7,6 +7,7 @@
 #include "ops/kernels/padded_rows.h"
 #include "ops/kernels/threads.h"
 #include "ops/kernels/workspace.h"
+#include "profiler/cpu_info.h"
 
 namespace minfer::kernels {
 namespace {
@@ -47,10 +48,21 @@ int threads_for(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch,
 
 }  // namespace
 
-const DirectConvKernel* direct_conv_kernel(Isa isa) {
+const DirectConvKernel* direct_conv_kernel(Isa isa, int fma_units_512) {
   if (!isa_runnable(isa)) return nullptr;
-  return per_isa<const DirectConvKernel*>(isa, &direct_conv_f32_4x4_scalar, &direct_conv_f32_4x24_avx2,
-                                          &direct_conv_f32_4x48_avx512);
+  return per_isa<const DirectConvKernel*>(
+      isa, &direct_conv_f32_4x4_scalar, &direct_conv_f32_4x24_avx2,
+      fma_units_512 >= 2 ? &direct_conv_f32_8x48_avx512 : &direct_conv_f32_4x48_avx512);
+}
+
+const DirectConvKernel* direct_conv_kernel(Isa isa) {
+  return direct_conv_kernel(isa, cpu_info().fma_units(512));
+}
+
+std::vector<const DirectConvKernel*> direct_conv_kernels(Isa isa) {
+  if (!isa_runnable(isa)) return {};
+  if (isa == Isa::kAvx512) return {&direct_conv_f32_4x48_avx512, &direct_conv_f32_8x48_avx512};
+  return {direct_conv_kernel(isa)};
 }
 
 const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "ops/activation.h"
 #include "ops/reference/conv2d.h"
@@ -54,9 +55,14 @@ struct DirectConvKernel {
 // cannot run isa.
 const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa = active_isa());
 
-// The kernel of one target whatever the shape, for tests and benchmarks (nullptr if the
-// CPU cannot run it).
+// The kernel of one target whatever the shape (nullptr if the CPU cannot run it): on
+// AVX-512 the 8-channel tile where a core has two 512-bit FMA pipes, else the 4-channel
+// one (CpuInfo::fma_units; `fma_units_512` for tests).
 const DirectConvKernel* direct_conv_kernel(Isa isa);
+const DirectConvKernel* direct_conv_kernel(Isa isa, int fma_units_512);
+
+// Every kernel of one target, for tests and benchmarks (empty if the CPU cannot run it).
+std::vector<const DirectConvKernel*> direct_conv_kernels(Isa isa);
 
 // Floats of workspace direct_conv2d needs for `batch` images with up to `threads` threads.
 int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, int threads);
@@ -69,6 +75,7 @@ void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t bat
                    const Activation& act = {});
 
 // Defined in direct_conv_<isa>.cc; constant-initialised.
-extern const DirectConvKernel direct_conv_f32_4x4_scalar, direct_conv_f32_4x24_avx2, direct_conv_f32_4x48_avx512;
+extern const DirectConvKernel direct_conv_f32_4x4_scalar, direct_conv_f32_4x24_avx2, direct_conv_f32_4x48_avx512,
+    direct_conv_f32_8x48_avx512;
 
 }  // namespace minfer::kernels

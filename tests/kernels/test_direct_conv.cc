@@ -1,6 +1,6 @@
-// The direct small-channel convolution of every target under test (isas_under_test()), against the scalar
+// The direct small-channel convolutions of every target under test (isas_under_test()), against the scalar
 // im2col + GEMM reference (ops/reference/conv2d.h) followed by the activation element by
-// element: channel counts around its 4-channel tile, widths around its vector tile,
+// element: channel counts around its 4- and 8-channel tiles, widths around its vector tile,
 // every padding of a 3x3 window, strides, dilations, batches, 1 and 2 threads.
 #include <gtest/gtest.h>
 
@@ -66,30 +66,38 @@ TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
     EXPECT_STREQ(kernels::find_direct_conv_kernel(conv_shape(3, 16, 16, 32, 1, 3, 2, 1, 1, 1, 1), Isa::kAvx2)->name,
                  "direct_conv_f32_4x24_avx2");
   }
-  if (!isa_runnable(Isa::kAvx512)) {
+  if (isa_runnable(Isa::kAvx512)) {
+    // The 8-channel tile where a core has two 512-bit FMA pipes (Zen 5, Intel), the
+    // 4-channel one on one (Zen 4).
+    EXPECT_STREQ(kernels::direct_conv_kernel(Isa::kAvx512, 1)->name, "direct_conv_f32_4x48_avx512");
+    EXPECT_STREQ(kernels::direct_conv_kernel(Isa::kAvx512, 2)->name, "direct_conv_f32_8x48_avx512");
+    EXPECT_EQ(kernels::direct_conv_kernels(Isa::kAvx512).size(), 2u);
+  } else {
     EXPECT_EQ(kernels::direct_conv_kernel(Isa::kAvx512), nullptr);
+    EXPECT_TRUE(kernels::direct_conv_kernels(Isa::kAvx512).empty());
   }
 }
 
 // Every padding 0..2 on each side of a 3x3 window, strides 1 and 2, over widths and
-// heights down to 1 and channel counts around the 4-channel tile.
+// heights down to 1 and channel counts around the 4- and 8-channel tiles.
 TEST(DirectConvKernels, MatchReferenceOverEveryPadding) {
   const std::vector<std::pair<int64_t, int64_t>> sizes = {{1, 1}, {1, 6}, {5, 1}, {4, 9}, {3, 25}};
   uint32_t seed = 1;
-  for (Isa isa : isas_under_test()) {
-    const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
-    for (int64_t stride : {1, 2})
-      for (auto [h, w] : sizes)
-        for (int64_t pt = 0; pt < 3; ++pt)
-          for (int64_t pl = 0; pl < 3; ++pl)
-            for (int64_t pb = 0; pb < 3; ++pb)
-              for (int64_t pr = 0; pr < 3; ++pr) {
-                const int64_t cin = 1 + (seed % 4), cout = 1 + (seed % 6);
-                const ConvGeometry s = conv_shape(cin, h, w, cout, 1, 3, stride, pt, pl, pb, pr);
-                if (!window_fits(s)) continue;
-                if (!check(k, s, 1, true, {}, seed++)) return;
-              }
-  }
+  for (Isa isa : isas_under_test())
+    for (const DirectConvKernel* kp : kernels::direct_conv_kernels(isa)) {
+      const DirectConvKernel& k = *kp;
+      for (int64_t stride : {1, 2})
+        for (auto [h, w] : sizes)
+          for (int64_t pt = 0; pt < 3; ++pt)
+            for (int64_t pl = 0; pl < 3; ++pl)
+              for (int64_t pb = 0; pb < 3; ++pb)
+                for (int64_t pr = 0; pr < 3; ++pr) {
+                  const int64_t cin = 1 + (seed % 4), cout = 1 + (seed % 10);
+                  const ConvGeometry s = conv_shape(cin, h, w, cout, 1, 3, stride, pt, pl, pb, pr);
+                  if (!window_fits(s)) continue;
+                  if (!check(k, s, 1, true, {}, seed++)) return;
+                }
+    }
 }
 
 // The first layers of real models and odd windows: 7x7 stride 2, rectangular kernels,
@@ -113,28 +121,30 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
       {1, 4, 20, 36, 3, 16, 16, 1, 1, 0, 0, 0, 0},  // 1024 taps: the whole tap table
   };
   uint32_t seed = 1000;
-  for (Isa isa : isas_under_test()) {
-    const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
-    for (const Case& c : cases)
-      for (bool bias : {false, true}) {
-        ConvGeometry s = conv_shape(c.cin, c.h, c.w, c.cout, 1, c.kh, c.stride, c.pt, c.pl, c.pb, c.pr, c.dilation);
-        s.win.kw = c.kw;
-        s.out_w = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dilation + 1)) / c.stride + 1;
-        ASSERT_TRUE(window_fits(s));
-        if (!check(k, s, c.batch, bias, {}, seed++)) return;
-      }
-  }
+  for (Isa isa : isas_under_test())
+    for (const DirectConvKernel* kp : kernels::direct_conv_kernels(isa)) {
+      const DirectConvKernel& k = *kp;
+      for (const Case& c : cases)
+        for (bool bias : {false, true}) {
+          ConvGeometry s = conv_shape(c.cin, c.h, c.w, c.cout, 1, c.kh, c.stride, c.pt, c.pl, c.pb, c.pr, c.dilation);
+          s.win.kw = c.kw;
+          s.out_w = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dilation + 1)) / c.stride + 1;
+          ASSERT_TRUE(window_fits(s));
+          if (!check(k, s, c.batch, bias, {}, seed++)) return;
+        }
+    }
 }
 
 TEST(DirectConvKernels, ApplyBiasAndEveryActivationInTheEpilogue) {
   uint32_t seed = 2000;
-  for (Isa isa : isas_under_test()) {
-    const DirectConvKernel& k = *kernels::direct_conv_kernel(isa);
-    for (const Activation& act : every_activation()) {
-      const ConvGeometry s = conv_shape(3, 11, 61, 6, 1, 3, 2, 1, 1, 1, 1);  // 31 columns
-      if (!check(k, s, 2, true, act, seed++)) return;
+  for (Isa isa : isas_under_test())
+    for (const DirectConvKernel* kp : kernels::direct_conv_kernels(isa)) {
+      const DirectConvKernel& k = *kp;
+      for (const Activation& act : every_activation()) {
+        const ConvGeometry s = conv_shape(3, 11, 61, 6, 1, 3, 2, 1, 1, 1, 1);  // 31 columns
+        if (!check(k, s, 2, true, act, seed++)) return;
+      }
     }
-  }
 }
 
 }  // namespace
