@@ -28,6 +28,18 @@ std::vector<float> blocked_result(const kernels::BlockedConv& conv, const ConvGe
   return y;
 }
 
+// Random operands of a batch of s, from seeds seed to seed + 3: input, weights, bias and
+// a residual shaped as the output.
+struct Operands {
+  std::vector<float> x, wt, b, r;
+};
+
+Operands random_operands(const ConvGeometry& s, int64_t batch, uint32_t seed) {
+  return {random_values(batch * s.cin * s.h * s.w, seed),
+          random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1), random_values(s.cout, seed + 2),
+          random_values(batch * s.cout * s.out_h * s.out_w, seed + 3)};
+}
+
 // The algorithms that can run s on isa: direct, and Winograd where it applies.
 std::vector<kernels::BlockedAlgorithm> algorithms(const ConvGeometry& s, Isa isa) {
   if (kernels::winograd_applies(s, isa))
@@ -187,10 +199,7 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
             ASSERT_TRUE(kernels::blocked_conv_applies(s, isa, layouts));
             const Activation act = acts[a++ % acts.size()];
             const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
-            const std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
-            const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
-            const std::vector<float> b = random_values(s.cout, seed + 2);
-            const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
+            const auto [x, wt, b, r] = random_operands(s, batch, seed);
             seed += 4;
             std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
             if (residual)
@@ -244,10 +253,7 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
     for (const Case& k : cases) {
       const ConvGeometry& s = k.s;
       const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
-      const std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
-      const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, seed + 1);
-      const std::vector<float> b = random_values(s.cout, seed + 2);
-      const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
+      const auto [x, wt, b, r] = random_operands(s, batch, seed);
       seed += 4;
       std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
       for (size_t i = 0; i < expected.size(); ++i) expected[i] = std::max(expected[i] + r[i], 0.0f);
