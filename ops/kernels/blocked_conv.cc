@@ -8,6 +8,7 @@
 
 #include "ops/kernels/threads.h"
 #include "ops/kernels/transpose.h"
+#include "ops/kernels/work_shares.h"
 #include "ops/kernels/workspace.h"
 
 namespace minfer::kernels {
@@ -164,7 +165,7 @@ int64_t BlockedConv::padded_w() const {
 
 int64_t BlockedConv::input_floats() const {
   if (!copies_input()) return 0;
-  return checked_mul({s_.group, in_blocks_, in_lanes_, padded_h(), padded_w()});
+  return whole_lines(checked_mul({s_.group, in_blocks_, in_lanes_, padded_h(), padded_w()}));
 }
 
 int64_t BlockedConv::band_floats() const {
@@ -177,8 +178,8 @@ int64_t BlockedConv::thread_floats() const {
   // The band's transformed tiles and products, then its bias padded to whole blocks and
   // a byte per tile (those summed directly).
   const int64_t C = kernel_->lanes, tiles = band_tile_rows() * tiles_w();
-  return checked_add({checked_mul({16, s_.group * (in_blocks_ + out_blocks_), tiles, C}), band_floats(),
-                      s_.group * out_blocks_ * C, (tiles + 3) / 4});
+  return whole_lines(checked_add({checked_mul({16, s_.group * (in_blocks_ + out_blocks_), tiles, C}), band_floats(),
+                                  s_.group * out_blocks_ * C, (tiles + 3) / 4}));
 }
 
 int BlockedConv::team(int64_t batch, int threads) const {
@@ -193,8 +194,13 @@ int BlockedConv::team(int64_t batch, int threads) const {
 // vCPUs share no cache (a 450 ns round trip between them) ResNet-50's 1x1 layers at 28x28
 // and 14x14 took 0.88-0.93x the time by rows, GoogLeNet 0.95x, RegNetX 0.88-0.93x (sums
 // of per-op minima, two threads). Each thread reads all the weights, from L3 or memory.
+// Winograd splits rows where each thread gets a band of tile rows or more (then its items
+// are whole bands), else each band's output blocks: ResNet-18's 56x56 layers on two
+// threads took 1.29-1.37x less time than on one while their input copy was split by
+// blocks (each thread then read half its rows from the other's cache), XXX by rows.
 bool BlockedConv::splits_rows(int team) const {
-  return !winograd() && team > 1 && s_.out_h >= 2 * team;
+  if (team <= 1) return false;
+  return winograd() ? winograd_bands() >= team : s_.out_h >= 2 * team;
 }
 
 int64_t BlockedConv::winograd_chunks(int threads) const {
@@ -217,7 +223,7 @@ int64_t BlockedConv::workspace_floats(int64_t batch, int threads) const {
 }
 
 int64_t BlockedConv::flag_floats() const {
-  return winograd() ? (s_.group * in_blocks_ * padded_h() + 3) / 4 : 0;
+  return winograd() ? whole_lines((s_.group * in_blocks_ * padded_h() + 3) / 4) : 0;
 }
 
 namespace {
@@ -307,12 +313,13 @@ void BlockedConv::store_band(float* sums, int64_t out_block, int64_t g, int64_t 
   }
 }
 
-// Called by every thread of run()'s team: each band of tile rows is transformed, its 16
-// products summed as 1x1 convolutions by the direct kernel, and transformed back into
-// the output (NCHWc) or the thread's band (NCHW), a chunk of output blocks per item.
+// Called by every thread of run()'s team, which takes items from `shares`: each band of
+// tile rows is transformed, its 16 products summed as 1x1 convolutions by the direct
+// kernel, and transformed back into the output (NCHWc) or the thread's band (NCHW), a
+// chunk of output blocks per item.
 void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
                                  const Activation& activation, bool in_registers, float* yn, const float* rn,
-                                 float* scratch, int threads) const {
+                                 float* scratch, int threads, WorkShares& shares) const {
   const int64_t C = kernel_->lanes, F = kernel_->max_blocks, tw = tiles_w(), btr = band_tile_rows();
   const int64_t chunks = winograd_chunks(threads), wp = padded_w(), plane = s_.out_h * s_.out_w;
   // Input and output blocks of all groups, group by group; the output's in tiles of F
@@ -331,8 +338,7 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
   static constexpr float kZeros[4 * 16] = {};
   const bool residual_first = rn && layouts_.output_blocked;
   const Activation* act = in_registers ? &activation : nullptr;
-#pragma omp for schedule(static)
-  for (int64_t item = 0; item < winograd_bands() * chunks; ++item) {
+  for (int64_t item; (item = shares.take(omp_get_thread_num())) >= 0;) {
     const int64_t ty0 = item / chunks * btr, tile_rows = std::min(btr, tiles_h() - ty0), tiles = tile_rows * tw;
     const int64_t oy0 = 2 * ty0, rows = std::min(2 * tile_rows, s_.out_h - oy0);
     const int64_t t0 = item % chunks * chunk_tiles, t1 = std::min(t0 + chunk_tiles, winograd_output_tiles());
@@ -371,7 +377,7 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
     for (int64_t ty = 0; ty < tile_rows; ++ty) {
       bool flagged = false;
       for (int64_t ib = 0; ib < all_in; ++ib)
-        for (int64_t y = 2 * (ty0 + ty); y < 2 * (ty0 + ty) + 4; ++y) flagged |= flags[ib * padded_h() + y] != 0;
+        for (int64_t y = 2 * (ty0 + ty); y < 2 * (ty0 + ty) + 4; ++y) flagged |= flags[flag_at(ib, y)] != 0;
       for (int64_t tx = 0; flagged && tx < tw; ++tx) {
         bool nonfinite = false;
         for (int64_t ib = 0; ib < all_in && !nonfinite; ++ib)
@@ -494,45 +500,66 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       }
       store_band(sums, out_block, g, ob0, blocks, oy0, rows, yn, rn, activation, in_registers);
     };
+    // Each thread's rows (by rows: [row0[t], row0[t + 1]), whose input rows it copies) and
+    // share of the items. By rows, thread t's items are its rows' bands (Winograd: its
+    // bands of tile rows) x every tile of output blocks; else bands x tiles (Winograd:
+    // bands x chunks of output blocks) in even shares.
+    std::vector<int64_t> row0, item0;
+    const int64_t all_items = winograd() ? items(team_size) : s.group * tiles * bands;
+    if (by_rows) {
+      row0.resize(team_size + 1);
+      item0.resize(team_size + 1);
+      for (int t = 0; t <= team_size; ++t) {
+        if (winograd()) {
+          item0[t] = all_items * t / team_size;
+          row0[t] = 2 * band_tile_rows() * item0[t];
+        } else {
+          row0[t] = s.out_h * t / team_size;
+          item0[t] = t == 0 ? 0 : item0[t - 1] + s.group * tiles * own_bands(row0[t] - row0[t - 1]);
+        }
+      }
+    }
+    WorkShares shares = by_rows ? WorkShares(item0) : WorkShares(all_items, team_size);
 #pragma omp parallel num_threads(team_size) if (team_size > 1)
     {
-      float* thread_band = scratch + omp_get_thread_num() * band;
-      if (by_rows) {
-        // This thread's output rows, all their blocks, in bands of near-equal size; it
-        // copies the input rows from its first window's to the next thread's first.
-        const int t = omp_get_thread_num();
-        const int64_t r0 = s.out_h * t / team_size, r1 = s.out_h * (t + 1) / team_size;
-        if (copy) {
-          const int64_t p0 = t == 0 ? 0 : r0 * win.sh, p1 = t + 1 == team_size ? hp : r1 * win.sh;
+      const int t = omp_get_thread_num(), started = omp_get_num_threads();
+      float* thread_band = scratch + t * band;
+      if (copy && by_rows) {
+        // Thread u's copy: the input rows from its first window's to thread u + 1's first
+        // (the rest of its windows read that thread's copy); a thread copies for those of
+        // the team that did not start.
+        for (int u = t; u < team_size; u += started) {
+          const int64_t p0 = u == 0 ? 0 : row0[u] * win.sh, p1 = u + 1 == team_size ? hp : row0[u + 1] * win.sh;
           for (int64_t gb = 0; gb < s.group * in_blocks_; ++gb)
-            for (int64_t py = p0; py < p1; ++py) copy_input_row(gb * hp + py, xn, workspace.data());
-#pragma omp barrier
+            for (int64_t py = p0; py < p1; ++py) {
+              const bool nonfinite = copy_input_row(gb * hp + py, xn, workspace.data());
+              if (winograd()) flags[flag_at(gb, py)] = nonfinite;
+            }
         }
-        const int64_t own = r1 - r0, own_bands = (own + band_rows_ - 1) / band_rows_;
-        for (int64_t gt = 0; gt < s.group * tiles; ++gt)
-          for (int64_t b = 0; b < own_bands; ++b) {
-            const int64_t oy0 = r0 + own * b / own_bands, oy1 = r0 + own * (b + 1) / own_bands;
-            sum_item(thread_band, gt / tiles, gt % tiles * F, oy0, oy1 - oy0);
-          }
-      } else {
+#pragma omp barrier
+      } else if (copy) {
         // The NCHWc input with a zero border and zero lanes past the group's channels:
         // NCHW rows transposed, NCHWc rows copied.
-        if (copy) {
 #pragma omp for schedule(static)
-          for (int64_t row = 0; row < in_rows; ++row) {
-            const bool nonfinite = copy_input_row(row, xn, workspace.data());
-            if (winograd()) flags[row] = nonfinite;
-          }
+        for (int64_t row = 0; row < in_rows; ++row) {
+          const bool nonfinite = copy_input_row(row, xn, workspace.data());
+          if (winograd()) flags[flag_at(row / hp, row % hp)] = nonfinite;
         }
-        if (winograd()) {
-          winograd_items(in_c, flags, weights, bias, activation, in_registers, yn, rn, scratch, team_size);
+      }
+      if (winograd())
+        winograd_items(in_c, flags, weights, bias, activation, in_registers, yn, rn, scratch, team_size, shares);
+      for (int64_t item; !winograd() && (item = shares.take(t)) >= 0;) {
+        if (by_rows) {
+          // Thread u's rows in bands of near-equal size, every tile of output blocks.
+          const int u = static_cast<int>(std::upper_bound(item0.begin(), item0.end(), item) - item0.begin()) - 1;
+          const int64_t own = row0[u + 1] - row0[u], n_bands = own_bands(own), j = item - item0[u];
+          const int64_t gt = j / n_bands, b = j % n_bands;
+          const int64_t oy0 = row0[u] + own * b / n_bands, oy1 = row0[u] + own * (b + 1) / n_bands;
+          sum_item(thread_band, gt / tiles, gt % tiles * F, oy0, oy1 - oy0);
         } else {
-#pragma omp for schedule(static)
-          for (int64_t item = 0; item < s.group * tiles * bands; ++item) {
-            const int64_t b = item % bands, gt = item / bands;
-            const int64_t oy0 = b * band_rows_;
-            sum_item(thread_band, gt / tiles, gt % tiles * F, oy0, std::min(band_rows_, s.out_h - oy0));
-          }
+          const int64_t b = item % bands, gt = item / bands;
+          const int64_t oy0 = b * band_rows_;
+          sum_item(thread_band, gt / tiles, gt % tiles * F, oy0, std::min(band_rows_, s.out_h - oy0));
         }
       }
     }

@@ -33,6 +33,8 @@
 
 namespace minfer::kernels {
 
+class WorkShares;
+
 // The work of one call of a kernel's row function: `blocks` (<= max_blocks) output
 // blocks of one output row, summed over `cin_blocks` input blocks.
 struct BlockedConvRow {
@@ -131,7 +133,8 @@ class BlockedConv {
   // Floats of workspace run needs for `batch` images on up to `threads` threads.
   int64_t workspace_floats(int64_t batch, int threads) const;
   // Floats of the NCHWc input copy of one image, with its border (shared by the
-  // threads); 0 when an NCHWc input without padding is read as it is.
+  // threads), in whole cache lines; 0 when an NCHWc input without padding is read as it
+  // is.
   int64_t input_floats() const;
   // Floats of one thread's NCHWc partial sums: F output blocks (fewer if a group has
   // fewer; Winograd: all) x band_rows() output rows; 0 when the output is NCHWc (summed
@@ -147,9 +150,9 @@ class BlockedConv {
   // it has fewer (group 1), so no zero lanes are multiplied.
   int64_t input_lanes() const { return in_lanes_; }
 
-  // Whether a team of `team` threads splits the direct sums by output rows (each thread
-  // every output block of its rows, and the input copy's rows it reads first) rather
-  // than by tiles of output blocks.
+  // Whether a team of `team` threads splits the sums by output rows (each thread every
+  // output block of its rows, and the input copy's rows it reads first) rather than by
+  // tiles of output blocks (Winograd: each band's chunks of output blocks).
   bool splits_rows(int team) const;
 
   // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images, x and y in the
@@ -170,6 +173,8 @@ class BlockedConv {
   int64_t winograd_bands() const { return (tiles_h() + band_tile_rows() - 1) / band_tile_rows(); }
   int64_t winograd_chunks(int threads) const;
   int64_t winograd_output_tiles() const;  // tiles of F output blocks, every group's
+  // Bands of near-equal size (at most band_rows()) that `rows` output rows are summed in.
+  int64_t own_bands(int64_t rows) const { return (rows + band_rows_ - 1) / band_rows_; }
   int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
   int team(int64_t batch, int threads) const;
   bool copies_input() const;
@@ -188,6 +193,10 @@ class BlockedConv {
   // Winograd: one flag per row of the input copy (whether it holds a NaN or an
   // infinity), in floats of workspace after the copy.
   int64_t flag_floats() const;
+  // The flag of row py of the copy's block gb (of all groups'): row-major, so threads
+  // that copy different rows write different cache lines (block-major, two threads
+  // writing alternate runs of one line took it from each other's cache at every run).
+  int64_t flag_at(int64_t gb, int64_t py) const { return py * s_.group * in_blocks_ + gb; }
   // Winograd's exact sums for the tile (ty, tx) of a band (ty counted from the band's
   // first tile row) whose window holds a NaN or an infinity: the output blocks
   // [ob_first, ob_first + blocks) as the output transform stores them.
@@ -200,7 +209,7 @@ class BlockedConv {
                   float* yn, const float* rn, const Activation& activation, bool in_registers) const;
   void winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
                       const Activation& activation, bool in_registers, float* yn, const float* rn, float* scratch,
-                      int threads) const;
+                      int threads, WorkShares& shares) const;
 
   ConvGeometry s_;
   BlockedLayouts layouts_;

@@ -231,11 +231,12 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
   }
 }
 
-// A team splits the direct sums by output rows where each thread gets two or more,
-// copying the zero-bordered input rows its windows start on up to the next thread's (the
-// rest of its windows read that thread's copy); else by tiles of output blocks. Either
-// way every output is summed in the one thread's order: 1, 2 and 3 threads give the same
-// bits, in every layout, with padding, strides, dilation and a residual.
+// A team splits the direct sums by output rows where each thread gets two or more
+// (Winograd: a band of tile rows or more), copying the zero-bordered input rows its
+// windows start on up to the next thread's (the rest of its windows read that thread's
+// copy); else by tiles of output blocks. Threads done with their share take the others'
+// items. Either way every output is summed in the one thread's order: 1, 2 and 3 threads
+// give the same bits, in every layout, with padding, strides, dilation and a residual.
 TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
   uint32_t seed = 3500;
   for (Isa isa : simd_isas()) {
@@ -243,12 +244,17 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
     struct Case {
       ConvGeometry s;
       bool by_rows;  // on two threads
+      kernels::BlockedAlgorithm algorithm = kernels::BlockedAlgorithm::kDirect;
     };
     const std::vector<Case> cases = {
         {conv_shape(2 * c, 13, 12, 4 * c, 1, 3, 2, 1, 0, 2, 1), true},     // stride 2, uneven pads: 7 rows
         {conv_shape(2 * c, 14, 11, 3 * c, 1, 3, 1, 2, 2, 2, 2, 2), true},  // dilation 2
         {conv_shape(4 * c, 9, 10, 8 * c, 1, 1, 1, 0, 0, 0, 0), true},      // NCHWc read in place
         {conv_shape(4 * c, 3, 20, 8 * c, 1, 3, 1, 1, 1, 1, 1), false},     // 3 rows: by blocks
+        // Winograd: 100 columns make each band one tile row (three, the last one row
+        // high: by rows); a 12x12 plane is one band, its output blocks split in chunks.
+        {conv_shape(4 * c, 5, 100, 4 * c, 1, 3, 1, 1, 1, 1, 1), true, kernels::BlockedAlgorithm::kWinograd},
+        {conv_shape(2 * c, 12, 12, 8 * c, 1, 3, 1, 1, 1, 1, 1), false, kernels::BlockedAlgorithm::kWinograd},
     };
     for (const Case& k : cases) {
       const ConvGeometry& s = k.s;
@@ -259,7 +265,7 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
       for (size_t i = 0; i < expected.size(); ++i) expected[i] = std::max(expected[i] + r[i], 0.0f);
       for (int layout = 0; layout < 4; ++layout) {
         const kernels::BlockedLayouts layouts{(layout & 1) != 0, (layout & 2) != 0};
-        const kernels::BlockedConv conv(s, wt.data(), isa, layouts, kernels::BlockedAlgorithm::kDirect);
+        const kernels::BlockedConv conv(s, wt.data(), isa, layouts, k.algorithm);
         EXPECT_EQ(conv.splits_rows(2), k.by_rows) << describe(s, batch);
         EXPECT_FALSE(conv.splits_rows(1));
         const std::vector<float> xin = layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
@@ -269,7 +275,8 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         for (int threads : {1, 2, 3}) {
           std::vector<float> y(expected.size(), NAN);
           std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
-          conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), workspace, threads, rin.data());
+          conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), workspace, threads, rin.data(),
+                   wt.data());
           outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
         }
         SCOPED_TRACE(testing::Message() << conv.kernel().name << " " << describe(s, batch) << " input NCHWc "
