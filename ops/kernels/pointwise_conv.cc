@@ -9,6 +9,7 @@
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/gemm.h"
 #include "ops/kernels/threads.h"
+#include "ops/kernels/work_shares.h"
 #include "ops/kernels/workspace.h"
 
 namespace minfer::kernels {
@@ -123,24 +124,23 @@ void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const 
 void PointwiseConv::run_images(int64_t batch, const float* x, const float* weights, const float* bias,
                                const Activation& act, float* y, int threads, const float* residual) const {
   const PointwiseJob job{x, weights, bias, residual, &act, y, m_, k_, pixels_, chunk_, span_};
-  const int64_t blocks = blocks_per_image(*kernel_, pixels_), items = checked_mul({batch, blocks});
+  // Items: spans of pixel blocks, whose input rows stay in L2 while every output channel
+  // passes over them; each thread takes its own share first, then the others'
+  // (work_shares.h). One thread runs each image's blocks in one call.
+  const int64_t blocks = blocks_per_image(*kernel_, pixels_);
+  const int64_t piece = std::clamp<int64_t>(blocks / (4 * std::max(threads, 1)), 1, span_);
+  const int64_t spans = (blocks + piece - 1) / piece;
+  const int64_t items = checked_mul({batch, spans});
   const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);
-  // Each thread a contiguous run of (image, pixel block) items, fixed by the team size alone.
-  const auto run_items = [&](int64_t first, int64_t last) {
-    for (int64_t image = first / blocks; image * blocks < last; ++image) {
-      const int64_t begin = std::max(first, image * blocks) - image * blocks;
-      const int64_t end = std::min(last, (image + 1) * blocks) - image * blocks;
-      kernel_->run(job, image, begin, end);
-    }
-  };
   if (team <= 1) {
-    run_items(0, items);
+    for (int64_t image = 0; image < batch; ++image) kernel_->run(job, image, 0, blocks);
     return;
   }
+  WorkShares shares(items, team);
 #pragma omp parallel num_threads(team)
-  {
-    const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    run_items(items * t / n, items * (t + 1) / n);
+  for (int64_t i; (i = shares.take(omp_get_thread_num())) >= 0;) {
+    const int64_t image = i / spans, begin = i % spans * piece;
+    kernel_->run(job, image, begin, std::min(blocks, begin + piece));
   }
 }
 
