@@ -6,6 +6,7 @@
 
 #include "ops/kernels/padded_rows.h"
 #include "ops/kernels/threads.h"
+#include "ops/kernels/work_shares.h"
 #include "ops/kernels/workspace.h"
 #include "profiler/cpu_info.h"
 
@@ -83,8 +84,10 @@ void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t bat
   require_workspace(workspace, scratch, "direct convolution");  // one thread's share, at least
   const int team = static_cast<int>(
       std::min<int64_t>(threads_for(k, s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
-#pragma omp parallel for num_threads(team) schedule(static) if (team > 1)
-  for (int64_t i = 0; i < items; ++i) {
+  // Bands of output rows, each thread its own share first, then the others' (work_shares.h).
+  WorkShares shares(items, team);
+#pragma omp parallel num_threads(team) if (team > 1)
+  for (int64_t i; (i = shares.take(omp_get_thread_num())) >= 0;) {
     const int64_t n = i / bands, oy = i % bands * band;
     k.run_rows({&s, x + n * in_image, weights, bias, &act, y + n * out_image, oy, std::min(band, s.out_h - oy),
                 workspace.data() + omp_get_thread_num() * scratch});
