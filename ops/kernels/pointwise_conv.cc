@@ -124,9 +124,10 @@ void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const 
 void PointwiseConv::run_images(int64_t batch, const float* x, const float* weights, const float* bias,
                                const Activation& act, float* y, int threads, const float* residual) const {
   const PointwiseJob job{x, weights, bias, residual, &act, y, m_, k_, pixels_, chunk_, span_};
-  // Items: spans of pixel blocks, whose input rows stay in L2 while every output channel
-  // passes over them; each thread takes its own share first, then the others'
-  // (work_shares.h). One thread runs each image's blocks in one call.
+  // Items: pieces of pixel blocks, a quarter of a thread's share but at most a span (whose
+  // input rows stay in L2 while every output channel passes over them; a span per item
+  // left a 28x28 layer one item, so one thread); each thread takes its own share first,
+  // then the others' (work_shares.h). One thread runs each image's blocks in one call.
   const int64_t blocks = blocks_per_image(*kernel_, pixels_);
   const int64_t piece = std::clamp<int64_t>(blocks / (4 * std::max(threads, 1)), 1, span_);
   const int64_t spans = (blocks + piece - 1) / piece;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -24,7 +25,7 @@ class WorkShares {
  public:
   // Thread t of bounds.size() - 1 owns the items [bounds[t], bounds[t + 1]).
   explicit WorkShares(std::span<const int64_t> bounds)
-      : team_(static_cast<int>(bounds.size()) - 1), shares_(std::make_unique<Share[]>(bounds.size() - 1)) {
+      : team_(static_cast<int>(bounds.size()) - 1), shares_(std::make_unique<Share[]>(checked_team(team_))) {
     for (int t = 0; t < team_; ++t) {
       if (bounds[t] < 0 || bounds[t] > bounds[t + 1] || bounds[t + 1] > kMaxItems)
         throw std::invalid_argument("WorkShares: bounds must ascend within [0, 2^32)");
@@ -32,7 +33,7 @@ class WorkShares {
     }
   }
   // Thread t of `team` owns an even share of `items`: [items t / team, items (t + 1) / team).
-  WorkShares(int64_t items, int team) : team_(team), shares_(std::make_unique<Share[]>(team)) {
+  WorkShares(int64_t items, int team) : team_(team), shares_(std::make_unique<Share[]>(checked_team(team))) {
     if (items < 0 || items > kMaxItems) throw std::invalid_argument("WorkShares: items must be within [0, 2^32)");
     for (int t = 0; t < team; ++t)
       shares_[t].front_back.store(pack(items * t / team, items * (t + 1) / team), std::memory_order_relaxed);
@@ -62,6 +63,10 @@ class WorkShares {
   struct alignas(64) Share {
     std::atomic<uint64_t> front_back{0};
   };
+  static size_t checked_team(int team) {
+    if (team < 1) throw std::invalid_argument("WorkShares: a team of at least one thread");
+    return static_cast<size_t>(team);
+  }
   static uint64_t pack(int64_t front, int64_t back) {
     return static_cast<uint64_t>(front) | static_cast<uint64_t>(back) << 32;
   }
