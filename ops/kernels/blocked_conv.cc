@@ -194,17 +194,40 @@ int BlockedConv::team(int64_t batch, int threads) const {
 // vCPUs share no cache (a 450 ns round trip between them) ResNet-50's 1x1 layers at 28x28
 // and 14x14 took 0.88-0.93x the time by rows, GoogLeNet 0.95x, RegNetX 0.88-0.93x (sums
 // of per-op minima, two threads). Each thread reads all the weights, from L3 or memory.
-// Winograd splits rows where each thread gets a band of tile rows or more (then its items
-// are whole bands), else each band's output blocks: with the input copy split by blocks,
+// Winograd splits rows where each thread gets a band of tiles or more (then its share is
+// whole bands), else each band's output blocks: with the input copy split by blocks,
 // each thread read half its rows from the other's cache; ResNet-18's 56x56 layers took
 // 0.50-0.53 ms on two threads that way (fastest of 40 runs, Zen 5), 0.445-0.52 by rows.
 bool BlockedConv::splits_rows(int team) const {
   if (team <= 1) return false;
-  return winograd() ? winograd_bands() >= team : s_.out_h >= 2 * team;
+  return winograd() ? winograd_bands(1) >= team : s_.out_h >= 2 * team;
 }
 
-int64_t BlockedConv::winograd_chunks(int threads) const {
-  return std::clamp<int64_t>(threads / winograd_bands(), 1, winograd_output_tiles());
+// The fewest bands of at most band_tile_rows() tile rows' tiles; where a team splits
+// them, a multiple of the team, so that each thread gets as many tiles, where there are
+// enough tiles (band_first_tile) for no band to be empty.
+int64_t BlockedConv::winograd_bands(int team) const {
+  const int64_t fewest = (tiles_h() + band_tile_rows() - 1) / band_tile_rows();
+  if (team <= 1 || fewest < team) return fewest;
+  return std::min((fewest + team - 1) / team * team, layouts_.output_blocked ? tiles_h() * tiles_w() : tiles_h());
+}
+
+// An NCHWc output's bands split the tiles evenly, rows or not (a 14x14 plane's 49 tiles
+// in two bands: 25 and 24, where whole tile rows made 4 and 3 rows, 28 and 21 tiles, on
+// two threads); an NCHW output's hold whole tile rows (its band of partial sums goes back
+// to NCHW a row at a time).
+int64_t BlockedConv::band_first_tile(int64_t band, int64_t bands) const {
+  if (layouts_.output_blocked) return band * tiles_h() * tiles_w() / bands;
+  return band * tiles_h() / bands * tiles_w();
+}
+
+// Fewer bands than threads are split into chunks of output blocks, one thread's each. (A
+// chunk per tile of output blocks wherever a team splits, for finer stealing, took
+// ResNet-50's 14x14 layers 1.08-1.14x the time on two threads in a quiet spell: a thief
+// transforms a whole band's input for a quarter of its sums, and the owner was mostly
+// about to take that quarter itself.)
+int64_t BlockedConv::winograd_chunks(int team) const {
+  return std::clamp<int64_t>(team / winograd_bands(team), 1, winograd_output_tiles());
 }
 
 int64_t BlockedConv::winograd_output_tiles() const {
@@ -212,7 +235,7 @@ int64_t BlockedConv::winograd_output_tiles() const {
 }
 
 int64_t BlockedConv::items(int threads) const {
-  if (winograd()) return winograd_bands() * winograd_chunks(threads);
+  if (winograd()) return winograd_bands(threads) * winograd_chunks(threads);
   // Tiles of output blocks x bands, or pairs of rows where a team splits rows.
   const int64_t tiles = (out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks;
   return std::max(s_.group * tiles * ((s_.out_h + band_rows_ - 1) / band_rows_), s_.out_h / 2);
@@ -320,8 +343,9 @@ void BlockedConv::store_band(float* sums, int64_t out_block, int64_t g, int64_t 
 void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
                                  const Activation& activation, bool in_registers, float* yn, const float* rn,
                                  float* scratch, int threads, WorkShares& shares) const {
-  const int64_t C = kernel_->lanes, F = kernel_->max_blocks, tw = tiles_w(), btr = band_tile_rows();
-  const int64_t chunks = winograd_chunks(threads), wp = padded_w(), plane = s_.out_h * s_.out_w;
+  const int64_t C = kernel_->lanes, F = kernel_->max_blocks, tw = tiles_w();
+  const int64_t bands = winograd_bands(threads), chunks = winograd_chunks(threads), wp = padded_w();
+  const int64_t plane = s_.out_h * s_.out_w;
   // Input and output blocks of all groups, group by group; the output's in tiles of F
   // blocks within a group, chunks of whole tiles.
   const int64_t all_in = s_.group * in_blocks_, all_out = s_.group * out_blocks_;
@@ -330,21 +354,26 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
     return tile >= winograd_output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
   };
   float* v = scratch + omp_get_thread_num() * thread_floats();
-  float* m = v + 16 * all_in * btr * tw * C;
-  float* band = m + 16 * all_out * btr * tw * C;
+  float* m = v + 16 * all_in * band_tile_rows() * tw * C;
+  float* band = m + 16 * all_out * band_tile_rows() * tw * C;
   float* bias_blocks = band + band_floats();
   for (int64_t i = 0; i < all_out * C; ++i) bias_blocks[i] = bias && i < s_.cout ? bias[i] : 0.0f;
   uint8_t* skip = reinterpret_cast<uint8_t*>(bias_blocks + all_out * C);
   static constexpr float kZeros[4 * 16] = {};
   const bool residual_first = rn && layouts_.output_blocked;
   const Activation* act = in_registers ? &activation : nullptr;
+  int64_t v_band = -1;  // the band whose transformed input v holds (a thread's chunks of one band)
   for (int64_t item; (item = shares.take(omp_get_thread_num())) >= 0;) {
-    const int64_t ty0 = item / chunks * btr, tile_rows = std::min(btr, tiles_h() - ty0), tiles = tile_rows * tw;
+    // The band's tiles, from column fx of tile row ty0, and its output rows from oy0.
+    const int64_t first = band_first_tile(item / chunks, bands),
+                  tiles = band_first_tile(item / chunks + 1, bands) - first;
+    const int64_t ty0 = first / tw, fx = first % tw, tile_rows = (fx + tiles + tw - 1) / tw;
     const int64_t oy0 = 2 * ty0, rows = std::min(2 * tile_rows, s_.out_h - oy0);
     const int64_t t0 = item % chunks * chunk_tiles, t1 = std::min(t0 + chunk_tiles, winograd_output_tiles());
-    if (t0 >= t1) continue;
     const int64_t ob_first = first_block(t0), blocks = first_block(t1) - ob_first;
-    kernel_->winograd_input({padded + oy0 * wp * C, padded_h() * wp * C, wp * C, all_in, tile_rows, tw, v});
+    if (item / chunks != v_band)
+      kernel_->winograd_input({padded + oy0 * wp * C, padded_h() * wp * C, wp * C, all_in, fx, tiles, tw, v});
+    v_band = item / chunks;
     BlockedConvRow r;
     r.cin_lanes = C;
     r.x_block = tiles * C;
@@ -373,23 +402,25 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
     // rows were flagged when the input was copied) are summed directly, before the
     // output transform, which skips them: it may overwrite a residual they read.
     std::fill_n(skip, tiles, uint8_t{0});
-    bool any_skipped = false;
-    for (int64_t ty = 0; ty < tile_rows; ++ty) {
-      bool flagged = false;
-      for (int64_t ib = 0; ib < all_in; ++ib)
-        for (int64_t y = 2 * (ty0 + ty); y < 2 * (ty0 + ty) + 4; ++y) flagged |= flags[flag_at(ib, y)] != 0;
-      for (int64_t tx = 0; flagged && tx < tw; ++tx) {
-        bool nonfinite = false;
-        for (int64_t ib = 0; ib < all_in && !nonfinite; ++ib)
-          for (int64_t y = 0; y < 4 && !nonfinite; ++y)
-            nonfinite = any_nonfinite(padded + ((ib * padded_h() + 2 * (ty0 + ty) + y) * wp + 2 * tx) * C, 4 * C);
-        if (!nonfinite) continue;
-        exact_tile(padded, weights, bias_blocks, ob_first, blocks, ty0, ty, tx, rows, residual, act, out, out_block);
-        skip[ty * tw + tx] = 1;
-        any_skipped = true;
+    bool any_skipped = false, flagged = false;
+    for (int64_t tile = 0; tile < tiles; ++tile) {
+      const int64_t ty = (fx + tile) / tw, tx = (fx + tile) % tw;
+      if (tile == 0 || tx == 0) {
+        flagged = false;
+        for (int64_t ib = 0; ib < all_in; ++ib)
+          for (int64_t y = 2 * (ty0 + ty); y < 2 * (ty0 + ty) + 4; ++y) flagged |= flags[flag_at(ib, y)] != 0;
       }
+      if (!flagged) continue;
+      bool nonfinite = false;
+      for (int64_t ib = 0; ib < all_in && !nonfinite; ++ib)
+        for (int64_t y = 0; y < 4 && !nonfinite; ++y)
+          nonfinite = any_nonfinite(padded + ((ib * padded_h() + 2 * (ty0 + ty) + y) * wp + 2 * tx) * C, 4 * C);
+      if (!nonfinite) continue;
+      exact_tile(padded, weights, bias_blocks, ob_first, blocks, ty0, ty, tx, rows, residual, act, out, out_block);
+      skip[tile] = 1;
+      any_skipped = true;
     }
-    kernel_->winograd_output({products, all_out * tiles * C, blocks, tile_rows, tw, bias_blocks + ob_first * C,
+    kernel_->winograd_output({products, all_out * tiles * C, blocks, fx, tiles, tw, bias_blocks + ob_first * C,
                               residual, act, out, out_block, rows, s_.out_w, any_skipped ? skip : nullptr});
     if (layouts_.output_blocked) {
       if (!in_registers && activation.kind != ActivationKind::kNone)
@@ -510,9 +541,10 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       row0.resize(team_size + 1);
       item0.resize(team_size + 1);
       for (int t = 0; t <= team_size; ++t) {
-        if (winograd()) {
-          item0[t] = all_items * t / team_size;
-          row0[t] = 2 * band_tile_rows() * item0[t];
+        if (winograd()) {  // whole bands each
+          const int64_t bands = winograd_bands(team_size), band = bands * t / team_size;
+          item0[t] = band * winograd_chunks(team_size);
+          row0[t] = 2 * (band_first_tile(band, bands) / tiles_w());
         } else {
           row0[t] = s.out_h * t / team_size;
           item0[t] = t == 0 ? 0 : item0[t - 1] + s.group * tiles * own_bands(row0[t] - row0[t - 1]);

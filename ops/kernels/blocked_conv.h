@@ -56,25 +56,27 @@ struct BlockedConvRow {
   int blocks;
 };
 
-// Winograd F(2x2, 3x3)'s input transform: the 4x4 windows (2 pixels apart) of
-// tile_rows x tiles_w output tiles of `blocks` input blocks into v, [16][blocks][tiles][c]
-// (tiles row-major), each window's 16 transformed vectors 16 planes apart.
+// Winograd F(2x2, 3x3)'s input transform: the 4x4 windows (2 pixels apart) of `tiles`
+// output tiles in row-major order, from column `first` of the first tile row (a band of
+// tiles need not hold whole rows), of `blocks` input blocks into v, [16][blocks][tiles][c],
+// each window's 16 transformed vectors 16 planes apart.
 struct WinogradInput {
   const float* x;   // zero-bordered NCHWc input of the first block at the first tile row's top
   int64_t x_block;  // floats between input blocks
   int64_t x_row;    // floats between input rows
-  int64_t blocks, tile_rows, tiles_w;
+  int64_t blocks, first, tiles, tiles_w;
   float* v;
 };
 
 // Its output transform: m, [16][>= blocks][tiles][c] (the products, laid out as v), into the
 // tiles' 2x2 output pixels, plus the bias (and the residual), activated, stored into out
-// (NCHWc rows of out_w pixels, blocks out_block floats apart) where the pixels fall
-// within `rows` rows and out_w columns, but for the tiles `skip` marks.
+// (NCHWc rows of out_w pixels from the first tile row's top, blocks out_block floats
+// apart) where the pixels fall within `rows` rows and out_w columns, but for the tiles
+// `skip` marks.
 struct WinogradOutput {
   const float* m;
   int64_t m_plane;  // floats between the 16 products' planes
-  int64_t blocks, tile_rows, tiles_w;
+  int64_t blocks, first, tiles, tiles_w;
   const float* bias;             // blocks * c, or null
   const float* residual;         // laid out as out, or null
   const Activation* activation;  // only kinds activation_in_registers() takes, or null
@@ -167,11 +169,12 @@ class BlockedConv {
 
  private:
   int64_t items(int threads) const;  // the units of work `threads` threads share
-  // Winograd's bands of tile rows, and the chunks of output blocks each band's work is
-  // split into so that `threads` threads share few bands (each chunk reads only its
-  // blocks' weights, each transforms the band's input).
-  int64_t winograd_bands() const { return (tiles_h() + band_tile_rows() - 1) / band_tile_rows(); }
-  int64_t winograd_chunks(int threads) const;
+  // Winograd's bands of output tiles (row-major) for a team of `team`, and the chunks of
+  // output blocks each band's work is split into (each reads only its blocks' weights).
+  int64_t winograd_bands(int team) const;
+  int64_t winograd_chunks(int team) const;
+  // The first tile of band `band` of `bands` (band `bands`: the number of tiles).
+  int64_t band_first_tile(int64_t band, int64_t bands) const;
   int64_t winograd_output_tiles() const;  // tiles of F output blocks, every group's
   // Bands of near-equal size (at most band_rows()) that `rows` output rows are summed in.
   int64_t own_bands(int64_t rows) const { return (rows + band_rows_ - 1) / band_rows_; }
@@ -179,7 +182,8 @@ class BlockedConv {
   int team(int64_t batch, int threads) const;
   bool copies_input() const;
   bool winograd() const { return algorithm_ == BlockedAlgorithm::kWinograd; }
-  // Winograd's 2x2 output tiles: per row, in rows, and the tile rows of one band.
+  // Winograd's 2x2 output tiles: per row, in rows, and the tile rows whose tiles a band
+  // holds at most.
   int64_t tiles_w() const { return (s_.out_w + 1) / 2; }
   int64_t tiles_h() const { return (s_.out_h + 1) / 2; }
   int64_t band_tile_rows() const { return band_rows_ / 2; }
@@ -198,7 +202,7 @@ class BlockedConv {
   // writing alternate runs of one line took it from each other's cache at every run).
   int64_t flag_at(int64_t gb, int64_t py) const { return py * s_.group * in_blocks_ + gb; }
   // Winograd's exact sums for the tile (ty, tx) of a band (ty counted from the band's
-  // first tile row) whose window holds a NaN or an infinity: the output blocks
+  // first tile row ty0) whose window holds a NaN or an infinity: the output blocks
   // [ob_first, ob_first + blocks) as the output transform stores them.
   void exact_tile(const float* padded, const float* weights, const float* bias_blocks, int64_t ob_first, int64_t blocks,
                   int64_t ty0, int64_t ty, int64_t tx, int64_t rows, const float* residual, const Activation* act,

@@ -298,16 +298,28 @@ TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
   uint32_t seed = 4000;
   for (Isa isa : simd_isas()) {
     const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
-    for (const int64_t group : {1, 2}) {
-      const ConvGeometry s = conv_shape(2 * c, 9, 11, 2 * c, group, 3, 1, 1, 1, 1, 1);
+    // 101 columns: bands of fewer tiles than the plane, which on an NCHWc output end
+    // within tile rows.
+    for (const auto& [group, w] : {std::pair<int64_t, int64_t>{1, 11}, {2, 11}, {1, 101}}) {
+      const ConvGeometry s = conv_shape(2 * c, 9, w, 2 * c, group, 3, 1, 1, 1, 1, 1);
       const int64_t batch = 2, in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
       std::vector<float> x = random_values(batch * s.cin * in_pixels, seed);
       const std::vector<float> wt = random_values(s.cout * s.cin_per_group() * 9, seed + 1);
       const std::vector<float> b = random_values(s.cout, seed + 2);
-      x[(0 * s.cin + 3) * in_pixels + 4 * s.w + 6] = NAN;           // image 0, interior
-      x[(1 * s.cin + c + 1) * in_pixels + 8 * s.w + 0] = INFINITY;  // image 1, a corner
-      x[(1 * s.cin + 0) * in_pixels + 2 * s.w + 9] = -INFINITY;     // image 1, near an edge
-      x[(0 * s.cin + 2 * c - 1) * in_pixels + 0 * s.w + 10] = NAN;  // image 0, the last corner
+      if (w == 11) {
+        x[(0 * s.cin + 3) * in_pixels + 4 * s.w + 6] = NAN;           // image 0, interior
+        x[(1 * s.cin + c + 1) * in_pixels + 8 * s.w + 0] = INFINITY;  // image 1, a corner
+        x[(1 * s.cin + 0) * in_pixels + 2 * s.w + 9] = -INFINITY;     // image 1, near an edge
+        x[(0 * s.cin + 2 * c - 1) * in_pixels + 0 * s.w + 10] = NAN;  // image 0, the last corner
+      } else {
+        // Image 0's only infinity is in the windows of tile rows 1 and 2, which bands that
+        // start in row 0 (whose windows hold none) reach. (A lone NaN reaches just the
+        // outputs whose windows hold it through the transforms too; an infinity becomes
+        // NaN in sums of it and minus it.)
+        x[(0 * s.cin + c / 2) * in_pixels + 3 * s.w + 40] = INFINITY;
+        x[(1 * s.cin + 2 * c - 1) * in_pixels + 0 * s.w + 63] = INFINITY;
+        x[(1 * s.cin + c + 5) * in_pixels + 4 * s.w + 85] = NAN;
+      }
       const std::vector<float> r = random_values(batch * s.cout * out_pixels, seed + 3);
       seed += 4;
       const std::vector<float> plain = naive_conv(s, batch, x, wt, b.data(), {});
@@ -332,8 +344,8 @@ TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
                                      : nullptr,
                      wt.data());
             if (blocked) y = reorder_nchwc(y, batch, s.cout, out_pixels, c, false);
-            SCOPED_TRACE(testing::Message() << "group " << group << " NCHWc " << blocked << " residual " << residual
-                                            << " threads " << threads);
+            SCOPED_TRACE(testing::Message() << "group " << group << " width " << w << " NCHWc " << blocked
+                                            << " residual " << residual << " threads " << threads);
             for (size_t i = 0; i < y.size(); ++i) {
               if (std::isfinite(expected[i]))
                 ASSERT_NEAR(y[i], expected[i], 1e-4 * (1 + std::fabs(expected[i]))) << "output " << i;
