@@ -94,8 +94,9 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
     return;
   }
   with_activation<V>(*r.activation, [&](auto activate) {
+    activate_all<F * P>(activate, &acc[0][0]);
     for (int f = 0; f < F; ++f)
-      for (int p = 0; p < P; ++p) activate(acc[f][p]).store_unaligned(out + f * r.out_block + p * C);
+      for (int p = 0; p < P; ++p) acc[f][p].store_unaligned(out + f * r.out_block + p * C);
   });
 }
 

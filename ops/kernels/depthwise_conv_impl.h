@@ -57,6 +57,7 @@ void depthwise_flat_planes(const DepthwiseJob& job, int64_t begin, int64_t end, 
   const int64_t plane = s.out_h * s.out_w;
   alignas(64) float flat[kFlatPlaneMaxOutputs + W];
   with_activation<V>(act, [&](auto activate) {
+    constexpr bool kAfter = kActivatesInGroups<decltype(activate)>;  // over the flat outputs at once
     for (int64_t i = begin; i < end; ++i) {
       const int64_t c = i % s.cin;
       const float* x = job.x + i * s.h * s.w;
@@ -72,8 +73,9 @@ void depthwise_flat_planes(const DepthwiseJob& job, int64_t begin, int64_t end, 
 #pragma GCC unroll 5
           for (int kj = 0; kj < K; ++kj)
             acc = multiply_add(V::load_unaligned(scratch + q + ki * pitch + kj), wk[ki * K + kj], acc);
-        activate(acc).store_unaligned(flat + q);
+        (kAfter ? acc : activate(acc)).store_unaligned(flat + q);
       }
+      if constexpr (kAfter) activate_span(activate, flat, (outputs + W - 1) / W * W);
       float* y = job.y + i * plane;
       for (int64_t oy = 0; oy < s.out_h; ++oy)
         for (int64_t ox = 0; ox < s.out_w; ++ox) y[oy * s.out_w + ox] = flat[oy * pitch + ox];
@@ -104,6 +106,8 @@ void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float
   const bool in_registers = activation_in_registers(act);
   const int64_t full = s.out_w / W * W, plane = s.out_h * s.out_w;
   with_activation<V>(act, [&](auto activate) {
+    constexpr bool kAfter = kActivatesInGroups<decltype(activate)>;  // over the plane at once
+    const auto in_rows = [&](V x) { return kAfter ? x : activate(x); };
     for (int64_t i = begin; i < end; ++i) {
       const int64_t c = i % s.cin;
       const float* x = job.x + i * s.h * s.w;
@@ -121,9 +125,9 @@ void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float
         const float* in = scratch + oy * S * row_len;
         float* out = y + oy * s.out_w;
         for (int64_t ox = 0; ox < full; ox += W)
-          activate(window_sum<V, K, S>(in, row_len, phase_len, ox, wk, b)).store_unaligned(out + ox);
+          in_rows(window_sum<V, K, S>(in, row_len, phase_len, ox, wk, b)).store_unaligned(out + ox);
         if (full < s.out_w) {
-          const V tail = activate(window_sum<V, K, S>(in, row_len, phase_len, full, wk, b));
+          const V tail = in_rows(window_sum<V, K, S>(in, row_len, phase_len, full, wk, b));
           // A whole vector when it stays in the plane: its extra lanes land on the next
           // rows, which are computed (and overwritten) after this one.
           if (oy * s.out_w + full + W <= plane)
@@ -133,6 +137,7 @@ void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float
         }
         if (!in_registers) act.apply(out, s.out_w);
       }
+      if constexpr (kAfter) activate_span(activate, y, plane);
     }
   });
 }

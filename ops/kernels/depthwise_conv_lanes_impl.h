@@ -111,22 +111,23 @@ template <class V, int K, bool BlockedOut, class Act>
   }
   const int64_t n = std::min(L, count - p);
   if constexpr (BlockedOut) {
+    activate_all<L>(activate, acc);
     if (n == L) {
 #pragma GCC unroll 16
-      for (int64_t j = 0; j < L; ++j) activate(acc[j]).store_unaligned(y + (p + j) * L);
+      for (int64_t j = 0; j < L; ++j) acc[j].store_unaligned(y + (p + j) * L);
     } else {
-      for (int64_t j = 0; j < n; ++j) activate(acc[j]).store_unaligned(y + (p + j) * L);
+      for (int64_t j = 0; j < n; ++j) acc[j].store_unaligned(y + (p + j) * L);
     }
     return;
   }
-  // Activated after the transpose: out of the way of the sums' registers, and not on
-  // the lanes of a group's missing channels.
+  // Activated after the transpose, out of the way of the sums' registers.
   transpose_square(acc);
+  activate_all<L>(activate, acc);
   if (n == L && nc == L) {
 #pragma GCC unroll 16
-    for (int64_t c = 0; c < L; ++c) activate(acc[c]).store_unaligned(y + c * plane + p);
+    for (int64_t c = 0; c < L; ++c) acc[c].store_unaligned(y + c * plane + p);
   } else {
-    for (int64_t c = 0; c < nc; ++c) store_first_n(activate(acc[c]), y + c * plane + p, n);
+    for (int64_t c = 0; c < nc; ++c) store_first_n(acc[c], y + c * plane + p, n);
   }
 }
 

@@ -48,15 +48,16 @@ void direct_conv_tile(const DirectConvTile& t, Activate activate) {
       for (int v = 0; v < NV; ++v) acc[r][v] = multiply_add(x[v], wv, acc[r][v]);
     }
   }
+  activate_all<R * NV>(activate, &acc[0][0]);
   for (int r = 0; r < R; ++r) {
     float* y = t.y + r * t.plane;
-    for (int v = 0; v + 1 < NV; ++v) activate(acc[r][v]).store_unaligned(y + v * W);
+    for (int v = 0; v + 1 < NV; ++v) acc[r][v].store_unaligned(y + v * W);
     // The last vector's extra lanes would land on the next output row, which another
     // thread may be writing.
     if (t.last_lanes == W)
-      activate(acc[r][NV - 1]).store_unaligned(y + (NV - 1) * W);
+      acc[r][NV - 1].store_unaligned(y + (NV - 1) * W);
     else
-      store_first(activate(acc[r][NV - 1]), y + (NV - 1) * W, t.last_lanes);
+      store_first(acc[r][NV - 1], y + (NV - 1) * W, t.last_lanes);
   }
 }
 

@@ -22,19 +22,18 @@ using Vec = xsimd::batch<float, Arch>;
 // The activation of a tile's epilogue, fixed at compile time for the common kinds so
 // the unrolled store has no per-vector switch on the kind (measured on a K = 32
 // pointwise GEMM: the switch and the alpha multiply were a tenth of its tile time).
-// Each computes exactly what activate() does for its kind.
+// Each computes exactly what activate() does for its kind; ActAny is any kind, through
+// activate_n() over the whole tile.
 struct ActNone {};
 struct ActRelu {};
 struct ActClip {};
-struct ActAny {};  // any kind, through activate()
+struct ActAny {};
 
 template <class Arch, class Act>
 inline Vec<Arch> epilogue_activation(Vec<Arch> x, const Activation& act) {
   using V = Vec<Arch>;
-  if constexpr (std::is_same_v<Act, ActNone>) return x;
   if constexpr (std::is_same_v<Act, ActRelu>) return relu_of<Arch>(x);
   if constexpr (std::is_same_v<Act, ActClip>) return clip_of<Arch>(x, V(act.alpha), V(act.beta));
-  if constexpr (std::is_same_v<Act, ActAny>) return activate<Arch>(x, act);
 }
 
 // The rows of a tile through the epilogue: c (row stride ldc) = act(alpha * acc (+ beta *
@@ -48,20 +47,29 @@ template <class Arch, int ROWS, int NV, class Act>
   const bool scale = blk.alpha != 1.0f, read_c = blk.beta != 0.0f;
   const Activation* act = blk.last ? blk.activation : nullptr;
   const bool scalar_act = act && !activation_in_registers(*act);
+  V x[ROWS][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < ROWS; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      x[r][v] = scale ? acc[r][v] * alpha : acc[r][v];
+      if (read_c) x[r][v] = fused_multiply_add<Arch>(beta, V::load_unaligned(c + r * ldc + v * W), x[r][v]);
+      if (blk.last) {
+        if (blk.row_bias) x[r][v] += V(blk.row_bias[i + r]);
+        if (blk.col_bias) x[r][v] += V::load_unaligned(blk.col_bias + j + v * W);
+        if (add) x[r][v] += V::load_unaligned(add + r * ldc + v * W);
+        if constexpr (std::is_same_v<Act, ActRelu> || std::is_same_v<Act, ActClip>)
+          x[r][v] = epilogue_activation<Arch, Act>(x[r][v], *act);
+      }
+    }
+  }
+  // The whole tile at once: the exponential kinds interleave four vectors' steps.
+  if constexpr (std::is_same_v<Act, ActAny>)
+    if (blk.last) activate_n<Arch, ROWS * NV>(&x[0][0], *act);
 #pragma GCC unroll 16
   for (int r = 0; r < ROWS; ++r, c += ldc) {
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      V x = scale ? acc[r][v] * alpha : acc[r][v];
-      if (read_c) x = fused_multiply_add<Arch>(beta, V::load_unaligned(c + v * W), x);
-      if (blk.last) {
-        if (blk.row_bias) x += V(blk.row_bias[i + r]);
-        if (blk.col_bias) x += V::load_unaligned(blk.col_bias + j + v * W);
-        if (add) x += V::load_unaligned(add + r * ldc + v * W);
-        if constexpr (!std::is_same_v<Act, ActNone>) x = epilogue_activation<Arch, Act>(x, *act);
-      }
-      x.store_unaligned(c + v * W);
-    }
+    for (int v = 0; v < NV; ++v) x[r][v].store_unaligned(c + v * W);
     if constexpr (std::is_same_v<Act, ActAny>)
       if (scalar_act) act->apply(c, NR);
   }

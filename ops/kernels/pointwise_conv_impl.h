@@ -83,20 +83,28 @@ template <class V, int CB, int PV, bool Tail, class Activate, class A = V>
       for (int v = 0; v < PV; ++v) acc[c][v] = multiply_add(wc, xv[v], acc[c][v]);
     }
   }
+  V r[CB * PV];
 #pragma GCC unroll 8
   for (int c = 0; c < CB; ++c) {
-    float* yc = t.y + c * t.pixels;
     const float* rc = t.residual ? t.residual + c * t.pixels : nullptr;
 #pragma GCC unroll 4
     for (int v = 0; v < PV; ++v) {
-      V r = resized<V>(acc[c][v]);
-      if (t.bias) r += V(t.bias[c]);
-      if (rc) r += Tail ? load_first_n(rc, t.tail, V()) : V::load_unaligned(rc + v * W);
-      r = activate(r);
+      V& rv = r[c * PV + v];
+      rv = resized<V>(acc[c][v]);
+      if (t.bias) rv += V(t.bias[c]);
+      if (rc) rv += Tail ? load_first_n(rc, t.tail, V()) : V::load_unaligned(rc + v * W);
+    }
+  }
+  activate_all<CB * PV>(activate, r);
+#pragma GCC unroll 8
+  for (int c = 0; c < CB; ++c) {
+    float* yc = t.y + c * t.pixels;
+#pragma GCC unroll 4
+    for (int v = 0; v < PV; ++v) {
       if constexpr (Tail)
-        store_first_n(r, yc, t.tail);
+        store_first_n(r[c * PV + v], yc, t.tail);
       else
-        r.store_unaligned(yc + v * W);
+        r[c * PV + v].store_unaligned(yc + v * W);
     }
   }
 }

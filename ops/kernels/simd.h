@@ -89,7 +89,84 @@ inline xsimd::batch<float, Arch> leaky(xsimd::batch<float, Arch> x, xsimd::batch
   return xsimd::select(x < xsimd::batch<float, Arch>(0.0f), x * alpha, x);
 }
 
-// Calls body(activate), where activate(V) -> V applies act on the registers (the
+// What with_activation hands its body: activate(x) is the activation of one vector,
+// activate_all<N>(activate, x) that of N in place. Kind is a template argument so that
+// activate_all picks its form at compile time.
+template <class V, ActivationKind Kind, class One>
+struct Activate {
+  One one;
+  V alpha;  // Swish's
+  V operator()(V x) const { return one(x); }
+};
+
+template <class V, ActivationKind Kind, class One>
+Activate<V, Kind, One> activate_with(One one, V alpha = V(1.0f)) {
+  return {one, alpha};
+}
+
+// x[0..N) through activate in place: the exponential kinds four vectors at a time, their
+// steps interleaved (activation_math.h: more would not fit the registers beside a tile's).
+template <int N, class V, ActivationKind Kind, class One>
+[[gnu::always_inline]] inline void activate_all(const Activate<V, Kind, One>& activate, V* x) {
+  constexpr bool kGroups =
+      (Kind == ActivationKind::kSigmoid || Kind == ActivationKind::kSwish) && !std::is_same_v<V, ScalarVec>;
+  if constexpr (kGroups) {
+    using Arch = typename V::arch_type;
+    constexpr int G = 4;
+#pragma GCC unroll 16
+    for (int g = 0; g < N / G; ++g) {
+      if constexpr (Kind == ActivationKind::kSigmoid)
+        sigmoid_n<Arch, G>(x + g * G);
+      else
+        swish_n<Arch, G>(x + g * G, activate.alpha);
+    }
+    constexpr int R = N % G;
+    if constexpr (R > 0) {
+      if constexpr (Kind == ActivationKind::kSigmoid)
+        sigmoid_n<Arch, R>(x + N - R);
+      else
+        swish_n<Arch, R>(x + N - R, activate.alpha);
+    }
+  } else {
+#pragma GCC unroll 16
+    for (int k = 0; k < N; ++k) x[k] = activate(x[k]);
+  }
+}
+
+// Whether activate_all steps an Activate's vectors together (the exponential kinds on a
+// SIMD target). Kernels that finish one output vector at a time activate those kinds
+// over a span of their outputs afterwards (activate_span), so the steps interleave.
+template <class A>
+inline constexpr bool kActivatesInGroups = false;
+template <class V, ActivationKind Kind, class One>
+inline constexpr bool kActivatesInGroups<Activate<V, Kind, One>> = (Kind == ActivationKind::kSigmoid ||
+                                                                    Kind == ActivationKind::kSwish) &&
+                                                                   !std::is_same_v<V, ScalarVec>;
+
+// y[0..n) through activate in place: four vectors at a time, then one, then the last
+// partial vector through a zero-padded copy.
+template <class V, ActivationKind Kind, class One>
+[[gnu::always_inline]] inline void activate_span(const Activate<V, Kind, One>& activate, float* y, int64_t n) {
+  constexpr int64_t W = V::size;
+  constexpr int G = 4;
+  int64_t i = 0;
+  for (; i + G * W <= n; i += G * W) {
+    V x[G];
+#pragma GCC unroll 16
+    for (int k = 0; k < G; ++k) x[k] = V::load_unaligned(y + i + k * W);
+    activate_all<G>(activate, x);
+#pragma GCC unroll 16
+    for (int k = 0; k < G; ++k) x[k].store_unaligned(y + i + k * W);
+  }
+  for (; i + W <= n; i += W) activate(V::load_unaligned(y + i)).store_unaligned(y + i);
+  if (i == n) return;
+  alignas(64) float tail[W] = {};
+  std::copy(y + i, y + n, tail);
+  activate(V::load_unaligned(tail)).store_unaligned(tail);
+  std::copy(tail, tail + (n - i), y + i);
+}
+
+// Calls body(activate) (an Activate above), which applies act on the registers (the
 // identity for the kinds that are not activation_in_registers). The switch runs once, so
 // the loops inside body are compiled once per kind with no branch on it. Always inlined:
 // called out of line (as GCC chose once the exponential kinds made it large), body's
@@ -97,33 +174,34 @@ inline xsimd::batch<float, Arch> leaky(xsimd::batch<float, Arch> x, xsimd::batch
 // 20% slower without an activation (AVX-512).
 template <class V, class Body>
 [[gnu::always_inline]] inline void with_activation(const Activation& act, Body&& body) {
+  using K = ActivationKind;
   switch (act.kind) {
     // x second: max and min return it when it is NaN, so a NaN stays NaN as in
     // Activation::apply.
-    case ActivationKind::kRelu: body([](V x) { return max(V(0.0f), x); }); return;
-    case ActivationKind::kClip: {
+    case K::kRelu: body(activate_with<V, K::kRelu>([](V x) { return max(V(0.0f), x); })); return;
+    case K::kClip: {
       const V lo(act.alpha), hi(act.beta);
-      body([lo, hi](V x) { return min(hi, max(lo, x)); });
+      body(activate_with<V, K::kClip>([lo, hi](V x) { return min(hi, max(lo, x)); }));
       return;
     }
-    case ActivationKind::kLeakyRelu: {
+    case K::kLeakyRelu: {
       const V alpha(act.alpha);
-      body([alpha](V x) { return leaky(x, alpha); });
+      body(activate_with<V, K::kLeakyRelu>([alpha](V x) { return leaky(x, alpha); }));
       return;
     }
-    case ActivationKind::kSigmoid: body([](V x) { return sigmoid_of(x); }); return;
-    case ActivationKind::kHardSigmoid: {
+    case K::kSigmoid: body(activate_with<V, K::kSigmoid>([](V x) { return sigmoid_of(x); })); return;
+    case K::kHardSigmoid: {
       const V alpha(act.alpha), beta(act.beta);
-      body([alpha, beta](V x) { return hard_sigmoid_of(x, alpha, beta); });
+      body(activate_with<V, K::kHardSigmoid>([alpha, beta](V x) { return hard_sigmoid_of(x, alpha, beta); }));
       return;
     }
-    case ActivationKind::kHardSwish: body([](V x) { return hard_swish_of(x); }); return;
-    case ActivationKind::kSwish: {
+    case K::kHardSwish: body(activate_with<V, K::kHardSwish>([](V x) { return hard_swish_of(x); })); return;
+    case K::kSwish: {
       const V alpha(act.alpha);
-      body([alpha](V x) { return swish_of(x, alpha); });
+      body(activate_with<V, K::kSwish>([alpha](V x) { return swish_of(x, alpha); }, alpha));
       return;
     }
-    default: body([](V x) { return x; });
+    default: body(activate_with<V, K::kNone>([](V x) { return x; }));
   }
 }
 

@@ -26,7 +26,8 @@ inline std::vector<Activation> every_activation() {
           {K::kHardSwish},
           {K::kTanh},
           {K::kSoftplus},
-          {K::kSwish, 1.0f}};
+          {K::kSwish, 1.0f},
+          {K::kSwish, 0.5f}};
 }
 
 inline ConvGeometry conv_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t group, int64_t k,

@@ -188,6 +188,51 @@ TEST(Conv, FusedActivationRunsInEveryKernel) {
   }
 }
 
+// The exponential activations step several output vectors at once in the epilogues
+// (kernels/activation_math.h) and one vector at a time over a row elsewhere: every
+// kernel's fused Sigmoid and Swish (alpha 1 and 0.5) give the bits of the same
+// convolution unfused followed by the activation op's own pass, and match the formula.
+TEST(Conv, FusedExponentialActivationsGiveTheBitsOfTheActivationOp) {
+  const ConvCase flat_depthwise{1, 6, 7, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true, "depthwise_simd"};
+  std::vector<ConvCase> cases(std::begin(kOneCasePerKernel), std::end(kOneCasePerKernel));
+  cases.push_back(flat_depthwise);  // a 7x7 plane: the flat-plane path on SIMD targets
+  const Activation acts[] = {
+      {ActivationKind::kSigmoid}, {ActivationKind::kSwish, 1.0f}, {ActivationKind::kSwish, 0.5f}};
+  for (const ConvCase& c : cases)
+    for (const Activation& act : acts) {
+      SCOPED_TRACE(fmt::format("{} {} alpha {}", c.kernel, activation_name(act), act.alpha));
+      const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+      auto x = random_values(c.n * c.cin * c.h * c.w, 41);
+      auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 42);
+      auto b = c.bias ? random_values(c.cout, 43) : std::vector<float>(c.cout, 0.0f);
+      for (float& v : x) v *= 8.0f;  // sums well into both tails of the sigmoid
+      Attributes a;
+      a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+      a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+      a.set("group", c.group);
+      std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt),
+                                    c.bias ? weight({c.cout}, b) : TestTensor{}};
+      std::vector<float> unfused = run_op("Conv", in, a).outputs[0];
+      act.apply(unfused.data(), static_cast<int64_t>(unfused.size()));
+      std::vector<float> expected = naive_conv(c, x, wt, b, oh, ow);
+      const bool swish = act.kind == ActivationKind::kSwish;
+      for (float& v : expected) {
+        const double sigmoid = 1.0 / (1.0 + std::exp(-(swish ? act.alpha : 1.0) * v));
+        v = static_cast<float>(swish ? v * sigmoid : sigmoid);
+      }
+      Attributes fused = a;
+      const Attributes activation = fused_activation_attributes(act);
+      for (const auto& [name, value] : activation.all()) fused.set(name, value);
+      for (int threads : {1, 2}) {
+        OpResult r = run_op("Conv", in, fused, 1, threads);
+        EXPECT_EQ(r.details["kernel"], expected_kernel(c));
+        EXPECT_EQ(r.outputs[0], unfused) << "threads " << threads;
+        // Sums 8 times the other tests' carry 8 times their rounding.
+        EXPECT_LT(max_rel_error(r.outputs[0], expected), 8e-5) << "threads " << threads;
+      }
+    }
+}
+
 // The fuse_residual_add pass's fourth input: every kernel sums it before the activation
 // (the GEMM and the blocked kernel in their epilogue, the others in a second pass), with
 // or without a bias; the FLOPs include the Add's one per element.
