@@ -10,6 +10,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ops/kernels/activation_math.h"
+#include "ops/kernels/simd.h"
 
 namespace minfer::kernels {
 namespace {
@@ -29,32 +30,10 @@ void map_vectors(float* y, int64_t n, F f) {
   for (int64_t t = 0; t < n - i; ++t) y[i + t] = tail[t];
 }
 
-// As map_vectors for the kinds that step several vectors at once (activation_math.h):
-// f.operator()<N>(x) activates x[0..N) in place, four vectors at a time, then the rest
-// one at a time.
-template <class Arch, class F>
-void map_vector_groups(float* y, int64_t n, F f) {
-  using V = xsimd::batch<float, Arch>;
-  constexpr int64_t W = V::size;
-  constexpr int G = 4;
-  int64_t i = 0;
-  for (; i + G * W <= n; i += G * W) {
-    V x[G];
-#pragma GCC unroll 16
-    for (int k = 0; k < G; ++k) x[k] = V::load_unaligned(y + i + k * W);
-    f.template operator()<G>(x);
-#pragma GCC unroll 16
-    for (int k = 0; k < G; ++k) x[k].store_unaligned(y + i + k * W);
-  }
-  map_vectors<Arch>(y + i, n - i, [&](V x) {
-    f.template operator()<1>(&x);
-    return x;
-  });
-}
-
 template <class Arch>
 void sigmoid(float* y, int64_t n) {
-  map_vector_groups<Arch>(y, n, []<int N>(xsimd::batch<float, Arch>* x) { sigmoid_n<Arch, N>(x); });
+  using V = xsimd::batch<float, Arch>;
+  activate_span(activate_with<V, ActivationKind::kSigmoid>([](V x) { return sigmoid_of<Arch>(x); }), y, n);
 }
 
 template <class Arch>
@@ -76,7 +55,8 @@ void hard_swish(float* y, int64_t n) {
 template <class Arch>
 void swish(float* y, int64_t n, float alpha) {
   using V = xsimd::batch<float, Arch>;
-  map_vector_groups<Arch>(y, n, [=]<int N>(V* x) { swish_n<Arch, N>(x, V(alpha)); });
+  activate_span(activate_with<V, ActivationKind::kSwish>([=](V x) { return swish_of<Arch>(x, V(alpha)); }, V(alpha)), y,
+                n);
 }
 
 template <class Arch>
