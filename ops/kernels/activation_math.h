@@ -181,20 +181,35 @@ inline FloatVec<Arch> activate(FloatVec<Arch> x, const Activation& act) {
   }
 }
 
-// act on the N vectors x[0..N) in place, the exponential kinds four at a time (more
-// would not fit the registers beside a tile's).
+// Sigmoid (Kind kSigmoid) or Swish (kSwish, with alpha) of x[0..N) in place, four vectors
+// at a time (more would not fit the registers beside a tile's), the last group the rest.
+template <class Arch, ActivationKind Kind, int N>
+[[gnu::always_inline]] inline void exponential_n(FloatVec<Arch>* x, FloatVec<Arch> alpha) {
+  static_assert(Kind == ActivationKind::kSigmoid || Kind == ActivationKind::kSwish);
+  constexpr int G = 4, R = N % G;
+#pragma GCC unroll 16
+  for (int g = 0; g < N / G; ++g) {
+    if constexpr (Kind == ActivationKind::kSigmoid)
+      sigmoid_n<Arch, G>(x + g * G);
+    else
+      swish_n<Arch, G>(x + g * G, alpha);
+  }
+  if constexpr (R > 0) {
+    if constexpr (Kind == ActivationKind::kSigmoid)
+      sigmoid_n<Arch, R>(x + N - R);
+    else
+      swish_n<Arch, R>(x + N - R, alpha);
+  }
+}
+
+// act on the N vectors x[0..N) in place, the exponential kinds through exponential_n.
 template <class Arch, int N>
 [[gnu::always_inline]] inline void activate_n(FloatVec<Arch>* x, const Activation& act) {
-  constexpr int G = 4, R = N % G;
+  using V = FloatVec<Arch>;
   if (act.kind == ActivationKind::kSigmoid) {
-#pragma GCC unroll 16
-    for (int g = 0; g < N / G; ++g) sigmoid_n<Arch, G>(x + g * G);
-    if constexpr (R > 0) sigmoid_n<Arch, R>(x + N - R);
+    exponential_n<Arch, ActivationKind::kSigmoid, N>(x, V(1.0f));
   } else if (act.kind == ActivationKind::kSwish) {
-    const FloatVec<Arch> alpha(act.alpha);
-#pragma GCC unroll 16
-    for (int g = 0; g < N / G; ++g) swish_n<Arch, G>(x + g * G, alpha);
-    if constexpr (R > 0) swish_n<Arch, R>(x + N - R, alpha);
+    exponential_n<Arch, ActivationKind::kSwish, N>(x, V(act.alpha));
   } else {
 #pragma GCC unroll 16
     for (int k = 0; k < N; ++k) x[k] = activate<Arch>(x[k], act);

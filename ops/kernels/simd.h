@@ -104,35 +104,6 @@ Activate<V, Kind, One> activate_with(One one, V alpha = V(1.0f)) {
   return {one, alpha};
 }
 
-// x[0..N) through activate in place: the exponential kinds four vectors at a time, their
-// steps interleaved (activation_math.h: more would not fit the registers beside a tile's).
-template <int N, class V, ActivationKind Kind, class One>
-[[gnu::always_inline]] inline void activate_all(const Activate<V, Kind, One>& activate, V* x) {
-  constexpr bool kGroups =
-      (Kind == ActivationKind::kSigmoid || Kind == ActivationKind::kSwish) && !std::is_same_v<V, ScalarVec>;
-  if constexpr (kGroups) {
-    using Arch = typename V::arch_type;
-    constexpr int G = 4;
-#pragma GCC unroll 16
-    for (int g = 0; g < N / G; ++g) {
-      if constexpr (Kind == ActivationKind::kSigmoid)
-        sigmoid_n<Arch, G>(x + g * G);
-      else
-        swish_n<Arch, G>(x + g * G, activate.alpha);
-    }
-    constexpr int R = N % G;
-    if constexpr (R > 0) {
-      if constexpr (Kind == ActivationKind::kSigmoid)
-        sigmoid_n<Arch, R>(x + N - R);
-      else
-        swish_n<Arch, R>(x + N - R, activate.alpha);
-    }
-  } else {
-#pragma GCC unroll 16
-    for (int k = 0; k < N; ++k) x[k] = activate(x[k]);
-  }
-}
-
 // Whether activate_all steps an Activate's vectors together (the exponential kinds on a
 // SIMD target). Kernels that finish one output vector at a time activate those kinds
 // over a span of their outputs afterwards (activate_span), so the steps interleave.
@@ -142,6 +113,18 @@ template <class V, ActivationKind Kind, class One>
 inline constexpr bool kActivatesInGroups<Activate<V, Kind, One>> = (Kind == ActivationKind::kSigmoid ||
                                                                     Kind == ActivationKind::kSwish) &&
                                                                    !std::is_same_v<V, ScalarVec>;
+
+// x[0..N) through activate in place: the exponential kinds four vectors at a time, their
+// steps interleaved (activation_math.h's exponential_n).
+template <int N, class V, ActivationKind Kind, class One>
+[[gnu::always_inline]] inline void activate_all(const Activate<V, Kind, One>& activate, V* x) {
+  if constexpr (kActivatesInGroups<Activate<V, Kind, One>>) {
+    exponential_n<typename V::arch_type, Kind, N>(x, activate.alpha);
+  } else {
+#pragma GCC unroll 16
+    for (int k = 0; k < N; ++k) x[k] = activate(x[k]);
+  }
+}
 
 // y[0..n) through activate in place: four vectors at a time, then one, then the last
 // partial vector through a zero-padded copy.
