@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/aligned_buffer.h"
 #include "ops/kernels/blocked_conv.h"
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
@@ -61,24 +62,31 @@ std::vector<float> random_floats(int64_t n, uint32_t seed) {
   return v;
 }
 
-// One layer's tensors: input, weights, bias, output and a workspace for the method.
+// One layer's tensors: input, weights, bias, output, a workspace for the method and
+// `threads` pieces of `own_floats` kept scratch, on cache lines as in a session's arena
+// (a vector's 16-byte alignment split a thread's vector stores across lines).
 struct Tensors {
-  explicit Tensors(const ConvGeometry& s, int64_t workspace_floats)
+  Tensors(const ConvGeometry& s, int64_t workspace_floats, int threads, int64_t own_floats)
       : x(random_floats(s.cin * s.h * s.w, 1)),
         w(random_floats(s.cout * s.cin_per_group() * s.win.kh * s.win.kw, 2)),
         b(random_floats(s.cout, 3)),
         y(s.cout * s.out_h * s.out_w),
-        workspace(workspace_floats) {}
-  std::vector<float> x, w, b, y, workspace;
+        storage(4 * (whole_lines(workspace_floats) + threads * own_floats)),
+        workspace(reinterpret_cast<float*>(storage.data()), static_cast<size_t>(workspace_floats)),
+        own(storage.data() + 4 * whole_lines(workspace_floats), threads, 4 * own_floats) {}
+  std::vector<float> x, w, b, y;
+  AlignedBuffer storage;
+  std::span<float> workspace;
+  ThreadScratch own;
 };
 
 // Registers one benchmark running `method` on the layer, with its GFLOP/s counter.
 void add(const std::string& group, const Layer& layer, const std::string& method, int threads, int64_t workspace_floats,
-         std::function<void(const ConvGeometry&, Tensors&)> run) {
+         std::function<void(const ConvGeometry&, Tensors&)> run, int64_t own_floats = 0) {
   const ConvGeometry s = shape_of(layer);
   auto* b = benchmark::RegisterBenchmark(fmt::format("{}/{}/{}/threads:{}", group, layer.name, method, threads).c_str(),
-                                         [s, workspace_floats, run](benchmark::State& state) {
-                                           Tensors t(s, workspace_floats);
+                                         [s, workspace_floats, run, threads, own_floats](benchmark::State& state) {
+                                           Tensors t(s, workspace_floats, threads, own_floats);
                                            for (auto _ : state) {
                                              run(s, t);
                                              benchmark::DoNotOptimize(t.y.data());
@@ -149,10 +157,12 @@ void add_blocked(const std::string& group, const Layer& l) {
                                  std::string(layouts.input_blocked ? "_nchwc" : "");
         for (int threads : {1, 2}) {
           if (threads == 2 && isa != active_isa()) continue;
-          add(group, l, name, threads, conv->workspace_floats(1, threads),
+          add(
+              group, l, name, threads, conv->workspace_floats(),
               [conv, threads](const ConvGeometry&, Tensors& t) {
-                conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, threads, nullptr, t.w.data());
-              });
+                conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, t.own, threads, nullptr, t.w.data());
+              },
+              conv->thread_floats());
         }
       }
 }

@@ -165,7 +165,22 @@ void CompiledModel::plan_memory_layout() {
       buffers_.push_back({name, {name}, 0, step.facts().workspace_bytes, static_cast<int>(s), static_cast<int>(s)});
     }
   }
+  // The threads' scratch lives through the run: each thread's piece is the same memory
+  // in every step (ops/kernels/workspace.h).
+  int thread_scratch_buffer = -1;
+  for (const Step& step : steps_)
+    thread_scratch_bytes_ = std::max(thread_scratch_bytes_, (step.facts().thread_scratch_bytes + 63) / 64 * 64);
+  if (thread_scratch_bytes_ > 0) {
+    thread_scratch_buffer = static_cast<int>(buffers_.size());
+    buffers_.push_back({"thread scratch",
+                        {"thread scratch"},
+                        0,
+                        checked_mul({thread_scratch_bytes_, options_.num_threads}),
+                        0,
+                        std::max(0, static_cast<int>(steps_.size()) - 1)});
+  }
   arena_bytes_ = plan_memory(buffers_);
+  if (thread_scratch_buffer >= 0) thread_scratch_offset_ = buffers_[thread_scratch_buffer].offset;
   lower_bound_bytes_ = live_bytes_lower_bound(buffers_);
   naive_bytes_ = 0;
   for (const BufferSpan& b : buffers_) naive_bytes_ += b.bytes * static_cast<int64_t>(b.tensors.size());

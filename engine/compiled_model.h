@@ -84,6 +84,11 @@ class CompiledModel {
   // Throws UsageError for an unknown name.
   int value_index(const std::string& name) const;
   int64_t arena_bytes() const { return arena_bytes_; }
+  // The arena's thread-kept scratch (Workspace::threads()): one piece per thread of
+  // options().num_threads, each the most any step's kernel needs, alive through the run.
+  ThreadScratch thread_scratch(std::byte* arena) const {
+    return {arena + thread_scratch_offset_, options_.num_threads, thread_scratch_bytes_};
+  }
   // How long loading took (compile_file) and the constructor: inference, folding,
   // passes, binding and planning.
   double load_ms() const { return load_ms_; }
@@ -121,6 +126,7 @@ class CompiledModel {
   Cost cost_before_passes_;
   std::vector<BufferSpan> buffers_;
   int64_t arena_bytes_ = 0;
+  int64_t thread_scratch_offset_ = 0, thread_scratch_bytes_ = 0;
   int64_t naive_bytes_ = 0;
   int64_t lower_bound_bytes_ = 0;
   int64_t ops_built_ = 0;

@@ -24,10 +24,13 @@ std::vector<Tensor> fold_constant_node(const Op& op, const OpSignature& sig, Mem
     outputs.emplace_back(o.type.dtype, o.type.shape);
     out.push_back({outputs.back().mutable_data(), o.type});
   }
-  const int64_t scratch = kernel->facts().workspace_bytes;
-  budget.check(scratch, "folding's scratch");
-  AlignedBuffer workspace(scratch);
-  kernel->run(RunContext{}, in, out, Workspace({workspace.data(), static_cast<size_t>(scratch)}));
+  // The workspace, then the one thread's kept scratch.
+  const int64_t scratch = kernel->facts().workspace_bytes, own = (kernel->facts().thread_scratch_bytes + 63) / 64 * 64;
+  budget.check(checked_add({scratch, own}), "folding's scratch");
+  AlignedBuffer workspace(checked_add({(scratch + 63) / 64 * 64, own}));
+  kernel->run(RunContext{}, in, out,
+              Workspace({workspace.data(), static_cast<size_t>(scratch)},
+                        ThreadScratch(workspace.data() + (scratch + 63) / 64 * 64, 1, own)));
   return outputs;
 }
 

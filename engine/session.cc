@@ -79,7 +79,8 @@ const Shape& Session::shape(const std::string& name) const {
 
 void Session::run_step(size_t index, const RunContext& ctx) {
   const Step& s = model_->steps()[index];
-  const Workspace workspace({arena_.data() + s.workspace_offset, static_cast<size_t>(s.facts().workspace_bytes)});
+  const Workspace workspace({arena_.data() + s.workspace_offset, static_cast<size_t>(s.facts().workspace_bytes)},
+                            model_->thread_scratch(arena_.data()));
   try {
     s.kernel->run(ctx, step_inputs_[index], step_outputs_[index], workspace);
   } catch (const OpError& e) {

@@ -98,6 +98,9 @@ struct KernelFacts {
   std::string kernel;
   nlohmann::json details = nlohmann::json::object();  // op-specific facts (an LSTM's state bytes, ...)
   int64_t workspace_bytes = 0;                        // scratch run() needs
+  // Scratch each thread of run()'s team needs that stays its own from op to op
+  // (Workspace::threads()), a multiple of 64 bytes.
+  int64_t thread_scratch_bytes = 0;
   // Output 0 may overwrite this input (the planner decides), where that depends on the
   // kernel bound rather than the op (OpTraits::inplace_input): the kernel reads each of
   // the input's elements before it writes the output's at the same place, and no other.

@@ -174,7 +174,7 @@ int64_t BlockedConv::band_floats() const {
 }
 
 int64_t BlockedConv::thread_floats() const {
-  if (!winograd()) return band_floats();
+  if (!winograd()) return whole_lines(band_floats());
   // The band's transformed tiles and products, then its bias padded to whole blocks and
   // a byte per tile (those summed directly).
   const int64_t C = kernel_->lanes, tiles = band_tile_rows() * tiles_w();
@@ -241,8 +241,8 @@ int64_t BlockedConv::items(int threads) const {
   return std::max(s_.group * tiles * ((s_.out_h + band_rows_ - 1) / band_rows_), s_.out_h / 2);
 }
 
-int64_t BlockedConv::workspace_floats(int64_t batch, int threads) const {
-  return input_floats() + flag_floats() + team(batch, threads) * thread_floats();
+int64_t BlockedConv::workspace_floats() const {
+  return input_floats() + flag_floats();
 }
 
 int64_t BlockedConv::flag_floats() const {
@@ -342,7 +342,7 @@ void BlockedConv::store_band(float* sums, int64_t out_block, int64_t g, int64_t 
 // chunk of output blocks per item.
 void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
                                  const Activation& activation, bool in_registers, float* yn, const float* rn,
-                                 float* scratch, int threads, WorkShares& shares) const {
+                                 const ThreadScratch& own, int threads, WorkShares& shares) const {
   const int64_t C = kernel_->lanes, F = kernel_->max_blocks, tw = tiles_w();
   const int64_t bands = winograd_bands(threads), chunks = winograd_chunks(threads), wp = padded_w();
   const int64_t plane = s_.out_h * s_.out_w;
@@ -353,7 +353,7 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
   const auto first_block = [&](int64_t tile) {
     return tile >= winograd_output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
   };
-  float* v = scratch + omp_get_thread_num() * thread_floats();
+  float* v = own.floats(omp_get_thread_num(), thread_floats(), "blocked convolution").data();
   float* m = v + 16 * all_in * band_tile_rows() * tw * C;
   float* band = m + 16 * all_out * band_tile_rows() * tw * C;
   float* bias_blocks = band + band_floats();
@@ -438,7 +438,8 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
 }
 
 void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
-                      std::span<float> workspace, int threads, const float* residual, const float* weights) const {
+                      std::span<float> workspace, const ThreadScratch& own, int threads, const float* residual,
+                      const float* weights) const {
   if (winograd() && !weights) throw std::invalid_argument("blocked convolution: Winograd needs the unpacked weights");
   const ConvGeometry& s = s_;
   const Window2d& win = s.win;
@@ -449,13 +450,13 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
   const int64_t in_rows = s.group * in_blocks_ * hp, taps = win.kh * win.kw;
   const int64_t tiles = (out_blocks_ + F - 1) / F;  // of F output blocks, per group
   const int64_t bands = (s.out_h + band_rows_ - 1) / band_rows_, band = band_floats();
-  const int64_t plane = s.out_h * s.out_w, per_thread = thread_floats();
-  const int64_t shared = input_floats() + flag_floats();
-  require_workspace(workspace, shared + per_thread, "blocked convolution");  // one thread's share, at least
+  const int64_t plane = s.out_h * s.out_w;
+  require_workspace(workspace, workspace_floats(), "blocked convolution");
   int team_size = team(batch, threads);
-  if (per_thread > 0)
-    team_size =
-        static_cast<int>(std::min<int64_t>(team_size, (static_cast<int64_t>(workspace.size()) - shared) / per_thread));
+  if (thread_floats() > 0) {
+    own.floats(0, thread_floats(), "blocked convolution");  // one thread's, at least
+    team_size = std::min(team_size, own.threads());
+  }
   const Activation activation = act;  // a local copy: stores to y cannot alias it
   // An NCHWc output starts from the residual (plus the bias) where it is summed in place;
   // an NCHW one adds it as it goes back to NCHW.
@@ -471,7 +472,6 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     const float* rn = residual ? residual + n * s.cout * plane : nullptr;
     const float* in_c = copy ? workspace.data() : xn;
     uint8_t* flags = reinterpret_cast<uint8_t*>(workspace.data() + input_floats());
-    float* scratch = workspace.data() + shared;
     // Each item, F output blocks x a band of output rows, is summed one chunk of input
     // blocks (whose weights stay in L2) over all its rows at a time: in place in an NCHWc
     // output, else in the thread's band of NCHWc partial sums, then reordered into y.
@@ -555,7 +555,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
 #pragma omp parallel num_threads(team_size) if (team_size > 1)
     {
       const int t = omp_get_thread_num(), started = omp_get_num_threads();
-      float* thread_band = scratch + t * band;
+      float* thread_band = band > 0 ? own.floats(t, band, "blocked convolution").data() : nullptr;
       if (copy && by_rows) {
         // Thread u's copy: the input rows from its first window's to thread u + 1's first
         // (the rest of its windows read that thread's copy); a thread copies for those of
@@ -579,7 +579,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         }
       }
       if (winograd())
-        winograd_items(in_c, flags, weights, bias, activation, in_registers, yn, rn, scratch, team_size, shares);
+        winograd_items(in_c, flags, weights, bias, activation, in_registers, yn, rn, own, team_size, shares);
       for (int64_t item; !winograd() && (item = shares.take(t)) >= 0;) {
         if (by_rows) {
           // Thread u's rows in bands of near-equal size, every tile of output blocks.

@@ -16,8 +16,8 @@
 //
 //   if (kernels::blocked_conv_applies(shape, isa)) {
 //     kernels::BlockedConv conv(shape, weights, isa);
-//     workspace: conv.workspace_floats(batch, threads) floats
-//     conv.run(batch, x, bias, activation, y, workspace, threads);
+//     workspace: conv.workspace_floats() floats; own: threads x conv.thread_floats()
+//     conv.run(batch, x, bias, activation, y, workspace, own, threads);
 //   }
 #pragma once
 
@@ -28,6 +28,7 @@
 
 #include "ops/activation.h"
 #include "ops/kernels/tensor_layouts.h"
+#include "ops/kernels/workspace.h"
 #include "ops/window.h"
 #include "profiler/isa.h"
 
@@ -132,8 +133,8 @@ class BlockedConv {
   const BlockedConvKernel& kernel() const { return *kernel_; }
   BlockedAlgorithm algorithm() const { return algorithm_; }
   int64_t packed_weight_floats() const { return static_cast<int64_t>(weights_.size()); }
-  // Floats of workspace run needs for `batch` images on up to `threads` threads.
-  int64_t workspace_floats(int64_t batch, int threads) const;
+  // Floats of workspace run needs, shared by the team: the input copy and its flags.
+  int64_t workspace_floats() const;
   // Floats of the NCHWc input copy of one image, with its border (shared by the
   // threads), in whole cache lines; 0 when an NCHWc input without padding is read as it
   // is.
@@ -143,8 +144,8 @@ class BlockedConv {
   // in place).
   int64_t band_floats() const;
   int64_t band_rows() const { return band_rows_; }
-  // Floats of one thread's scratch: the band, and Winograd's transformed input tiles and
-  // products of a band.
+  // Floats of one thread's kept scratch (ThreadScratch), in whole cache lines: the band,
+  // and Winograd's transformed input tiles and products of a band.
   int64_t thread_floats() const;
   // Input channels summed per pass over the output (the weights' L2 blocking).
   int64_t chunk_blocks() const { return chunk_blocks_; }
@@ -163,8 +164,9 @@ class BlockedConv {
   // `weights`, the constructor's (unpacked): a NaN or an infinity in a 4x4 input window
   // would reach all four of its tile's outputs through the transforms (and an infinity
   // become NaN), so those tiles are summed directly from them instead.
+  // The team is at most own.threads() (each piece of thread_floats()).
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
-           std::span<float> workspace, int threads, const float* residual = nullptr,
+           std::span<float> workspace, const ThreadScratch& own, int threads, const float* residual = nullptr,
            const float* weights = nullptr) const;
 
  private:
@@ -212,8 +214,8 @@ class BlockedConv {
   void store_band(float* sums, int64_t out_block, int64_t g, int64_t ob0, int64_t blocks, int64_t oy0, int64_t rows,
                   float* yn, const float* rn, const Activation& activation, bool in_registers) const;
   void winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
-                      const Activation& activation, bool in_registers, float* yn, const float* rn, float* scratch,
-                      int threads, WorkShares& shares) const;
+                      const Activation& activation, bool in_registers, float* yn, const float* rn,
+                      const ThreadScratch& own, int threads, WorkShares& shares) const;
 
   ConvGeometry s_;
   BlockedLayouts layouts_;

@@ -82,29 +82,38 @@ TEST(EngineBenchCli, MemoryPlanListsEveryBuffer) {
   CommandResult r = run("--model " + kSource + "/models/small_cnn.json --num_runs 1 --memory_plan");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string plan = r.out.substr(r.out.find("Memory plan"));
-  // The Relus are fused (7 steps). The peak is at conv2 (8 -> 16 channels, 3x3 on 16x16):
-  // the image (kept for the next run) 12,288 + pool1 8,192 + relu2 16,384 + conv2's
-  // scratch, which depends on the kernel the target binds. Scalar: im2col + GEMM, the B
-  // panels of its one k-block, K = 8*9 x N = 16*16 floats, plus 16 floats of alignment
-  // slack = 73,792 (its weights are packed at load, so no A scratch). AVX-512: the blocked
-  // direct convolution, the NCHWc input with its zero border (the input's 8 channels, fewer
-  // than its block of 16, x 18 x 18) and one thread's partial sums (16 output channels x
-  // 16 x 16), 4 bytes each: 10,368 + 16,384 = 26,752. AVX2 (8 channels: a whole block):
-  // Winograd F(2x2, 3x3), the same input copy, a flag byte per copied row (18, in one
-  // 64-byte line), and one band of all 8 x 8 tiles: transformed input 16 x 8 x 64 floats,
-  // products 16 x 16 x 64, the NCHWc band 16 x 16 x 16, the bias 16, a byte per tile (16
-  // floats): 10,368 + 64 + 4 x 28,704 = 125,248 (each piece whole cache lines).
+  // The Relus are fused (7 steps). conv2 (8 -> 16 channels, 3x3 on 16x16) has scratch
+  // that depends on the kernel the target binds. Scalar: im2col + GEMM, the B panels of
+  // its one k-block, K = 8*9 x N = 16*16 floats, plus 16 floats of alignment slack =
+  // 73,792 (its weights are packed at load, so no A scratch), and no thread-kept scratch;
+  // the peak is at conv2: the image (kept for the next run) 12,288 + pool1 8,192 + relu2
+  // 16,384 + 73,792 = 110,656. AVX-512: the blocked direct convolution, the NCHWc input
+  // with its zero border (the input's 8 channels, fewer than its block of 16, x 18 x 18)
+  // = 10,368, and one thread's partial sums (16 output channels x 16 x 16) kept through
+  // the run = 16,384. AVX2 (8 channels: a whole block): Winograd F(2x2, 3x3), the same
+  // input copy and a flag byte per copied row (18, in one 64-byte line) = 10,432, and one
+  // band of all 8 x 8 tiles kept: transformed input 16 x 8 x 64 floats, products
+  // 16 x 16 x 64, the NCHWc band 16 x 16 x 16, the bias 16, a byte per tile (16 floats):
+  // 4 x 28,704 = 114,816 (each piece whole cache lines). On both the peak is at pool1:
+  // the kept scratch + the image + relu1 32,768 + pool1 8,192 + pool1's scratch (8,704 on
+  // AVX-512, 8,448 on AVX2).
   const std::string scratch = active_isa() == Isa::kScalar ? "73,792"
-                              : active_isa() == Isa::kAvx2 ? "125,248"
-                                                           : "26,752";
+                              : active_isa() == Isa::kAvx2 ? "10,432"
+                                                           : "10,368";
   const std::string arena = active_isa() == Isa::kScalar ? "110,656"
-                            : active_isa() == Isa::kAvx2 ? "162,112"
-                                                         : "63,616";
+                            : active_isa() == Isa::kAvx2 ? "176,512"
+                                                         : "78,336";
   EXPECT_NE(plan.find("Arena: " + arena + " bytes; lower bound (most bytes alive at one step) " + arena),
             std::string::npos)
       << plan;
   EXPECT_NE(plan.find("12,288      0      6  #######  image"), std::string::npos) << plan;
   EXPECT_NE(plan.find(scratch + "      2      2  ..#....  conv2+relu2:workspace"), std::string::npos) << plan;
+  if (active_isa() != Isa::kScalar) {
+    const std::string kept = active_isa() == Isa::kAvx2 ? "114,816" : "16,384";
+    EXPECT_NE(plan.find(kept + "      0      6  #######  thread scratch"), std::string::npos) << plan;
+  } else {
+    EXPECT_EQ(plan.find("thread scratch"), std::string::npos) << plan;
+  }
   EXPECT_NE(plan.find("conv1+relu1:workspace"), std::string::npos);
 }
 

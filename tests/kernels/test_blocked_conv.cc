@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 
 #include "ops/kernels/blocked_conv.h"
@@ -19,12 +20,24 @@
 namespace minfer::test {
 namespace {
 
+// The workspace of `conv` and `threads` pieces of its kept scratch (on cache lines, as a
+// session's), all NaN: the kernel must write whatever it reads there.
+struct Scratch {
+  Scratch(const kernels::BlockedConv& conv, int threads)
+      : workspace(conv.workspace_floats(), NAN), storage(threads * conv.thread_floats() + 16, NAN) {
+    const auto at = reinterpret_cast<uintptr_t>(storage.data());
+    own = ThreadScratch(reinterpret_cast<std::byte*>((at + 63) / 64 * 64), threads, 4 * conv.thread_floats());
+  }
+  std::vector<float> workspace, storage;
+  ThreadScratch own;
+};
+
 std::vector<float> blocked_result(const kernels::BlockedConv& conv, const ConvGeometry& s, int64_t batch,
                                   const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
                                   const Activation& act, int threads) {
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
-  std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
-  conv.run(batch, x.data(), bias, act, y.data(), workspace, threads, nullptr, wt.data());
+  Scratch scratch(conv, threads);
+  conv.run(batch, x.data(), bias, act, y.data(), scratch.workspace, scratch.own, threads, nullptr, wt.data());
   return y;
 }
 
@@ -213,8 +226,8 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
             std::vector<float> outputs[2];
             for (int threads : {1, 2}) {
               std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
-              std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
-              conv.run(batch, xin.data(), b.data(), act, y.data(), workspace, threads,
+              Scratch scratch(conv, threads);
+              conv.run(batch, xin.data(), b.data(), act, y.data(), scratch.workspace, scratch.own, threads,
                        residual == 1   ? rin.data()
                        : residual == 2 ? y.data()
                                        : nullptr,
@@ -274,9 +287,9 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         std::vector<float> outputs[3];
         for (int threads : {1, 2, 3}) {
           std::vector<float> y(expected.size(), NAN);
-          std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
-          conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), workspace, threads, rin.data(),
-                   wt.data());
+          Scratch scratch(conv, threads);
+          conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), scratch.workspace, scratch.own,
+                   threads, rin.data(), wt.data());
           outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
         }
         SCOPED_TRACE(testing::Message() << conv.kernel().name << " " << describe(s, batch) << " input NCHWc "
@@ -284,6 +297,21 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         ASSERT_LT(max_rel_error(outputs[0], expected), 1e-4);
         ASSERT_EQ(outputs[0], outputs[1]) << "2 threads differ from 1";
         ASSERT_EQ(outputs[0], outputs[2]) << "3 threads differ from 1";
+        // Three threads asked with kept scratch for two: a team of two, the same bits; a
+        // piece a line short of thread_floats() is an error, not an overrun.
+        std::vector<float> y(expected.size(), NAN);
+        Scratch scratch(conv, 2);
+        conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), scratch.workspace, scratch.own, 3,
+                 rin.data(), wt.data());
+        ASSERT_EQ(layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y, outputs[0]);
+        if (conv.thread_floats() > 0) {
+          const ThreadScratch short_piece(
+              scratch.storage.empty() ? nullptr : reinterpret_cast<std::byte*>(scratch.storage.data()), 1,
+              4 * conv.thread_floats() - 64);
+          EXPECT_THROW(conv.run(batch, xin.data(), b.data(), {}, y.data(), scratch.workspace, short_piece, 1,
+                                rin.data(), wt.data()),
+                       std::logic_error);
+        }
       }
     }
   }
@@ -337,8 +365,8 @@ TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
           const std::vector<float> rin = blocked ? reorder_nchwc(r, batch, s.cout, out_pixels, c, true) : r;
           for (int threads : {1, 2}) {
             std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
-            std::vector<float> workspace(conv.workspace_floats(batch, threads), NAN);
-            conv.run(batch, xin.data(), b.data(), {}, y.data(), workspace, threads,
+            Scratch scratch(conv, threads);
+            conv.run(batch, xin.data(), b.data(), {}, y.data(), scratch.workspace, scratch.own, threads,
                      residual == 1   ? rin.data()
                      : residual == 2 ? y.data()
                                      : nullptr,
@@ -391,8 +419,10 @@ TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
     const ConvGeometry s = conv_shape(c, 6, 6, c, 1, 3, 1, 1, 1, 1, 1);
     const std::vector<float> wt = random_values(c * c * 9, 1), x = random_values(c * 36, 2);
     const kernels::BlockedConv conv(s, wt.data(), isa, {}, BlockedAlgorithm::kWinograd);
-    std::vector<float> y(c * 36), workspace(conv.workspace_floats(1, 1));
-    EXPECT_THROW(conv.run(1, x.data(), nullptr, {}, y.data(), workspace, 1), std::invalid_argument);
+    std::vector<float> y(c * 36);
+    Scratch scratch(conv, 1);
+    EXPECT_THROW(conv.run(1, x.data(), nullptr, {}, y.data(), scratch.workspace, scratch.own, 1),
+                 std::invalid_argument);
   }
 }
 
