@@ -114,11 +114,12 @@ void add_depthwise(const Layer& l, const std::string& group = "depthwise", const
       const kernels::DepthwiseKernel* k = &kernel;
       for (int threads : {1, 2}) {
         if (threads == 2 && isa != active_isa()) continue;
-        add(group, l, k->name, threads, kernels::depthwise_workspace_floats(*k, s, 1, threads),
+        add(
+            group, l, k->name, threads, 0,
             [k, threads, act](const ConvGeometry& s, Tensors& t) {
-              kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads,
-                                        act);
-            });
+              kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.own, threads, act);
+            },
+            kernels::depthwise_thread_floats(*k, s));
       }
     }
 }

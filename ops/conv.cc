@@ -131,7 +131,7 @@ class ConvKernel final : public Kernel {
           f.details["tensor_layouts"] =
               fmt::format("{} -> {}", layout_name(layouts.input_blocked ? depthwise_->lanes : 0),
                           layout_name(layouts.output_blocked ? depthwise_->lanes : 0));
-        f.workspace_bytes = checked_mul({4, kernels::depthwise_workspace_floats(*depthwise_, g, g.batch, threads)});
+        f.thread_scratch_bytes = checked_mul({4, kernels::depthwise_thread_floats(*depthwise_, g)});
         break;
       case ConvMethod::kDirectSimd:
         f.details["variant"] = direct_->name;
@@ -229,8 +229,8 @@ class ConvKernel final : public Kernel {
     const int64_t in_image = g_.cin * g_.h * g_.w, out_image = g_.cout * g_.out_h * g_.out_w;
     switch (method_) {
       case ConvMethod::kDepthwiseSimd:
-        kernels::depthwise_conv2d(*depthwise_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act,
-                                  layouts_);
+        kernels::depthwise_conv2d(*depthwise_, g_, g_.batch, x, weights, bias, y, workspace.threads(), ctx.num_threads,
+                                  act, layouts_);
         break;
       case ConvMethod::kDirectSimd:
         kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);

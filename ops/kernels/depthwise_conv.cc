@@ -25,10 +25,12 @@ int64_t scratch_floats(const DepthwiseKernel& k, const ConvGeometry& s) {
   if (k.channels_in_lanes) {
     const LaneLayout lay = lane_layout(s, k.lanes);
     const int64_t slots = checked_add({checked_mul({lay.band_rows, s.out_w}), k.lanes});
-    return checked_add({int64_t{k.kernel_size} * k.kernel_size * k.lanes, 2 * slots, lay.tile_floats(k.lanes)});
+    return whole_lines(
+        checked_add({int64_t{k.kernel_size} * k.kernel_size * k.lanes, 2 * slots, lay.tile_floats(k.lanes)}));
   }
   const int64_t phase_len = padded_phase_len(s.out_w, k.lanes, k.kernel_size, 1, k.stride);
-  return checked_mul({checked_add({checked_mul({s.out_h - 1, k.stride}), k.kernel_size}), k.stride, phase_len});
+  return whole_lines(
+      checked_mul({checked_add({checked_mul({s.out_h - 1, k.stride}), k.kernel_size}), k.stride, phase_len}));
 }
 
 // The work items run() takes: planes, or bands of channel groups.
@@ -91,26 +93,25 @@ const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa, Blo
   return layouts.any() ? nullptr : found;
 }
 
-int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
-  return checked_mul({scratch_floats(k, s), threads_for(k, s, batch, threads)});
+int64_t depthwise_thread_floats(const DepthwiseKernel& k, const ConvGeometry& s) {
+  return scratch_floats(k, s);
 }
 
 void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
-                      const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
+                      const float* weights, const float* bias, float* y, const ThreadScratch& own, int threads,
                       const Activation& act, BlockedLayouts layouts) {
   if (layouts.any() && !k.channels_in_lanes)
     throw std::invalid_argument("depthwise_conv2d: NCHWc tensors need a channels-in-lanes kernel");
   const int64_t items = work_items(k, s, batch);
   const int64_t scratch = scratch_floats(k, s);
-  require_workspace(workspace, scratch, "depthwise convolution");  // one thread's share, at least
-  const int team = static_cast<int>(
-      std::min<int64_t>(threads_for(k, s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
+  own.floats(0, scratch, "depthwise convolution");  // one thread's, at least
+  const int team = std::min(threads_for(k, s, batch, threads), own.threads());
   const DepthwiseJob job{&s, x, weights, bias, &act, y, layouts};
   // Each thread a contiguous run of items, fixed by the team size alone.
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    k.run(job, items * t / n, items * (t + 1) / n, workspace.data() + t * scratch);
+    k.run(job, items * t / n, items * (t + 1) / n, own.floats(t, scratch, "depthwise convolution").data());
   }
 }
 

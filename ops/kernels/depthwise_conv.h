@@ -14,8 +14,8 @@
 // windows run ops/reference/depthwise_conv.h.
 //
 //   if (const DepthwiseKernel* k = find_depthwise_kernel(shape, isa, layouts)) {
-//     workspace: depthwise_workspace_floats(*k, shape, batch, threads) floats
-//     depthwise_conv2d(*k, shape, batch, x, weights, bias, y, workspace, threads, activation, layouts);
+//     own: threads x depthwise_thread_floats(*k, shape) (ThreadScratch)
+//     depthwise_conv2d(*k, shape, batch, x, weights, bias, y, own, threads, activation, layouts);
 //   }
 #pragma once
 
@@ -25,6 +25,7 @@
 
 #include "ops/activation.h"
 #include "ops/kernels/tensor_layouts.h"
+#include "ops/kernels/workspace.h"
 #include "ops/reference/conv2d.h"
 #include "profiler/isa.h"
 
@@ -70,14 +71,15 @@ LaneLayout lane_layout(const ConvGeometry& s, int64_t lanes);
 const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa = active_isa(),
                                              BlockedLayouts layouts = {});
 
-// Floats of workspace depthwise_conv2d needs for `batch` images with up to `threads`
-// threads (a smaller workspace runs fewer threads).
-int64_t depthwise_workspace_floats(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, int threads);
+// Floats of thread-kept scratch (whole lines) each thread of depthwise_conv2d needs: the
+// padded plane a per-plane run fills, or a channels-in-lanes band's tiles and weights.
+int64_t depthwise_thread_floats(const DepthwiseKernel& k, const ConvGeometry& s);
 
 // y[n, c] = act(bias[c] + weights[c] (*) x[n, c]) for batch images; bias may be null.
-// Each plane is computed by one thread, so the result does not depend on `threads`.
+// Each plane is computed by one thread, so the result does not depend on `threads`; the
+// team is at most own.threads().
 void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
-                      const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
+                      const float* weights, const float* bias, float* y, const ThreadScratch& own, int threads,
                       const Activation& act = {}, BlockedLayouts layouts = {});
 
 // The kernels of one target (3x3s1, 3x3s2, 5x5s1, 5x5s2: per plane, then the same

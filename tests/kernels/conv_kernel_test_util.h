@@ -1,16 +1,31 @@
 // Shared pieces of the direct convolution kernel tests: shapes, the activations every
-// epilogue is tested with, and a naive convolution with its epilogue to compare against.
+// epilogue is tested with, a naive convolution with its epilogue to compare against, and
+// thread-kept scratch.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ops/activation.h"
+#include "ops/kernels/workspace.h"
 #include "ops/reference/conv2d.h"
 
 namespace minfer::test {
+
+// `threads` pieces of `floats` (whole lines) thread-kept scratch on cache lines, as in a
+// session's arena, all NaN: a kernel must write whatever it reads there.
+struct KeptScratch {
+  KeptScratch(int threads, int64_t floats) : storage(threads * floats + 16, NAN) {
+    const auto at = reinterpret_cast<uintptr_t>(storage.data());
+    own = ThreadScratch(reinterpret_cast<std::byte*>((at + 63) / 64 * 64), threads, 4 * floats);
+  }
+  std::vector<float> storage;
+  ThreadScratch own;
+};
 
 // One activation of each kind, with non-default parameters where it has any.
 inline std::vector<Activation> every_activation() {

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <stdexcept>
 
 #include "ops/kernels/blocked_conv.h"
@@ -20,16 +19,13 @@
 namespace minfer::test {
 namespace {
 
-// The workspace of `conv` and `threads` pieces of its kept scratch (on cache lines, as a
-// session's), all NaN: the kernel must write whatever it reads there.
+// The workspace of `conv` and `threads` pieces of its kept scratch, all NaN.
 struct Scratch {
   Scratch(const kernels::BlockedConv& conv, int threads)
-      : workspace(conv.workspace_floats(), NAN), storage(threads * conv.thread_floats() + 16, NAN) {
-    const auto at = reinterpret_cast<uintptr_t>(storage.data());
-    own = ThreadScratch(reinterpret_cast<std::byte*>((at + 63) / 64 * 64), threads, 4 * conv.thread_floats());
-  }
-  std::vector<float> workspace, storage;
-  ThreadScratch own;
+      : workspace(conv.workspace_floats(), NAN), kept(threads, conv.thread_floats()), own(kept.own) {}
+  std::vector<float> workspace;
+  KeptScratch kept;
+  const ThreadScratch& own;
 };
 
 std::vector<float> blocked_result(const kernels::BlockedConv& conv, const ConvGeometry& s, int64_t batch,
@@ -305,9 +301,8 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
                  rin.data(), wt.data());
         ASSERT_EQ(layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y, outputs[0]);
         if (conv.thread_floats() > 0) {
-          const ThreadScratch short_piece(
-              scratch.storage.empty() ? nullptr : reinterpret_cast<std::byte*>(scratch.storage.data()), 1,
-              4 * conv.thread_floats() - 64);
+          const ThreadScratch short_piece(reinterpret_cast<std::byte*>(scratch.kept.storage.data()), 1,
+                                          4 * conv.thread_floats() - 64);
           EXPECT_THROW(conv.run(batch, xin.data(), b.data(), {}, y.data(), scratch.workspace, short_piece, 1,
                                 rin.data(), wt.data()),
                        std::logic_error);

@@ -33,8 +33,8 @@ std::vector<float> kernel_result(const DepthwiseKernel& k, const ConvGeometry& s
   const int64_t in_pixels = s.h * s.w, out_pixels = s.out_h * s.out_w;
   const std::vector<float> xin = layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, k.lanes, true) : x;
   std::vector<float> y(batch * s.cout * out_pixels, NAN);
-  std::vector<float> workspace(kernels::depthwise_workspace_floats(k, s, batch, threads), NAN);
-  kernels::depthwise_conv2d(k, s, batch, xin.data(), wt.data(), bias, y.data(), workspace, threads, act, layouts);
+  const KeptScratch kept(threads, kernels::depthwise_thread_floats(k, s));
+  kernels::depthwise_conv2d(k, s, batch, xin.data(), wt.data(), bias, y.data(), kept.own, threads, act, layouts);
   return layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, k.lanes, false) : y;
 }
 
