@@ -215,10 +215,12 @@ void add_regular(const std::string& group, const Layer& l, bool reference_path, 
     for (const kernels::DirectConvKernel* k : kernels::direct_conv_kernels(isa))
       for (int threads : {1, 2}) {
         if (threads == 2 && isa != active_isa()) continue;
-        add(group, l, k->name, threads, kernels::direct_conv_workspace_floats(*k, s, 1, threads),
+        add(
+            group, l, k->name, threads, 0,
             [k, threads](const ConvGeometry& s, Tensors& t) {
-              kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.workspace, threads);
-            });
+              kernels::direct_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.own, threads);
+            },
+            kernels::direct_conv_thread_floats(*k, s));
       }
 }
 

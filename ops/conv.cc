@@ -135,7 +135,7 @@ class ConvKernel final : public Kernel {
         break;
       case ConvMethod::kDirectSimd:
         f.details["variant"] = direct_->name;
-        f.workspace_bytes = checked_mul({4, kernels::direct_conv_workspace_floats(*direct_, g, g.batch, threads)});
+        f.thread_scratch_bytes = checked_mul({4, kernels::direct_conv_thread_floats(*direct_, g)});
         break;
       case ConvMethod::kBlocked: {
         blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa, layouts,
@@ -233,7 +233,7 @@ class ConvKernel final : public Kernel {
                                   act, layouts_);
         break;
       case ConvMethod::kDirectSimd:
-        kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, scratch, ctx.num_threads, act);
+        kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, workspace.threads(), ctx.num_threads, act);
         break;
       case ConvMethod::kBlocked:
         blocked_.run(g_.batch, x, bias, act, y, scratch, workspace.threads(), ctx.num_threads, residual, weights);

@@ -41,7 +41,7 @@ struct PoolGeometry {
 
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad, Isa isa, int threads, int64_t lanes)
+  PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad, Isa isa, int64_t lanes)
       : Kernel({}), g_(g), kind_(kind), count_include_pad_(count_include_pad), lanes_(lanes), isa_(isa) {
     plane_ = {g.h, g.w, g.out_h, g.out_w, g.win};
     if (kind == PoolKind::kMax && !lanes) simd_ = kernels::find_max_pool_kernel(plane_, isa);
@@ -51,8 +51,7 @@ class PoolKernel final : public Kernel {
     if (lanes) f.details["tensor_layouts"] = fmt::format("{} -> {}", layout_name(lanes), layout_name(lanes));
     if (simd_) {
       f.details["variant"] = simd_->name;
-      f.workspace_bytes =
-          checked_mul({4, kernels::max_pool_workspace_floats(*simd_, plane_, g.batch * g.channels, threads)});
+      f.thread_scratch_bytes = checked_mul({4, kernels::max_pool_thread_floats(*simd_, plane_)});
     }
     // Window columns kj with 0 <= ox * sw - pad_left + kj * dw < w, in closed form (the
     // window can be as wide as the cost's overflow check lets it be).
@@ -75,7 +74,7 @@ class PoolKernel final : public Kernel {
     if (lanes_)
       return kernels::max_pool2d_nchwc(isa_, plane_, planes / lanes_, in[0].f32(), out[0].f32(), ctx.num_threads);
     if (simd_)
-      return kernels::max_pool2d(*simd_, plane_, planes, in[0].f32(), out[0].f32(), workspace.floats(),
+      return kernels::max_pool2d(*simd_, plane_, planes, in[0].f32(), out[0].f32(), workspace.threads(),
                                  ctx.num_threads);
     const int threads = kernels::threads_worth_starting(num_elements(out[0].shape()) * g.win.kh * g.win.kw, planes,
                                                         ctx.num_threads, kernels::Work::kStreaming);
@@ -188,8 +187,7 @@ class PoolOp final : public Op {
     if (lanes_ && lanes_ != blocked_lanes(ctx.isa))
       throw UnsupportedError(
           fmt::format("the {} layout has no max pool kernel on {}", layout_name(lanes_), isa_name(ctx.isa)));
-    return std::make_unique<PoolKernel>(geometry(sig.inputs), kind_, count_include_pad_, ctx.isa, ctx.num_threads,
-                                        lanes_);
+    return std::make_unique<PoolKernel>(geometry(sig.inputs), kind_, count_include_pad_, ctx.isa, lanes_);
   }
 
   // A 2-D max pool over channels in whole blocks: one vector max per tap and C channels,

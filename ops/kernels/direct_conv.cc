@@ -34,7 +34,7 @@ int64_t band_rows(const DirectConvKernel& k, const ConvGeometry& s) {
 }
 
 int64_t scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
-  return checked_mul({band_rows(k, s), row_scratch_floats(k, s)});
+  return whole_lines(checked_mul({band_rows(k, s), row_scratch_floats(k, s)}));
 }
 
 int64_t bands_per_image(const DirectConvKernel& k, const ConvGeometry& s) {
@@ -71,26 +71,25 @@ const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) 
   return direct_conv_kernel(isa);
 }
 
-int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, int threads) {
-  return checked_mul({scratch_floats(k, s), threads_for(k, s, batch, threads)});
+int64_t direct_conv_thread_floats(const DirectConvKernel& k, const ConvGeometry& s) {
+  return scratch_floats(k, s);
 }
 
 void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
-                   const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
+                   const float* weights, const float* bias, float* y, const ThreadScratch& own, int threads,
                    const Activation& act) {
   const int64_t band = band_rows(k, s), bands = bands_per_image(k, s), items = batch * bands;
   const int64_t in_image = s.cin * s.h * s.w, out_image = s.cout * s.out_h * s.out_w;
   const int64_t scratch = scratch_floats(k, s);
-  require_workspace(workspace, scratch, "direct convolution");  // one thread's share, at least
-  const int team = static_cast<int>(
-      std::min<int64_t>(threads_for(k, s, batch, threads), static_cast<int64_t>(workspace.size()) / scratch));
+  own.floats(0, scratch, "direct convolution");  // one thread's, at least
+  const int team = std::min(threads_for(k, s, batch, threads), own.threads());
   // Bands of output rows, each thread its own share first, then the others' (work_shares.h).
   WorkShares shares(items, team);
 #pragma omp parallel num_threads(team) if (team > 1)
   for (int64_t i; (i = shares.take(omp_get_thread_num())) >= 0;) {
     const int64_t n = i / bands, oy = i % bands * band;
     k.run_rows({&s, x + n * in_image, weights, bias, &act, y + n * out_image, oy, std::min(band, s.out_h - oy),
-                workspace.data() + omp_get_thread_num() * scratch});
+                own.floats(omp_get_thread_num(), scratch, "direct convolution").data()});
   }
 }
 

@@ -9,8 +9,8 @@
 // models, engine_bench on Zen 4).
 //
 //   if (const DirectConvKernel* k = find_direct_conv_kernel(shape)) {
-//     workspace: direct_conv_workspace_floats(*k, shape, batch, threads) floats
-//     direct_conv2d(*k, shape, batch, x, weights, bias, y, workspace, threads, activation);
+//     own: threads x direct_conv_thread_floats(*k, shape) (ThreadScratch)
+//     direct_conv2d(*k, shape, batch, x, weights, bias, y, own, threads, activation);
 //   }
 #pragma once
 
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ops/activation.h"
+#include "ops/kernels/workspace.h"
 #include "ops/reference/conv2d.h"
 #include "profiler/isa.h"
 
@@ -64,14 +65,15 @@ const DirectConvKernel* direct_conv_kernel(Isa isa, int fma_units_512);
 // Every kernel of one target, for tests and benchmarks (empty if the CPU cannot run it).
 std::vector<const DirectConvKernel*> direct_conv_kernels(Isa isa);
 
-// Floats of workspace direct_conv2d needs for `batch` images with up to `threads` threads.
-int64_t direct_conv_workspace_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, int threads);
+// Floats of thread-kept scratch (whole lines) each thread of direct_conv2d needs: the
+// padded input rows of a band.
+int64_t direct_conv_thread_floats(const DirectConvKernel& k, const ConvGeometry& s);
 
 // y[n] = act(bias + weights (*) x[n]) for batch images; bias may be null. Each output row
 // is computed by one thread, in the same order whatever the band, so the result does not
-// depend on `threads`.
+// depend on `threads`; the team is at most own.threads().
 void direct_conv2d(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, const float* x,
-                   const float* weights, const float* bias, float* y, std::span<float> workspace, int threads,
+                   const float* weights, const float* bias, float* y, const ThreadScratch& own, int threads,
                    const Activation& act = {});
 
 // Defined in direct_conv_<isa>.cc; constant-initialised.

@@ -68,8 +68,8 @@ MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s) {
   return l;
 }
 
-int64_t max_pool_workspace_floats(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, int threads) {
-  return checked_mul({max_pool_layout(k, s).scratch_floats, threads_for(s, planes, threads)});
+int64_t max_pool_thread_floats(const MaxPoolKernel& k, const PoolShape& s) {
+  return whole_lines(max_pool_layout(k, s).scratch_floats);
 }
 
 void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads) {
@@ -85,17 +85,16 @@ void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* 
 }
 
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
-                std::span<float> workspace, int threads) {
+                const ThreadScratch& own, int threads) {
   const MaxPoolLayout l = max_pool_layout(k, s);
-  const int64_t scratch = l.scratch_floats;
-  require_workspace(workspace, scratch, "max pool");  // one thread's share, at least
-  const int team = static_cast<int>(
-      std::min<int64_t>(threads_for(s, planes, threads), static_cast<int64_t>(workspace.size()) / scratch));
+  const int64_t scratch = whole_lines(l.scratch_floats);
+  own.floats(0, scratch, "max pool");  // one thread's, at least
+  const int team = std::min(threads_for(s, planes, threads), own.threads());
   // Each thread a contiguous run of planes, fixed by the team size alone.
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    k.run_planes(s, l, x, y, planes * t / n, planes * (t + 1) / n, workspace.data() + t * scratch);
+    k.run_planes(s, l, x, y, planes * t / n, planes * (t + 1) / n, own.floats(t, scratch, "max pool").data());
   }
 }
 

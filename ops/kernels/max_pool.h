@@ -23,14 +23,15 @@
 // no copy; max_pool_layout's flat, max_pool.cc says where each was measured faster).
 //
 //   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
-//     workspace: max_pool_workspace_floats(*k, shape, planes, threads) floats
-//     max_pool2d(*k, shape, planes, x, y, workspace, threads);
+//     own: threads x max_pool_thread_floats(*k, shape) (ThreadScratch)
+//     max_pool2d(*k, shape, planes, x, y, own, threads);
 //   }
 #pragma once
 
 #include <cstdint>
 #include <span>
 
+#include "ops/kernels/workspace.h"
 #include "ops/window.h"
 #include "profiler/isa.h"
 
@@ -88,13 +89,13 @@ const MaxPoolKernel* find_max_pool_kernel(const PoolShape& s, Isa isa = active_i
 // Where kernel k keeps a plane of shape s (chosen from s and the vector width alone).
 MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s);
 
-// Floats of workspace max_pool2d needs for `planes` planes with up to `threads` threads.
-int64_t max_pool_workspace_floats(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, int threads);
+// Floats of thread-kept scratch (whole lines) each thread of max_pool2d needs.
+int64_t max_pool_thread_floats(const MaxPoolKernel& k, const PoolShape& s);
 
 // y[p] = max over each window of x[p] for planes p in [0, planes); each plane is pooled by
-// one thread.
+// one thread; the team is at most own.threads().
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
-                std::span<float> workspace, int threads);
+                const ThreadScratch& own, int threads);
 
 // The same in NCHWc ([blocks, h, w, c] -> [blocks, out_h, out_w, c], c the lanes of
 // isa's kernels, which must exist), threads splitting the output rows.

@@ -28,8 +28,8 @@ std::vector<float> kernel_result(const DirectConvKernel& k, const ConvGeometry& 
                                  const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
                                  const Activation& act, int threads) {
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
-  std::vector<float> workspace(kernels::direct_conv_workspace_floats(k, s, batch, threads), NAN);
-  kernels::direct_conv2d(k, s, batch, x.data(), wt.data(), bias, y.data(), workspace, threads, act);
+  const KeptScratch kept(threads, kernels::direct_conv_thread_floats(k, s));
+  kernels::direct_conv2d(k, s, batch, x.data(), wt.data(), bias, y.data(), kept.own, threads, act);
   return y;
 }
 

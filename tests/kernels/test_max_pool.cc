@@ -11,6 +11,7 @@
 
 #include "ops/kernels/max_pool.h"
 #include "tests/isa_test_util.h"
+#include "tests/kernels/conv_kernel_test_util.h"
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -124,8 +125,8 @@ TEST(MaxPoolKernel, MatchesADirectLoop) {
       x[x.size() / 2] = -std::numeric_limits<float>::infinity();
       for (int threads : {1, 2}) {
         std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-        std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, threads));
-        kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, threads);
+        const KeptScratch kept(threads, kernels::max_pool_thread_floats(*k, s));
+        kernels::max_pool2d(*k, s, planes, x.data(), y.data(), kept.own, threads);
         expect_bits(y, window_order(s, planes, x));
       }
     }
@@ -180,8 +181,8 @@ TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
         const std::vector<float> want = window_order(s, planes, x);
         for (int threads : {1, 2}) {
           std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-          std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, threads));
-          kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, threads);
+          const KeptScratch kept(threads, kernels::max_pool_thread_floats(*k, s));
+          kernels::max_pool2d(*k, s, planes, x.data(), y.data(), kept.own, threads);
           SCOPED_TRACE(testing::Message() << threads << " threads");
           expect_bits(y, want);
         }
@@ -227,8 +228,8 @@ TEST(MaxPoolKernel, ANaNAnywhereInANarrowPlaneIsKept) {
       std::vector<float> x = random_values(planes * plane, 5, -4, 4);
       for (int64_t i = 0; i < planes; ++i) x[i * plane + i] = std::numeric_limits<float>::quiet_NaN();
       std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-      std::vector<float> scratch(kernels::max_pool_workspace_floats(*k, s, planes, 1));
-      kernels::max_pool2d(*k, s, planes, x.data(), y.data(), scratch, 1);
+      const KeptScratch kept(1, kernels::max_pool_thread_floats(*k, s));
+      kernels::max_pool2d(*k, s, planes, x.data(), y.data(), kept.own, 1);
       expect_bits(y, window_order(s, planes, x));
     }
   }
