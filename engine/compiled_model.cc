@@ -7,6 +7,7 @@
 #include "engine/compile_graph.h"
 #include "engine/memory_planner.h"
 #include "graph/model_loader.h"
+#include "ops/kernels/workspace.h"
 #include "profiler/isa.h"
 #include "profiler/run_profile.h"
 
@@ -169,7 +170,7 @@ void CompiledModel::plan_memory_layout() {
   // in every step (ops/kernels/workspace.h).
   int thread_scratch_buffer = -1;
   for (const Step& step : steps_)
-    thread_scratch_bytes_ = std::max(thread_scratch_bytes_, (step.facts().thread_scratch_bytes + 63) / 64 * 64);
+    thread_scratch_bytes_ = std::max(thread_scratch_bytes_, whole_line_bytes(step.facts().thread_scratch_bytes));
   if (thread_scratch_bytes_ > 0) {
     thread_scratch_buffer = static_cast<int>(buffers_.size());
     buffers_.push_back({"thread scratch",

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "ops/kernels/workspace.h"
+
 namespace minfer {
 
 std::vector<Tensor> fold_constant_node(const Op& op, const OpSignature& sig, MemoryBudget& budget) {
@@ -25,12 +27,12 @@ std::vector<Tensor> fold_constant_node(const Op& op, const OpSignature& sig, Mem
     out.push_back({outputs.back().mutable_data(), o.type});
   }
   // The workspace, then the one thread's kept scratch.
-  const int64_t scratch = kernel->facts().workspace_bytes, own = (kernel->facts().thread_scratch_bytes + 63) / 64 * 64;
+  const int64_t scratch = kernel->facts().workspace_bytes, own = whole_line_bytes(kernel->facts().thread_scratch_bytes);
   budget.check(checked_add({scratch, own}), "folding's scratch");
-  AlignedBuffer workspace(checked_add({(scratch + 63) / 64 * 64, own}));
+  AlignedBuffer workspace(checked_add({whole_line_bytes(scratch), own}));
   kernel->run(RunContext{}, in, out,
               Workspace({workspace.data(), static_cast<size_t>(scratch)},
-                        ThreadScratch(workspace.data() + (scratch + 63) / 64 * 64, 1, own)));
+                        ThreadScratch(workspace.data() + whole_line_bytes(scratch), 1, own)));
   return outputs;
 }
 

@@ -79,5 +79,9 @@ inline void require_workspace(std::span<const float> workspace, int64_t floats, 
 inline int64_t whole_lines(int64_t floats) {
   return (floats + 15) / 16 * 16;
 }
+// The same for a size in bytes (a thread's piece of kept scratch, say).
+inline int64_t whole_line_bytes(int64_t bytes) {
+  return (bytes + 63) / 64 * 64;
+}
 
 }  // namespace minfer
