@@ -159,11 +159,11 @@ void add_blocked(const std::string& group, const Layer& l) {
         for (int threads : {1, 2}) {
           if (threads == 2 && isa != active_isa()) continue;
           add(
-              group, l, name, threads, conv->workspace_floats(),
+              group, l, name, threads, conv->workspace_floats(1, threads),
               [conv, threads](const ConvGeometry&, Tensors& t) {
                 conv->run(1, t.x.data(), t.b.data(), {}, t.y.data(), t.workspace, t.own, threads, nullptr, t.w.data());
               },
-              conv->thread_floats());
+              conv->thread_floats(1, threads));
         }
       }
 }

@@ -164,8 +164,8 @@ class ConvKernel final : public Kernel {
         f.details["input_reorder_bytes"] = checked_mul({4, g.batch, blocked_.input_floats()});
         f.details["input_channel_chunk"] = blocked_.chunk_blocks() * k.lanes;
         f.details["output_band_rows"] = blocked_.band_rows();
-        f.workspace_bytes = checked_mul({4, blocked_.workspace_floats()});
-        f.thread_scratch_bytes = checked_mul({4, blocked_.thread_floats()});
+        f.workspace_bytes = checked_mul({4, blocked_.workspace_floats(g.batch, threads)});
+        f.thread_scratch_bytes = checked_mul({4, blocked_.thread_floats(g.batch, threads)});
         // It sums the residual as it moves each output element to NCHW, reading the
         // residual element first: the output may take the residual's buffer.
         if (has_residual) f.inplace_input = 3;

@@ -164,8 +164,7 @@ int64_t BlockedConv::padded_w() const {
 }
 
 int64_t BlockedConv::input_floats() const {
-  if (!copies_input()) return 0;
-  return whole_lines(checked_mul({s_.group, in_blocks_, in_lanes_, padded_h(), padded_w()}));
+  return copies_input() ? copy_floats(padded_h()) : 0;
 }
 
 int64_t BlockedConv::band_floats() const {
@@ -173,13 +172,31 @@ int64_t BlockedConv::band_floats() const {
   return checked_mul({winograd() ? s_.group * out_blocks_ : tile_blocks(), kernel_->lanes, band_rows_, s_.out_w});
 }
 
-int64_t BlockedConv::thread_floats() const {
+int64_t BlockedConv::kept_floats() const {
   if (!winograd()) return whole_lines(band_floats());
   // The band's transformed tiles and products, then its bias padded to whole blocks and
   // a byte per tile (those summed directly).
   const int64_t C = kernel_->lanes, tiles = band_tile_rows() * tiles_w();
   return whole_lines(checked_add({checked_mul({16, s_.group * (in_blocks_ + out_blocks_), tiles, C}), band_floats(),
                                   s_.group * out_blocks_ * C, (tiles + 3) / 4}));
+}
+
+int64_t BlockedConv::thread_floats(int64_t batch, int threads) const {
+  return kept_floats_for(team(batch, threads));
+}
+
+int64_t BlockedConv::kept_floats_for(int team) const {
+  if (!private_copies(team)) return kept_floats();
+  int64_t rows = 0;
+  for (int u = 0; u < team; ++u) {
+    const auto [first, end] = share_input_rows(u, team);
+    rows = std::max(rows, end - first);
+  }
+  return checked_add({kept_floats(), copy_floats(rows), flag_floats(rows)});
+}
+
+int64_t BlockedConv::copy_floats(int64_t rows) const {
+  return whole_lines(checked_mul({s_.group, in_blocks_, rows, padded_w(), in_lanes_}));
 }
 
 int BlockedConv::team(int64_t batch, int threads) const {
@@ -241,12 +258,31 @@ int64_t BlockedConv::items(int threads) const {
   return std::max(s_.group * tiles * ((s_.out_h + band_rows_ - 1) / band_rows_), s_.out_h / 2);
 }
 
-int64_t BlockedConv::workspace_floats() const {
-  return input_floats() + flag_floats();
+int64_t BlockedConv::workspace_floats(int64_t batch, int threads) const {
+  return private_copies(team(batch, threads)) ? 0 : input_floats() + flag_floats(padded_h());
 }
 
-int64_t BlockedConv::flag_floats() const {
-  return winograd() ? whole_lines((s_.group * in_blocks_ * padded_h() + 3) / 4) : 0;
+// Thread u's first output row: by rows, its even share; Winograd, the first tile row of
+// its whole bands.
+int64_t BlockedConv::share_first_row(int u, int team) const {
+  if (!winograd()) return s_.out_h * u / team;
+  const int64_t bands = winograd_bands(team);
+  return 2 * (band_first_tile(bands * u / team, bands) / tiles_w());
+}
+
+// The rows of the input copy thread u's windows read, [first, end): from its first
+// output row's window to its last one's (Winograd: its last tile's 4x4 windows).
+std::pair<int64_t, int64_t> BlockedConv::share_input_rows(int u, int team) const {
+  const Window2d& w = s_.win;
+  if (winograd()) {
+    const int64_t bands = winograd_bands(team), last = band_first_tile(bands * (u + 1) / team, bands) - 1;
+    return {share_first_row(u, team), 2 * (last / tiles_w()) + 4};
+  }
+  return {share_first_row(u, team) * w.sh, (share_first_row(u + 1, team) - 1) * w.sh + (w.kh - 1) * w.dh + 1};
+}
+
+int64_t BlockedConv::flag_floats(int64_t rows) const {
+  return winograd() ? whole_lines((s_.group * in_blocks_ * rows + 3) / 4) : 0;
 }
 
 namespace {
@@ -265,12 +301,11 @@ bool any_nonfinite(const float* p, int64_t n) {
 
 }  // namespace
 
-bool BlockedConv::copy_input_row(int64_t row, const float* xn, float* dst) const {
+bool BlockedConv::copy_input_row(int64_t gb, int64_t py, const float* xn, float* d) const {
   const Window2d& win = s_.win;
-  const int64_t C = kernel_->lanes, Ci = in_lanes_, cin_g = s_.cin_per_group(), hp = padded_h(), wp = padded_w();
-  const int64_t gb = row / hp, iy = row % hp - win.pad_top;
+  const int64_t C = kernel_->lanes, Ci = in_lanes_, cin_g = s_.cin_per_group(), wp = padded_w();
+  const int64_t iy = py - win.pad_top;
   const int64_t g = gb / in_blocks_, ib = gb % in_blocks_;
-  float* d = dst + row * wp * Ci;
   if (iy < 0 || iy >= s_.h) {
     std::fill_n(d, wp * Ci, 0.0f);
     return false;
@@ -289,10 +324,10 @@ bool BlockedConv::copy_input_row(int64_t row, const float* xn, float* dst) const
   return winograd() && any_nonfinite(interior, s_.w * Ci);
 }
 
-void BlockedConv::exact_tile(const float* padded, const float* weights, const float* bias_blocks, int64_t ob_first,
-                             int64_t blocks, int64_t ty0, int64_t ty, int64_t tx, int64_t rows, const float* residual,
-                             const Activation* act, float* out, int64_t out_block) const {
-  const int64_t C = kernel_->lanes, hp = padded_h(), wp = padded_w();
+void BlockedConv::exact_tile(const PaddedInput& padded, const float* weights, const float* bias_blocks,
+                             int64_t ob_first, int64_t blocks, int64_t ty0, int64_t ty, int64_t tx, int64_t rows,
+                             const float* residual, const Activation* act, float* out, int64_t out_block) const {
+  const int64_t C = kernel_->lanes;
   for (int64_t b = ob_first; b < ob_first + blocks; ++b)
     for (int64_t i = 0; i < 2 && 2 * ty + i < rows; ++i)
       for (int64_t k = 0; k < 2 && 2 * tx + k < s_.out_w; ++k) {
@@ -309,7 +344,7 @@ void BlockedConv::exact_tile(const float* padded, const float* weights, const fl
             for (int64_t ci = 0; ci < cin_g; ++ci)
               for (int64_t ky = 0; ky < 3; ++ky)
                 for (int64_t kx = 0; kx < 3; ++kx)
-                  sum += padded[(((ci0 + ci) / C * hp + py + ky) * wp + px + kx) * C + (ci0 + ci) % C] *
+                  sum += padded.data[row_at(padded, (ci0 + ci) / C, py + ky) + (px + kx) * C + (ci0 + ci) % C] *
                          weights[((co * cin_g + ci) * 3 + ky) * 3 + kx];
           sums[lane] = residual ? sum + residual[at + lane] : sum;
         }
@@ -340,11 +375,12 @@ void BlockedConv::store_band(float* sums, int64_t out_block, int64_t g, int64_t 
 // tile rows is transformed, its 16 products summed as 1x1 convolutions by the direct
 // kernel, and transformed back into the output (NCHWc) or the thread's band (NCHW), a
 // chunk of output blocks per item.
-void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
-                                 const Activation& activation, bool in_registers, float* yn, const float* rn,
-                                 const ThreadScratch& own, int threads, WorkShares& shares) const {
+void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<const int64_t> item0,
+                                 const float* weights, const float* bias, const Activation& activation,
+                                 bool in_registers, float* yn, const float* rn, const ThreadScratch& own, int threads,
+                                 WorkShares& shares) const {
   const int64_t C = kernel_->lanes, F = kernel_->max_blocks, tw = tiles_w();
-  const int64_t bands = winograd_bands(threads), chunks = winograd_chunks(threads), wp = padded_w();
+  const int64_t bands = winograd_bands(threads), chunks = winograd_chunks(threads);
   const int64_t plane = s_.out_h * s_.out_w;
   // Input and output blocks of all groups, group by group; the output's in tiles of F
   // blocks within a group, chunks of whole tiles.
@@ -353,7 +389,7 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
   const auto first_block = [&](int64_t tile) {
     return tile >= winograd_output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
   };
-  float* v = own.floats(omp_get_thread_num(), thread_floats(), "blocked convolution").data();
+  float* v = own.floats(omp_get_thread_num(), kept_floats(), "blocked convolution").data();
   float* m = v + 16 * all_in * band_tile_rows() * tw * C;
   float* band = m + 16 * all_out * band_tile_rows() * tw * C;
   float* bias_blocks = band + band_floats();
@@ -371,8 +407,12 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
     const int64_t oy0 = 2 * ty0, rows = std::min(2 * tile_rows, s_.out_h - oy0);
     const int64_t t0 = item % chunks * chunk_tiles, t1 = std::min(t0 + chunk_tiles, winograd_output_tiles());
     const int64_t ob_first = first_block(t0), blocks = first_block(t1) - ob_first;
+    // The copy of the share that holds the item (by rows, each share's own).
+    const PaddedInput& padded =
+        inputs[item0.empty() ? 0 : std::upper_bound(item0.begin(), item0.end(), item) - item0.begin() - 1];
     if (item / chunks != v_band)
-      kernel_->winograd_input({padded + oy0 * wp * C, padded_h() * wp * C, wp * C, all_in, fx, tiles, tw, v});
+      kernel_->winograd_input({padded.data + row_at(padded, 0, oy0), padded.rows * padded_w() * C, padded_w() * C,
+                               all_in, fx, tiles, tw, v});
     v_band = item / chunks;
     BlockedConvRow r;
     r.cin_lanes = C;
@@ -408,13 +448,14 @@ void BlockedConv::winograd_items(const float* padded, const uint8_t* flags, cons
       if (tile == 0 || tx == 0) {
         flagged = false;
         for (int64_t ib = 0; ib < all_in; ++ib)
-          for (int64_t y = 2 * (ty0 + ty); y < 2 * (ty0 + ty) + 4; ++y) flagged |= flags[flag_at(ib, y)] != 0;
+          for (int64_t y = 2 * (ty0 + ty); y < 2 * (ty0 + ty) + 4; ++y)
+            flagged |= padded.flags[flag_at(padded, ib, y)] != 0;
       }
       if (!flagged) continue;
       bool nonfinite = false;
       for (int64_t ib = 0; ib < all_in && !nonfinite; ++ib)
         for (int64_t y = 0; y < 4 && !nonfinite; ++y)
-          nonfinite = any_nonfinite(padded + ((ib * padded_h() + 2 * (ty0 + ty) + y) * wp + 2 * tx) * C, 4 * C);
+          nonfinite = any_nonfinite(padded.data + row_at(padded, ib, 2 * (ty0 + ty) + y) + 2 * tx * C, 4 * C);
       if (!nonfinite) continue;
       exact_tile(padded, weights, bias_blocks, ob_first, blocks, ty0, ty, tx, rows, residual, act, out, out_block);
       skip[tile] = 1;
@@ -446,17 +487,17 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
   const int64_t C = kernel_->lanes, F = kernel_->max_blocks, Ci = in_lanes_;
   const int64_t cout_g = s.cout_per_group();
   const bool copy = copies_input();
-  const int64_t hp = padded_h(), wp = padded_w();
-  const int64_t in_rows = s.group * in_blocks_ * hp, taps = win.kh * win.kw;
+  const int64_t hp = padded_h(), wp = padded_w(), in_blocks = s.group * in_blocks_;
+  const int64_t in_rows = in_blocks * hp, taps = win.kh * win.kw;
   const int64_t tiles = (out_blocks_ + F - 1) / F;  // of F output blocks, per group
   const int64_t bands = (s.out_h + band_rows_ - 1) / band_rows_, band = band_floats();
   const int64_t plane = s.out_h * s.out_w;
-  require_workspace(workspace, workspace_floats(), "blocked convolution");
+  // The team is at most the pieces of kept scratch there are, where it keeps any.
   int team_size = team(batch, threads);
-  if (thread_floats() > 0) {
-    own.floats(0, thread_floats(), "blocked convolution");  // one thread's, at least
-    team_size = std::min(team_size, own.threads());
-  }
+  if (kept_floats() > 0 || private_copies(team_size)) team_size = std::min(team_size, std::max(own.threads(), 1));
+  const bool by_rows = splits_rows(team_size), private_copy = private_copies(team_size);
+  if (kept_floats_for(team_size) > 0) own.floats(0, kept_floats_for(team_size), "blocked convolution");
+  if (!private_copy) require_workspace(workspace, input_floats() + flag_floats(padded_h()), "blocked convolution");
   const Activation activation = act;  // a local copy: stores to y cannot alias it
   // An NCHWc output starts from the residual (plus the bias) where it is summed in place;
   // an NCHW one adds it as it goes back to NCHW.
@@ -465,18 +506,29 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
   // their registers (applied to the band after, Relu was 7% of SqueezeNet's 3x3 layers).
   const bool in_registers =
       (!residual || residual_first) && activation.kind != ActivationKind::kNone && activation_in_registers(activation);
-  const bool by_rows = splits_rows(team_size);
   for (int64_t n = 0; n < batch; ++n) {
     const float* xn = x + n * s.cin * s.h * s.w;
     float* yn = y + n * s.cout * plane;
     const float* rn = residual ? residual + n * s.cout * plane : nullptr;
-    const float* in_c = copy ? workspace.data() : xn;
-    uint8_t* flags = reinterpret_cast<uint8_t*>(workspace.data() + input_floats());
+    // The input the windows read: xn itself, the team's copy in the workspace or, where
+    // the team splits rows, each thread's copy of its rows in its kept scratch.
+    std::vector<PaddedInput> inputs;
+    if (private_copy) {
+      for (int u = 0; u < team_size; ++u) {
+        const auto [first, end] = share_input_rows(u, team_size);
+        float* data = own.floats(u, kept_floats_for(team_size), "blocked convolution").data() + kept_floats();
+        inputs.push_back({data, data, reinterpret_cast<uint8_t*>(data + copy_floats(end - first)), first, end - first});
+      }
+    } else {
+      float* data = copy ? workspace.data() : nullptr;
+      inputs.push_back({copy ? data : xn, data, reinterpret_cast<uint8_t*>(workspace.data() + input_floats()), 0, hp});
+    }
     // Each item, F output blocks x a band of output rows, is summed one chunk of input
     // blocks (whose weights stay in L2) over all its rows at a time: in place in an NCHWc
     // output, else in the thread's band of NCHWc partial sums, then reordered into y.
     const bool one_run = taps == 1 && win.sh == 1 && win.sw == 1 && wp == s.out_w;
-    const auto sum_item = [&](float* thread_band, int64_t g, int64_t ob0, int64_t oy0, int64_t rows) {
+    const auto sum_item = [&](const PaddedInput& in, float* thread_band, int64_t g, int64_t ob0, int64_t oy0,
+                              int64_t rows) {
       const int blocks = static_cast<int>(std::min(F, out_blocks_ - ob0));
       const int64_t gob = g * out_blocks_ + ob0;
       // An NCHWc output's blocks are whole planes apart; the band's, its rows.
@@ -488,7 +540,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
           if (ob0 * C + i < cout_g) init[i] = bias[g * cout_g + ob0 * C + i];
       BlockedConvRow r;
       r.cin_lanes = Ci;
-      r.x_block = hp * wp * Ci;
+      r.x_block = in.rows * wp * Ci;
       r.x_row = wp * Ci;
       r.w_block = in_blocks_ * taps * Ci * C;
       r.out_block = out_block;
@@ -519,7 +571,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         const int64_t runs = one_run ? 1 : rows;
         r.out_w = one_run ? rows * s.out_w : s.out_w;
         for (int64_t oy = oy0; oy < oy0 + runs; ++oy) {
-          r.x = in_c + (((g * in_blocks_ + cb0) * hp + oy * win.sh) * wp) * Ci;
+          r.x = in.data + row_at(in, g * in_blocks_ + cb0, oy * win.sh);
           r.out = sums + (oy - oy0) * s.out_w * C;
           kernel_->run_row(r);
         }
@@ -534,21 +586,19 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     // Each thread's rows (by rows: [row0[t], row0[t + 1]), whose input rows it copies) and
     // share of the items. By rows, thread t's items are its rows' bands (Winograd: its
     // bands of tile rows) x every tile of output blocks; else bands x tiles (Winograd:
-    // bands x chunks of output blocks) in even shares.
+    // bands x chunks of output blocks) in even shares. A thread that takes another's
+    // items reads that thread's copy.
     std::vector<int64_t> row0, item0;
     const int64_t all_items = winograd() ? items(team_size) : s.group * tiles * bands;
     if (by_rows) {
       row0.resize(team_size + 1);
       item0.resize(team_size + 1);
       for (int t = 0; t <= team_size; ++t) {
-        if (winograd()) {  // whole bands each
-          const int64_t bands = winograd_bands(team_size), band = bands * t / team_size;
-          item0[t] = band * winograd_chunks(team_size);
-          row0[t] = 2 * (band_first_tile(band, bands) / tiles_w());
-        } else {
-          row0[t] = s.out_h * t / team_size;
+        row0[t] = share_first_row(t, team_size);
+        if (winograd())  // whole bands each
+          item0[t] = winograd_bands(team_size) * t / team_size * winograd_chunks(team_size);
+        else
           item0[t] = t == 0 ? 0 : item0[t - 1] + s.group * tiles * own_bands(row0[t] - row0[t - 1]);
-        }
       }
     }
     WorkShares shares = by_rows ? WorkShares(item0) : WorkShares(all_items, team_size);
@@ -556,30 +606,30 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     {
       const int t = omp_get_thread_num(), started = omp_get_num_threads();
       float* thread_band = band > 0 ? own.floats(t, band, "blocked convolution").data() : nullptr;
-      if (copy && by_rows) {
-        // Thread u's copy: the input rows from its first window's to thread u + 1's first
-        // (the rest of its windows read that thread's copy); a thread copies for those of
+      // The NCHWc input with a zero border and zero lanes past the group's channels: NCHW
+      // rows transposed, NCHWc rows copied, each row's flag set where it holds a NaN or an
+      // infinity (Winograd).
+      const auto copy_row = [&](const PaddedInput& in, int64_t gb, int64_t py) {
+        const bool nonfinite = copy_input_row(gb, py, xn, in.copy + row_at(in, gb, py));
+        if (winograd()) in.flags[flag_at(in, gb, py)] = nonfinite;
+      };
+      if (private_copy) {
+        // Thread u's copy, in its kept scratch: the rows its windows read (a few rows of
+        // the next thread's too). Written where it stays, in the cache of the thread that
+        // reads it: the team's copy in the shared workspace took ResNet-18's 3x3 layers
+        // twice as long per byte on two threads as on one. A thread copies for those of
         // the team that did not start.
-        for (int u = t; u < team_size; u += started) {
-          const int64_t p0 = u == 0 ? 0 : row0[u] * win.sh, p1 = u + 1 == team_size ? hp : row0[u + 1] * win.sh;
-          for (int64_t gb = 0; gb < s.group * in_blocks_; ++gb)
-            for (int64_t py = p0; py < p1; ++py) {
-              const bool nonfinite = copy_input_row(gb * hp + py, xn, workspace.data());
-              if (winograd()) flags[flag_at(gb, py)] = nonfinite;
-            }
-        }
+        for (int u = t; u < team_size; u += started)
+          for (int64_t gb = 0; gb < in_blocks; ++gb)
+            for (int64_t py = inputs[u].first_row; py < inputs[u].first_row + inputs[u].rows; ++py)
+              copy_row(inputs[u], gb, py);
 #pragma omp barrier
       } else if (copy) {
-        // The NCHWc input with a zero border and zero lanes past the group's channels:
-        // NCHW rows transposed, NCHWc rows copied.
 #pragma omp for schedule(static)
-        for (int64_t row = 0; row < in_rows; ++row) {
-          const bool nonfinite = copy_input_row(row, xn, workspace.data());
-          if (winograd()) flags[flag_at(row / hp, row % hp)] = nonfinite;
-        }
+        for (int64_t row = 0; row < in_rows; ++row) copy_row(inputs[0], row / hp, row % hp);
       }
       if (winograd())
-        winograd_items(in_c, flags, weights, bias, activation, in_registers, yn, rn, own, team_size, shares);
+        winograd_items(inputs, item0, weights, bias, activation, in_registers, yn, rn, own, team_size, shares);
       for (int64_t item; !winograd() && (item = shares.take(t)) >= 0;) {
         if (by_rows) {
           // Thread u's rows in bands of near-equal size, every tile of output blocks.
@@ -587,11 +637,11 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
           const int64_t own = row0[u + 1] - row0[u], n_bands = own_bands(own), j = item - item0[u];
           const int64_t gt = j / n_bands, b = j % n_bands;
           const int64_t oy0 = row0[u] + own * b / n_bands, oy1 = row0[u] + own * (b + 1) / n_bands;
-          sum_item(thread_band, gt / tiles, gt % tiles * F, oy0, oy1 - oy0);
+          sum_item(inputs[private_copy ? u : 0], thread_band, gt / tiles, gt % tiles * F, oy0, oy1 - oy0);
         } else {
           const int64_t b = item % bands, gt = item / bands;
           const int64_t oy0 = b * band_rows_;
-          sum_item(thread_band, gt / tiles, gt % tiles * F, oy0, std::min(band_rows_, s.out_h - oy0));
+          sum_item(inputs[0], thread_band, gt / tiles, gt % tiles * F, oy0, std::min(band_rows_, s.out_h - oy0));
         }
       }
     }

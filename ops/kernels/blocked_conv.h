@@ -2,7 +2,8 @@
 // 8 on AVX2), for the regular and grouped convolutions where it is faster than im2col +
 // GEMM (the shapes are chosen by measurement, see docs/performance.md). The weights are
 // packed once, [output blocks][input blocks of the group][kh][kw][c in][c out]; each call
-// reorders the NCHW input into a zero-bordered NCHWc copy in the workspace (so the
+// reorders the NCHW input into a zero-bordered NCHWc copy in the workspace or, where the
+// team splits rows, each thread its rows into its kept scratch (so the
 // micro-kernel has no bounds checks; an input of fewer than c channels is one block of
 // just those, with no zero lanes to multiply), and computes the output by items of F
 // output blocks x a band of output rows, summed in NCHWc in a thread's scratch then
@@ -16,7 +17,8 @@
 //
 //   if (kernels::blocked_conv_applies(shape, isa)) {
 //     kernels::BlockedConv conv(shape, weights, isa);
-//     workspace: conv.workspace_floats() floats; own: threads x conv.thread_floats()
+//     workspace: conv.workspace_floats(batch, threads) floats;
+//     own: threads x conv.thread_floats(batch, threads)
 //     conv.run(batch, x, bias, activation, y, workspace, own, threads);
 //   }
 #pragma once
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "ops/activation.h"
@@ -133,8 +136,9 @@ class BlockedConv {
   const BlockedConvKernel& kernel() const { return *kernel_; }
   BlockedAlgorithm algorithm() const { return algorithm_; }
   int64_t packed_weight_floats() const { return static_cast<int64_t>(weights_.size()); }
-  // Floats of workspace run needs, shared by the team: the input copy and its flags.
-  int64_t workspace_floats() const;
+  // Floats of workspace run(batch, ..., threads) needs, shared by the team: the input copy
+  // and its flags, unless the team splits rows (then each thread copies its own).
+  int64_t workspace_floats(int64_t batch, int threads) const;
   // Floats of the NCHWc input copy of one image, with its border (shared by the
   // threads), in whole cache lines; 0 when an NCHWc input without padding is read as it
   // is.
@@ -144,9 +148,10 @@ class BlockedConv {
   // in place).
   int64_t band_floats() const;
   int64_t band_rows() const { return band_rows_; }
-  // Floats of one thread's kept scratch (ThreadScratch), in whole cache lines: the band,
-  // and Winograd's transformed input tiles and products of a band.
-  int64_t thread_floats() const;
+  // Floats of one thread's kept scratch (ThreadScratch) run(batch, ..., threads) needs, in
+  // whole cache lines: the band, Winograd's transformed input tiles and products of a
+  // band, and the thread's copy of its input rows where the team splits rows.
+  int64_t thread_floats(int64_t batch, int threads) const;
   // Input channels summed per pass over the output (the weights' L2 blocking).
   int64_t chunk_blocks() const { return chunk_blocks_; }
   // Input channels per block of the NCHWc input copy: c, or the input's channels when
@@ -164,7 +169,7 @@ class BlockedConv {
   // `weights`, the constructor's (unpacked): a NaN or an infinity in a 4x4 input window
   // would reach all four of its tile's outputs through the transforms (and an infinity
   // become NaN), so those tiles are summed directly from them instead.
-  // The team is at most own.threads() (each piece of thread_floats()).
+  // The team is at most own.threads() (each piece of thread_floats(batch, threads)).
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
            std::span<float> workspace, const ThreadScratch& own, int threads, const float* residual = nullptr,
            const float* weights = nullptr) const;
@@ -183,6 +188,18 @@ class BlockedConv {
   int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
   int team(int64_t batch, int threads) const;
   bool copies_input() const;
+  // Whether a team of `team` copies the input each thread its rows, into its kept scratch.
+  bool private_copies(int team) const { return copies_input() && splits_rows(team); }
+  // Kept floats for a team of `team`: kept_floats() (the band, Winograd's tiles), then the
+  // thread's input copy and its flags where private_copies(team).
+  int64_t kept_floats() const;
+  int64_t kept_floats_for(int team) const;
+  // Floats of an input copy of `rows` rows of every block, in whole lines.
+  int64_t copy_floats(int64_t rows) const;
+  // By rows: thread u's first output row, and the rows of the input copy its windows
+  // read, [first, end).
+  int64_t share_first_row(int u, int team) const;
+  std::pair<int64_t, int64_t> share_input_rows(int u, int team) const;
   bool winograd() const { return algorithm_ == BlockedAlgorithm::kWinograd; }
   // Winograd's 2x2 output tiles: per row, in rows, and the tile rows whose tiles a band
   // holds at most.
@@ -192,29 +209,43 @@ class BlockedConv {
   // The zero-bordered NCHWc input copy's rows and columns.
   int64_t padded_h() const;
   int64_t padded_w() const;
-  // One row of the zero-bordered NCHWc input copy of one image (rows in group, block,
-  // row order) into dst, from the NCHW or NCHWc image xn; whether it holds a NaN or an
-  // infinity.
-  bool copy_input_row(int64_t row, const float* xn, float* dst) const;
-  // Winograd: one flag per row of the input copy (whether it holds a NaN or an
-  // infinity), in floats of workspace after the copy.
-  int64_t flag_floats() const;
-  // The flag of row py of the copy's block gb (of all groups'): row-major, so threads
-  // that copy different rows write different cache lines (block-major, two threads
-  // writing alternate runs of one line took it from each other's cache at every run).
-  int64_t flag_at(int64_t gb, int64_t py) const { return py * s_.group * in_blocks_ + gb; }
+  // The rows [first_row, first_row + rows) of every block (of all groups', block by
+  // block) of the zero-bordered NCHWc input one image's windows read: the team's copy,
+  // a thread's, or the NCHWc input itself where it needs no border.
+  struct PaddedInput {
+    const float* data;
+    float* copy;     // data, where this call writes it (null: the input itself)
+    uint8_t* flags;  // Winograd: per row of each block, whether it holds a NaN or an infinity
+    int64_t first_row, rows;
+  };
+  // Where row py of block gb starts in in.data, and its flag in in.flags: row-major, so
+  // threads that copy different rows write different cache lines (block-major, two
+  // threads writing alternate runs of one line took it from each other's cache at every
+  // run).
+  int64_t row_at(const PaddedInput& in, int64_t gb, int64_t py) const {
+    return (gb * in.rows + py - in.first_row) * padded_w() * in_lanes_;
+  }
+  int64_t flag_at(const PaddedInput& in, int64_t gb, int64_t py) const {
+    return (py - in.first_row) * s_.group * in_blocks_ + gb;
+  }
+  // Row py of the zero-bordered copy of block gb into d, from the NCHW or NCHWc image
+  // xn; whether it holds a NaN or an infinity.
+  bool copy_input_row(int64_t gb, int64_t py, const float* xn, float* d) const;
+  // Winograd: the flags of a copy of `rows` rows, in whole lines of floats after it.
+  int64_t flag_floats(int64_t rows) const;
   // Winograd's exact sums for the tile (ty, tx) of a band (ty counted from the band's
   // first tile row ty0) whose window holds a NaN or an infinity: the output blocks
   // [ob_first, ob_first + blocks) as the output transform stores them.
-  void exact_tile(const float* padded, const float* weights, const float* bias_blocks, int64_t ob_first, int64_t blocks,
-                  int64_t ty0, int64_t ty, int64_t tx, int64_t rows, const float* residual, const Activation* act,
-                  float* out, int64_t out_block) const;
+  void exact_tile(const PaddedInput& padded, const float* weights, const float* bias_blocks, int64_t ob_first,
+                  int64_t blocks, int64_t ty0, int64_t ty, int64_t tx, int64_t rows, const float* residual,
+                  const Activation* act, float* out, int64_t out_block) const;
   // An NCHW output's band: the activation where the tiles did not apply it, then NCHWc
   // -> NCHW with the residual summed on the way.
   void store_band(float* sums, int64_t out_block, int64_t g, int64_t ob0, int64_t blocks, int64_t oy0, int64_t rows,
                   float* yn, const float* rn, const Activation& activation, bool in_registers) const;
-  void winograd_items(const float* padded, const uint8_t* flags, const float* weights, const float* bias,
-                      const Activation& activation, bool in_registers, float* yn, const float* rn,
+  // inputs: one per share of item0 (by rows), else one.
+  void winograd_items(std::span<const PaddedInput> inputs, std::span<const int64_t> item0, const float* weights,
+                      const float* bias, const Activation& activation, bool in_registers, float* yn, const float* rn,
                       const ThreadScratch& own, int threads, WorkShares& shares) const;
 
   ConvGeometry s_;

@@ -19,10 +19,13 @@
 namespace minfer::test {
 namespace {
 
-// The workspace of `conv` and `threads` pieces of its kept scratch, all NaN.
+// The workspace of `conv` for `batch` images on `threads` threads and a piece of its kept
+// scratch for each thread, all NaN.
 struct Scratch {
-  Scratch(const kernels::BlockedConv& conv, int threads)
-      : workspace(conv.workspace_floats(), NAN), kept(threads, conv.thread_floats()), own(kept.own) {}
+  Scratch(const kernels::BlockedConv& conv, int64_t batch, int threads)
+      : workspace(conv.workspace_floats(batch, threads), NAN),
+        kept(threads, conv.thread_floats(batch, threads)),
+        own(kept.own) {}
   std::vector<float> workspace;
   KeptScratch kept;
   const ThreadScratch& own;
@@ -32,7 +35,7 @@ std::vector<float> blocked_result(const kernels::BlockedConv& conv, const ConvGe
                                   const std::vector<float>& x, const std::vector<float>& wt, const float* bias,
                                   const Activation& act, int threads) {
   std::vector<float> y(batch * s.cout * s.out_h * s.out_w, NAN);
-  Scratch scratch(conv, threads);
+  Scratch scratch(conv, batch, threads);
   conv.run(batch, x.data(), bias, act, y.data(), scratch.workspace, scratch.own, threads, nullptr, wt.data());
   return y;
 }
@@ -222,7 +225,7 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
             std::vector<float> outputs[2];
             for (int threads : {1, 2}) {
               std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
-              Scratch scratch(conv, threads);
+              Scratch scratch(conv, batch, threads);
               conv.run(batch, xin.data(), b.data(), act, y.data(), scratch.workspace, scratch.own, threads,
                        residual == 1   ? rin.data()
                        : residual == 2 ? y.data()
@@ -283,7 +286,7 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         std::vector<float> outputs[3];
         for (int threads : {1, 2, 3}) {
           std::vector<float> y(expected.size(), NAN);
-          Scratch scratch(conv, threads);
+          Scratch scratch(conv, batch, threads);
           conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), scratch.workspace, scratch.own,
                    threads, rin.data(), wt.data());
           outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
@@ -293,17 +296,24 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         ASSERT_LT(max_rel_error(outputs[0], expected), 1e-4);
         ASSERT_EQ(outputs[0], outputs[1]) << "2 threads differ from 1";
         ASSERT_EQ(outputs[0], outputs[2]) << "3 threads differ from 1";
+        // By rows, each thread copies the input rows it reads into its kept scratch: no
+        // workspace.
+        if (k.by_rows) {
+          EXPECT_EQ(conv.workspace_floats(batch, 2), 0);
+        }
         // Three threads asked with kept scratch for two: a team of two, the same bits; a
         // piece a line short of thread_floats() is an error, not an overrun.
         std::vector<float> y(expected.size(), NAN);
-        Scratch scratch(conv, 2);
+        Scratch scratch(conv, batch, 2);
         conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), scratch.workspace, scratch.own, 3,
                  rin.data(), wt.data());
         ASSERT_EQ(layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y, outputs[0]);
-        if (conv.thread_floats() > 0) {
-          const ThreadScratch short_piece(reinterpret_cast<std::byte*>(scratch.kept.storage.data()), 1,
-                                          4 * conv.thread_floats() - 64);
-          EXPECT_THROW(conv.run(batch, xin.data(), b.data(), {}, y.data(), scratch.workspace, short_piece, 1,
+        for (int threads : {1, 2}) {
+          if (conv.thread_floats(batch, threads) == 0) continue;
+          Scratch enough(conv, batch, threads);
+          const ThreadScratch short_pieces(reinterpret_cast<std::byte*>(enough.own.floats(0, 0, "test").data()),
+                                           threads, 4 * conv.thread_floats(batch, threads) - 64);
+          EXPECT_THROW(conv.run(batch, xin.data(), b.data(), {}, y.data(), enough.workspace, short_pieces, threads,
                                 rin.data(), wt.data()),
                        std::logic_error);
         }
@@ -360,7 +370,7 @@ TEST(BlockedConvKernels, WinogradSumsWindowsWithANanOrAnInfinityDirectly) {
           const std::vector<float> rin = blocked ? reorder_nchwc(r, batch, s.cout, out_pixels, c, true) : r;
           for (int threads : {1, 2}) {
             std::vector<float> y = residual == 2 ? rin : std::vector<float>(expected.size(), NAN);
-            Scratch scratch(conv, threads);
+            Scratch scratch(conv, batch, threads);
             conv.run(batch, xin.data(), b.data(), {}, y.data(), scratch.workspace, scratch.own, threads,
                      residual == 1   ? rin.data()
                      : residual == 2 ? y.data()
@@ -415,7 +425,7 @@ TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
     const std::vector<float> wt = random_values(c * c * 9, 1), x = random_values(c * 36, 2);
     const kernels::BlockedConv conv(s, wt.data(), isa, {}, BlockedAlgorithm::kWinograd);
     std::vector<float> y(c * 36);
-    Scratch scratch(conv, 1);
+    Scratch scratch(conv, 1, 1);
     EXPECT_THROW(conv.run(1, x.data(), nullptr, {}, y.data(), scratch.workspace, scratch.own, 1),
                  std::invalid_argument);
   }
