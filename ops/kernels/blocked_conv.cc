@@ -211,21 +211,25 @@ int BlockedConv::team(int64_t batch, int threads) const {
 // vCPUs share no cache (a 450 ns round trip between them) ResNet-50's 1x1 layers at 28x28
 // and 14x14 took 0.88-0.93x the time by rows, GoogLeNet 0.95x, RegNetX 0.88-0.93x (sums
 // of per-op minima, two threads). Each thread reads all the weights, from L3 or memory.
-// Winograd splits rows where each thread gets a band of tiles or more (then its share is
-// whole bands), else each band's output blocks: with the input copy split by blocks,
-// each thread read half its rows from the other's cache; ResNet-18's 56x56 layers took
-// 0.50-0.53 ms on two threads that way (fastest of 40 runs, Zen 5), 0.445-0.52 by rows.
+// Winograd splits rows where each thread gets two bands of tiles or more (then its share
+// is whole bands), else the output blocks, each thread a chunk of every band's: by
+// blocks, each thread transforms every row (ResNet-18's 56x56 layers took 0.50-0.53 ms
+// on two threads that way, fastest of 40 runs, Zen 5; 0.445-0.52 by rows), but reads only
+// its chunk's transformed weights, again for each band. A thread with one band read all
+// of them once, from memory (the next layers' evict them): ResNet-18's and ResNet-50's
+// 256 -> 256 layers at 14x14 (two bands, 4 MiB of weights) took 0.88-0.93x the time by
+// blocks, GoogLeNet's 14x14 ones 0.81-0.92x; the 28x28 ones (14 bands) 1.06-1.10x.
 bool BlockedConv::splits_rows(int team) const {
   if (team <= 1) return false;
-  return winograd() ? winograd_bands(1) >= team : s_.out_h >= 2 * team;
+  return winograd() ? winograd_bands(1) >= 2 * team : s_.out_h >= 2 * team;
 }
 
 // The fewest bands of at most band_tile_rows() tile rows' tiles; where a team splits
-// them, a multiple of the team, so that each thread gets as many tiles, where there are
-// enough tiles (band_first_tile) for no band to be empty.
+// them by rows, a multiple of the team, so that each thread gets as many tiles, where
+// there are enough tiles (band_first_tile) for no band to be empty.
 int64_t BlockedConv::winograd_bands(int team) const {
   const int64_t fewest = (tiles_h() + band_tile_rows() - 1) / band_tile_rows();
-  if (team <= 1 || fewest < team) return fewest;
+  if (!splits_rows(team)) return fewest;
   return std::min((fewest + team - 1) / team * team, layouts_.output_blocked ? tiles_h() * tiles_w() : tiles_h());
 }
 
@@ -238,13 +242,14 @@ int64_t BlockedConv::band_first_tile(int64_t band, int64_t bands) const {
   return band * tiles_h() / bands * tiles_w();
 }
 
-// Fewer bands than threads are split into chunks of output blocks, one thread's each. (A
-// chunk per tile of output blocks wherever a team splits, for finer stealing, took
+// A team that splits output blocks gives each thread a chunk of them (of every band);
+// by rows, one chunk. (A chunk per tile of output blocks, for finer stealing, took
 // ResNet-50's 14x14 layers 1.08-1.14x the time on two threads in a quiet spell: a thief
 // transforms a whole band's input for a quarter of its sums, and the owner was mostly
 // about to take that quarter itself.)
 int64_t BlockedConv::winograd_chunks(int team) const {
-  return std::clamp<int64_t>(team / winograd_bands(team), 1, winograd_output_tiles());
+  if (team <= 1 || splits_rows(team)) return 1;
+  return std::min<int64_t>(team, winograd_output_tiles());
 }
 
 int64_t BlockedConv::winograd_output_tiles() const {
@@ -398,22 +403,24 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
   static constexpr float kZeros[4 * 16] = {};
   const bool residual_first = rn && layouts_.output_blocked;
   const Activation* act = in_registers ? &activation : nullptr;
-  int64_t v_band = -1;  // the band whose transformed input v holds (a thread's chunks of one band)
+  int64_t v_band = -1;  // the band whose transformed input v holds
   for (int64_t item; (item = shares.take(omp_get_thread_num())) >= 0;) {
     // The band's tiles, from column fx of tile row ty0, and its output rows from oy0.
-    const int64_t first = band_first_tile(item / chunks, bands),
-                  tiles = band_first_tile(item / chunks + 1, bands) - first;
+    // Chunk-major: an even share of the items is a chunk of every band (or, with one
+    // chunk, whole bands), transformed once.
+    const int64_t band_i = item % bands, chunk_i = item / bands;
+    const int64_t first = band_first_tile(band_i, bands), tiles = band_first_tile(band_i + 1, bands) - first;
     const int64_t ty0 = first / tw, fx = first % tw, tile_rows = (fx + tiles + tw - 1) / tw;
     const int64_t oy0 = 2 * ty0, rows = std::min(2 * tile_rows, s_.out_h - oy0);
-    const int64_t t0 = item % chunks * chunk_tiles, t1 = std::min(t0 + chunk_tiles, winograd_output_tiles());
+    const int64_t t0 = chunk_i * chunk_tiles, t1 = std::min(t0 + chunk_tiles, winograd_output_tiles());
     const int64_t ob_first = first_block(t0), blocks = first_block(t1) - ob_first;
     // The copy of the share that holds the item (by rows, each share's own).
     const PaddedInput& padded =
         inputs[item0.empty() ? 0 : std::upper_bound(item0.begin(), item0.end(), item) - item0.begin() - 1];
-    if (item / chunks != v_band)
+    if (band_i != v_band)
       kernel_->winograd_input({padded.data + row_at(padded, 0, oy0), padded.rows * padded_w() * C, padded_w() * C,
                                all_in, fx, tiles, tw, v});
-    v_band = item / chunks;
+    v_band = band_i;
     BlockedConvRow r;
     r.cin_lanes = C;
     r.x_block = tiles * C;

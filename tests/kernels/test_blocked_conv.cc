@@ -263,9 +263,11 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         {conv_shape(2 * c, 14, 11, 3 * c, 1, 3, 1, 2, 2, 2, 2, 2), true},  // dilation 2
         {conv_shape(4 * c, 9, 10, 8 * c, 1, 1, 1, 0, 0, 0, 0), true},      // NCHWc read in place
         {conv_shape(4 * c, 3, 20, 8 * c, 1, 3, 1, 1, 1, 1, 1), false},     // 3 rows: by blocks
-        // Winograd: 100 columns make each band one tile row (three, the last one row
-        // high: by rows); a 12x12 plane is one band, its output blocks split in chunks.
-        {conv_shape(4 * c, 5, 100, 4 * c, 1, 3, 1, 1, 1, 1, 1), true, kernels::BlockedAlgorithm::kWinograd},
+        // Winograd: 100 columns make each band one tile row; four (the last one row
+        // high) are two a thread, by rows; three split their output blocks, each thread a
+        // chunk of every band, as a 12x12 plane's one band does.
+        {conv_shape(4 * c, 7, 100, 4 * c, 1, 3, 1, 1, 1, 1, 1), true, kernels::BlockedAlgorithm::kWinograd},
+        {conv_shape(4 * c, 5, 100, 8 * c, 1, 3, 1, 1, 1, 1, 1), false, kernels::BlockedAlgorithm::kWinograd},
         {conv_shape(2 * c, 12, 12, 8 * c, 1, 3, 1, 1, 1, 1, 1), false, kernels::BlockedAlgorithm::kWinograd},
     };
     for (const Case& k : cases) {
