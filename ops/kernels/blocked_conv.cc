@@ -416,7 +416,7 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
     const int64_t ob_first = first_block(t0), blocks = first_block(t1) - ob_first;
     // The copy of the share that holds the item (by rows, each share's own).
     const PaddedInput& padded =
-        inputs[item0.empty() ? 0 : std::upper_bound(item0.begin(), item0.end(), item) - item0.begin() - 1];
+        inputs[inputs.size() == 1 ? 0 : std::upper_bound(item0.begin(), item0.end(), item) - item0.begin() - 1];
     if (band_i != v_band)
       kernel_->winograd_input({padded.data + row_at(padded, 0, oy0), padded.rows * padded_w() * C, padded_w() * C,
                                all_in, fx, tiles, tw, v});
