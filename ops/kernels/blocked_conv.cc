@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 
 #include "ops/kernels/threads.h"
@@ -24,6 +25,8 @@ constexpr int64_t kBandFloats = 16 * 1024;
 // Winograd: a band's transformed input tiles and products (16 vectors per tile and block
 // each) are kept under this (at least), in L2 beside one tile of output blocks' weights.
 constexpr int64_t kWinogradBandBytes = 384 * 1024;
+// Winograd by output blocks: chunks of them per thread of the team.
+constexpr int64_t kWinogradChunksPerThread = 4;
 
 int64_t blocks_of(int64_t channels, int64_t lanes) {
   return (channels + lanes - 1) / lanes;
@@ -204,8 +207,12 @@ int BlockedConv::team(int64_t batch, int threads) const {
   return threads_worth_starting(macs, items(threads), threads, Work::kDense);
 }
 
-// A team splits the output rows where each thread gets two or more (a 7x7 plane: 4 + 3
-// on two threads), else the tiles of output blocks. By rows, a thread reads the input
+// A team splits the output rows where each thread gets four or more, or two or more
+// where a split by blocks has too few tiles of them (under four a thread) to even out;
+// else the tiles of output blocks. A 7x7 plane's rows split 4 + 3 on two threads, each
+// reading all the weights: ResNet-50's 1x1 layers at 7x7 (8 to 32 tiles) took 0.78-0.90x
+// the time by blocks, where untouched layers moved 0.93-0.97x in the same runs; GoogLeNet's
+// 832 -> 128 ones (2 tiles) 1.13-1.14x (Zen 5, 2026-12-04). By rows, a thread reads the input
 // rows it wrote in the layer before (every NCHWc layer splits so, as the direct pointwise
 // kernel splits pixels), where by blocks it reads every row: on a Zen 5 host whose two
 // vCPUs share no cache (a 450 ns round trip between them) ResNet-50's 1x1 layers at 28x28
@@ -221,7 +228,9 @@ int BlockedConv::team(int64_t batch, int threads) const {
 // blocks, GoogLeNet's 14x14 ones 0.81-0.92x; the 28x28 ones (14 bands) 1.06-1.10x.
 bool BlockedConv::splits_rows(int team) const {
   if (team <= 1) return false;
-  return winograd() ? winograd_bands(1) >= 2 * team : s_.out_h >= 2 * team;
+  if (winograd()) return winograd_bands(1) >= 2 * team;
+  const int64_t tiles = s_.group * ((out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks);
+  return s_.out_h >= 4 * team || (s_.out_h >= 2 * team && tiles < 4 * team);
 }
 
 // The fewest bands of at most band_tile_rows() tile rows' tiles; where a team splits
@@ -242,14 +251,21 @@ int64_t BlockedConv::band_first_tile(int64_t band, int64_t bands) const {
   return band * tiles_h() / bands * tiles_w();
 }
 
-// A team that splits output blocks gives each thread a chunk of them (of every band);
-// by rows, one chunk. (A chunk per tile of output blocks, for finer stealing, took
-// ResNet-50's 14x14 layers 1.08-1.14x the time on two threads in a quiet spell: a thief
-// transforms a whole band's input for a quarter of its sums, and the owner was mostly
-// about to take that quarter itself.)
+// A team that splits output blocks splits them into chunks (of every band), a few per
+// thread, so that a thread that is ahead takes the last chunks of another's share; by
+// rows, one chunk.
 int64_t BlockedConv::winograd_chunks(int team) const {
   if (team <= 1 || splits_rows(team)) return 1;
-  return std::min<int64_t>(team, winograd_output_tiles());
+  return std::min<int64_t>(kWinogradChunksPerThread * team, winograd_output_tiles());
+}
+
+// By rows, thread u's whole bands; else its chunks of every band. Band-major, so that a
+// thread transforms each band's input once for all its chunks, and one taking another's
+// items from the back starts with the band it transformed last.
+BlockedConv::WinogradShare BlockedConv::winograd_share(int u, int team) const {
+  const int64_t bands = winograd_bands(team), chunks = winograd_chunks(team);
+  if (splits_rows(team)) return {bands * u / team, bands * (u + 1) / team, 0, chunks};
+  return {0, bands, chunks * u / team, chunks * (u + 1) / team};
 }
 
 int64_t BlockedConv::winograd_output_tiles() const {
@@ -390,7 +406,7 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
   // Input and output blocks of all groups, group by group; the output's in tiles of F
   // blocks within a group, chunks of whole tiles.
   const int64_t all_in = s_.group * in_blocks_, all_out = s_.group * out_blocks_;
-  const int64_t group_tiles = (out_blocks_ + F - 1) / F, chunk_tiles = (winograd_output_tiles() + chunks - 1) / chunks;
+  const int64_t group_tiles = (out_blocks_ + F - 1) / F, all_tiles = winograd_output_tiles();
   const auto first_block = [&](int64_t tile) {
     return tile >= winograd_output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
   };
@@ -405,18 +421,18 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
   const Activation* act = in_registers ? &activation : nullptr;
   int64_t v_band = -1;  // the band whose transformed input v holds
   for (int64_t item; (item = shares.take(omp_get_thread_num())) >= 0;) {
-    // The band's tiles, from column fx of tile row ty0, and its output rows from oy0.
-    // Chunk-major: an even share of the items is a chunk of every band (or, with one
-    // chunk, whole bands), transformed once.
-    const int64_t band_i = item % bands, chunk_i = item / bands;
+    // The share that holds the item, its band and chunk; the band's tiles, from column
+    // fx of tile row ty0, and its output rows from oy0.
+    const int u = static_cast<int>(std::upper_bound(item0.begin(), item0.end(), item) - item0.begin()) - 1;
+    const WinogradShare share = winograd_share(u, threads);
+    const int64_t j = item - item0[u], share_chunks = share.chunk1 - share.chunk0;
+    const int64_t band_i = share.band0 + j / share_chunks, chunk_i = share.chunk0 + j % share_chunks;
     const int64_t first = band_first_tile(band_i, bands), tiles = band_first_tile(band_i + 1, bands) - first;
     const int64_t ty0 = first / tw, fx = first % tw, tile_rows = (fx + tiles + tw - 1) / tw;
     const int64_t oy0 = 2 * ty0, rows = std::min(2 * tile_rows, s_.out_h - oy0);
-    const int64_t t0 = chunk_i * chunk_tiles, t1 = std::min(t0 + chunk_tiles, winograd_output_tiles());
+    const int64_t t0 = all_tiles * chunk_i / chunks, t1 = all_tiles * (chunk_i + 1) / chunks;
     const int64_t ob_first = first_block(t0), blocks = first_block(t1) - ob_first;
-    // The copy of the share that holds the item (by rows, each share's own).
-    const PaddedInput& padded =
-        inputs[inputs.size() == 1 ? 0 : std::upper_bound(item0.begin(), item0.end(), item) - item0.begin() - 1];
+    const PaddedInput& padded = inputs[inputs.size() == 1 ? 0 : u].ready();  // by rows, each share's own copy
     if (band_i != v_band)
       kernel_->winograd_input({padded.data + row_at(padded, 0, oy0), padded.rows * padded_w() * C, padded_w() * C,
                                all_in, fx, tiles, tw, v});
@@ -489,6 +505,11 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
                       std::span<float> workspace, const ThreadScratch& own, int threads, const float* residual,
                       const float* weights) const {
   if (winograd() && !weights) throw std::invalid_argument("blocked convolution: Winograd needs the unpacked weights");
+  // With no barrier between the input copies and the sums, a thread may write y while
+  // another still reads x.
+  const auto at = [](const float* p) { return reinterpret_cast<uintptr_t>(p); };
+  if (at(y) < at(x + batch * s_.cin * s_.h * s_.w) && at(x) < at(y + batch * s_.cout * s_.out_h * s_.out_w))
+    throw std::invalid_argument("blocked convolution: the output overlaps the input");
   const ConvGeometry& s = s_;
   const Window2d& win = s.win;
   const int64_t C = kernel_->lanes, F = kernel_->max_blocks, Ci = in_lanes_;
@@ -520,11 +541,13 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     // The input the windows read: xn itself, the team's copy in the workspace or, where
     // the team splits rows, each thread's copy of its rows in its kept scratch.
     std::vector<PaddedInput> inputs;
+    const auto copied = std::make_unique<std::atomic<bool>[]>(private_copy ? team_size : 0);
     if (private_copy) {
       for (int u = 0; u < team_size; ++u) {
         const auto [first, end] = share_input_rows(u, team_size);
         float* data = own.floats(u, kept_floats_for(team_size), "blocked convolution").data() + kept_floats();
-        inputs.push_back({data, data, reinterpret_cast<uint8_t*>(data + copy_floats(end - first)), first, end - first});
+        inputs.push_back(
+            {data, data, reinterpret_cast<uint8_t*>(data + copy_floats(end - first)), first, end - first, &copied[u]});
       }
     } else {
       float* data = copy ? workspace.data() : nullptr;
@@ -591,24 +614,25 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       store_band(sums, out_block, g, ob0, blocks, oy0, rows, yn, rn, activation, in_registers);
     };
     // Each thread's rows (by rows: [row0[t], row0[t + 1]), whose input rows it copies) and
-    // share of the items. By rows, thread t's items are its rows' bands (Winograd: its
-    // bands of tile rows) x every tile of output blocks; else bands x tiles (Winograd:
-    // bands x chunks of output blocks) in even shares. A thread that takes another's
-    // items reads that thread's copy.
+    // share of the items. By rows, thread t's items are its rows' bands x every tile of
+    // output blocks; else bands x tiles in even shares; Winograd, winograd_share's. A
+    // thread that takes another's items reads that thread's copy.
     std::vector<int64_t> row0, item0;
-    const int64_t all_items = winograd() ? items(team_size) : s.group * tiles * bands;
-    if (by_rows) {
+    if (winograd()) {
+      item0.assign(team_size + 1, 0);
+      for (int t = 0; t < team_size; ++t) {
+        const WinogradShare share = winograd_share(t, team_size);
+        item0[t + 1] = item0[t] + (share.band1 - share.band0) * (share.chunk1 - share.chunk0);
+      }
+    } else if (by_rows) {
       row0.resize(team_size + 1);
       item0.resize(team_size + 1);
       for (int t = 0; t <= team_size; ++t) {
         row0[t] = share_first_row(t, team_size);
-        if (winograd())  // whole bands each
-          item0[t] = winograd_bands(team_size) * t / team_size * winograd_chunks(team_size);
-        else
-          item0[t] = t == 0 ? 0 : item0[t - 1] + s.group * tiles * own_bands(row0[t] - row0[t - 1]);
+        item0[t] = t == 0 ? 0 : item0[t - 1] + s.group * tiles * own_bands(row0[t] - row0[t - 1]);
       }
     }
-    WorkShares shares = by_rows ? WorkShares(item0) : WorkShares(all_items, team_size);
+    WorkShares shares = item0.empty() ? WorkShares(s.group * tiles * bands, team_size) : WorkShares(item0);
 #pragma omp parallel num_threads(team_size) if (team_size > 1)
     {
       const int t = omp_get_thread_num(), started = omp_get_num_threads();
@@ -626,11 +650,12 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         // reads it: the team's copy in the shared workspace took ResNet-18's 3x3 layers
         // twice as long per byte on two threads as on one. A thread copies for those of
         // the team that did not start.
-        for (int u = t; u < team_size; u += started)
+        for (int u = t; u < team_size; u += started) {
           for (int64_t gb = 0; gb < in_blocks; ++gb)
             for (int64_t py = inputs[u].first_row; py < inputs[u].first_row + inputs[u].rows; ++py)
               copy_row(inputs[u], gb, py);
-#pragma omp barrier
+          copied[u].store(true, std::memory_order_release);
+        }
       } else if (copy) {
 #pragma omp for schedule(static)
         for (int64_t row = 0; row < in_rows; ++row) copy_row(inputs[0], row / hp, row % hp);
@@ -644,7 +669,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
           const int64_t own = row0[u + 1] - row0[u], n_bands = own_bands(own), j = item - item0[u];
           const int64_t gt = j / n_bands, b = j % n_bands;
           const int64_t oy0 = row0[u] + own * b / n_bands, oy1 = row0[u] + own * (b + 1) / n_bands;
-          sum_item(inputs[private_copy ? u : 0], thread_band, gt / tiles, gt % tiles * F, oy0, oy1 - oy0);
+          sum_item(inputs[private_copy ? u : 0].ready(), thread_band, gt / tiles, gt % tiles * F, oy0, oy1 - oy0);
         } else {
           const int64_t b = item % bands, gt = item / bands;
           const int64_t oy0 = b * band_rows_;

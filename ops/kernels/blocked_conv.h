@@ -24,8 +24,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -164,8 +166,10 @@ class BlockedConv {
   bool splits_rows(int team) const;
 
   // y[n] = act(bias + weights (*) x[n] + residual[n]) for `batch` images, x and y in the
-  // layouts the constructor was given; bias and residual (laid out as y) may be null. Each output element is summed by
-  // one thread in a fixed order, so y does not depend on `threads`. Winograd needs
+  // layouts the constructor was given; bias and residual (laid out as y) may be null; y
+  // may be the residual's buffer but must not overlap x (std::invalid_argument). Each
+  // output element is summed by one thread in a fixed order, so y does not depend on
+  // `threads`. Winograd needs
   // `weights`, the constructor's (unpacked): a NaN or an infinity in a 4x4 input window
   // would reach all four of its tile's outputs through the transforms (and an infinity
   // become NaN), so those tiles are summed directly from them instead.
@@ -180,6 +184,12 @@ class BlockedConv {
   // output blocks each band's work is split into (each reads only its blocks' weights).
   int64_t winograd_bands(int team) const;
   int64_t winograd_chunks(int team) const;
+  // Thread u's share of a team's Winograd items: bands [band0, band1) x chunks [chunk0,
+  // chunk1), band-major.
+  struct WinogradShare {
+    int64_t band0, band1, chunk0, chunk1;
+  };
+  WinogradShare winograd_share(int u, int team) const;
   // The first tile of band `band` of `bands` (band `bands`: the number of tiles).
   int64_t band_first_tile(int64_t band, int64_t bands) const;
   int64_t winograd_output_tiles() const;  // tiles of F output blocks, every group's
@@ -217,6 +227,15 @@ class BlockedConv {
     float* copy;     // data, where this call writes it (null: the input itself)
     uint8_t* flags;  // Winograd: per row of each block, whether it holds a NaN or an infinity
     int64_t first_row, rows;
+    // A thread's copy: set once it is written. A thread that takes another's items waits
+    // for it (in practice never: each thread copies before its first item) where a
+    // barrier after the copies made the faster thread wait for the slower one.
+    std::atomic<bool>* copied = nullptr;
+    const PaddedInput& ready() const {
+      if (copied)
+        while (!copied->load(std::memory_order_acquire)) std::this_thread::yield();
+      return *this;
+    }
   };
   // Where row py of block gb starts in in.data, and its flag in in.flags: row-major, so
   // threads that copy different rows write different cache lines (block-major, two
@@ -243,7 +262,7 @@ class BlockedConv {
   // -> NCHW with the residual summed on the way.
   void store_band(float* sums, int64_t out_block, int64_t g, int64_t ob0, int64_t blocks, int64_t oy0, int64_t rows,
                   float* yn, const float* rn, const Activation& activation, bool in_registers) const;
-  // inputs: one per share of item0 (by rows), else one.
+  // inputs: one per share of item0 (by rows), else one; item0: each share's first item.
   void winograd_items(std::span<const PaddedInput> inputs, std::span<const int64_t> item0, const float* weights,
                       const float* bias, const Activation& activation, bool in_registers, float* yn, const float* rn,
                       const ThreadScratch& own, int threads, WorkShares& shares) const;

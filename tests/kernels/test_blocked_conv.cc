@@ -243,10 +243,10 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
   }
 }
 
-// A team splits the direct sums by output rows where each thread gets two or more
-// (Winograd: a band of tile rows or more), copying the zero-bordered input rows its
-// windows start on up to the next thread's (the rest of its windows read that thread's
-// copy); else by tiles of output blocks. Threads done with their share take the others'
+// A team splits the direct sums by output rows where each thread gets four or more, or
+// two and a split by blocks would have too few items (Winograd: two bands of tile rows or
+// more), each thread copying the zero-bordered input rows its windows read; else by
+// tiles of output blocks. Threads done with their share take the others'
 // items. Either way every output is summed in the one thread's order: 1, 2 and 3 threads
 // give the same bits, in every layout, with padding, strides, dilation and a residual.
 TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
@@ -259,7 +259,9 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
       kernels::BlockedAlgorithm algorithm = kernels::BlockedAlgorithm::kDirect;
     };
     const std::vector<Case> cases = {
-        {conv_shape(2 * c, 13, 12, 4 * c, 1, 3, 2, 1, 0, 2, 1), true},     // stride 2, uneven pads: 7 rows
+        // 7 rows: by rows with one or two tiles of output blocks, by blocks with 8 or more.
+        {conv_shape(2 * c, 13, 12, 4 * c, 1, 3, 2, 1, 0, 2, 1), true},  // stride 2, uneven pads
+        {conv_shape(2 * c, 7, 9, 32 * c, 1, 1, 1, 0, 0, 0, 0), false},
         {conv_shape(2 * c, 14, 11, 3 * c, 1, 3, 1, 2, 2, 2, 2, 2), true},  // dilation 2
         {conv_shape(4 * c, 9, 10, 8 * c, 1, 1, 1, 0, 0, 0, 0), true},      // NCHWc read in place
         {conv_shape(4 * c, 3, 20, 8 * c, 1, 3, 1, 1, 1, 1, 1), false},     // 3 rows: by blocks
@@ -430,6 +432,26 @@ TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
     Scratch scratch(conv, 1, 1);
     EXPECT_THROW(conv.run(1, x.data(), nullptr, {}, y.data(), scratch.workspace, scratch.own, 1),
                  std::invalid_argument);
+  }
+}
+
+// No barrier parts the input copies from the sums (a thread may write its output rows
+// while another copies its input rows): an output over the input is refused.
+TEST(BlockedConvKernels, OutputMustNotOverlapTheInput) {
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    const ConvGeometry s = conv_shape(c, 16, 16, c, 1, 3, 1, 1, 1, 1, 1);
+    const std::vector<float> wt = random_values(c * c * 9, 1);
+    std::vector<float> x = random_values(c * 16 * 16 + c, 2);
+    const kernels::BlockedConv conv(s, wt.data(), isa, {true, true});
+    Scratch scratch(conv, 1, 2);
+    for (int64_t shift : {int64_t{0}, c})
+      EXPECT_THROW(
+          conv.run(1, x.data(), nullptr, {}, x.data() + shift, scratch.workspace, scratch.own, 2, nullptr, wt.data()),
+          std::invalid_argument);
+    std::vector<float> y(c * 16 * 16);
+    EXPECT_NO_THROW(
+        conv.run(1, x.data(), nullptr, {}, y.data(), scratch.workspace, scratch.own, 2, y.data(), wt.data()));
   }
 }
 
