@@ -159,9 +159,10 @@ class ConvKernel final : public Kernel {
         f.details["input_layout"] = fmt::format("NCHW{}c", blocked_.input_lanes());
         f.details["prepacked"] = "weights";
         // What the layout costs: the NCHWc copy of the input (with its zero border)
-        // written per image, none for an NCHWc input without padding; an NCHW output goes
-        // back from each thread's scratch.
-        f.details["input_reorder_bytes"] = checked_mul({4, g.batch, blocked_.input_floats()});
+        // written per image by the team that runs (threads that split rows each copy the
+        // rows their windows read), none for an NCHWc input without padding; an NCHW
+        // output goes back from each thread's scratch.
+        f.details["input_reorder_bytes"] = checked_mul({4, g.batch, blocked_.input_copy_floats(g.batch, threads)});
         f.details["input_channel_chunk"] = blocked_.chunk_blocks() * k.lanes;
         f.details["output_band_rows"] = blocked_.band_rows();
         f.workspace_bytes = checked_mul({4, blocked_.workspace_floats(g.batch, threads)});

@@ -170,6 +170,20 @@ int64_t BlockedConv::input_floats() const {
   return copies_input() ? copy_floats(padded_h()) : 0;
 }
 
+int64_t BlockedConv::input_copy_floats(int64_t batch, int threads) const {
+  if (!copies_input()) return 0;
+  const int team_size = team(batch, threads);
+  int64_t rows = padded_h();
+  if (private_copies(team_size)) {
+    rows = 0;
+    for (int u = 0; u < team_size; ++u) {
+      const auto [first, end] = share_input_rows(u, team_size);
+      rows += end - first;
+    }
+  }
+  return checked_mul({s_.group, in_blocks_, rows, padded_w(), in_lanes_});
+}
+
 int64_t BlockedConv::band_floats() const {
   if (layouts_.output_blocked) return 0;
   return checked_mul({winograd() ? s_.group * out_blocks_ : tile_blocks(), kernel_->lanes, band_rows_, s_.out_w});

@@ -145,6 +145,10 @@ class BlockedConv {
   // threads), in whole cache lines; 0 when an NCHWc input without padding is read as it
   // is.
   int64_t input_floats() const;
+  // Floats of input the team of run(batch, ..., threads) copies per image (the report's
+  // figure): the copy's, or where each thread copies its rows, theirs (the rows their
+  // windows share are copied by both); 0 where the input is read as it is.
+  int64_t input_copy_floats(int64_t batch, int threads) const;
   // Floats of one thread's NCHWc partial sums: F output blocks (fewer if a group has
   // fewer; Winograd: all) x band_rows() output rows; 0 when the output is NCHWc (summed
   // in place).

@@ -429,6 +429,24 @@ TEST(Conv, BlockedKernelReportsItsLayout) {
   EXPECT_EQ(six.details["input_reorder_bytes"], 4 * 6 * (6 + 2) * (5 + 2));
 }
 
+// Two threads that split the output rows each copy the input rows their windows read:
+// the rows both read (a 3x3 window's two past the middle) are copied twice, and the
+// report counts them.
+TEST(Conv, InputReorderBytesCountEachThreadsCopy) {
+  if (active_isa() == Isa::kScalar) GTEST_SKIP() << "no blocked kernel for the scalar target";
+  Attributes a;
+  a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  a.set("algorithm", std::string("direct"));
+  const auto x = random_values(1 * 32 * 32 * 32, 71), wt = random_values(64 * 32 * 9, 72);
+  const OpResult one = run_op("Conv", {input({1, 32, 32, 32}, x), weight({64, 32, 3, 3}, wt)}, a, 1, 1);
+  const OpResult two = run_op("Conv", {input({1, 32, 32, 32}, x), weight({64, 32, 3, 3}, wt)}, a, 1, 2);
+  ASSERT_EQ(two.details["kernel"], "blocked_direct");
+  EXPECT_EQ(one.details["input_reorder_bytes"], 4 * 32 * 34 * 34);
+  // Output rows 0-15 read padded rows 0-17, rows 16-31 padded rows 16-33.
+  EXPECT_EQ(two.details["input_reorder_bytes"], 4 * 32 * (18 + 18) * 34);
+  EXPECT_EQ(one.outputs[0], two.outputs[0]);
+}
+
 // The engine attribute "algorithm" picks Winograd or the direct sums for a 3x3 stride-1
 // layer the blocked kernel runs: the same MACs, outputs within rounding; Winograd's
 // details give the multiplies it runs (16 per 2x2 tile and channel pair).
