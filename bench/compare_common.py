@@ -10,12 +10,14 @@ class ChildError(Exception):
     """A child process failed; the message is the first line of its stderr."""
 
 
-def run_child(cmd, env=None):
-    """Runs cmd; returns (stdout, its peak RSS in KiB). The RSS comes from GNU time, not from
-    this process's wait4: Linux carries the high-water mark across fork and exec, so a child
-    of this process would report at least this process's own (torch's) footprint."""
+def run_child(cmd, env=None, cpus=None):
+    """Runs cmd, on the CPUs `cpus` (taskset's list, e.g. "0") when given; returns (stdout, its
+    peak RSS in KiB). The RSS comes from GNU time, not from this process's wait4: Linux
+    carries the high-water mark across fork and exec, so a child of this process would
+    report at least this process's own (torch's) footprint."""
+    pin = ["taskset", "-c", cpus] if cpus else []
     with tempfile.NamedTemporaryFile(mode="r") as rss_file:
-        result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *cmd], capture_output=True,
+        result = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file.name, *pin, *cmd], capture_output=True,
                                 text=True, env=env)
         if result.returncode != 0:
             lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -23,18 +25,18 @@ def run_child(cmd, env=None):
         return result.stdout, int(rss_file.read().split()[-1])
 
 
-def engine_bench_report(engine_bench, path, threads, runs, warmup, spinning=False):
+def engine_bench_report(engine_bench, path, threads, runs, warmup, spinning=False, cpus=None):
     """engine_bench's JSON report (every timed run profiled: engine_bench has no unprofiled
-    mode) and its peak RSS in KiB. OpenMP threads wait passively (the machine may be
-    shared), or with `spinning` under libgomp's default policy (spin, then sleep): what a
-    user who sets nothing gets."""
+    mode) and its peak RSS in KiB, run on `cpus` when given (run_child). OpenMP threads
+    wait passively (the machine may be shared), or with `spinning` under libgomp's default
+    policy (spin, then sleep): what a user who sets nothing gets."""
     env = dict(os.environ)
     if spinning:
         env.pop("OMP_WAIT_POLICY", None)
     else:
         env["OMP_WAIT_POLICY"] = "PASSIVE"
     out, rss = run_child([engine_bench, "--model", path, "--num_threads", str(threads), "--num_runs", str(runs),
-                          "--warmup_runs", str(warmup), "--format", "json"], env=env)
+                          "--warmup_runs", str(warmup), "--format", "json"], env=env, cpus=cpus)
     return json.loads(out), rss
 
 

@@ -3,7 +3,7 @@
 
     bash bench/ort/setup.sh            # once: onnxruntime-node into bench/ort/node_modules
     /usr/bin/python3 bench/compare_ort.py [--models mobilenet_v2,resnet18,...] [--model_dir DIR] \
-        [--threads 1,2] [--rounds 3] [--runs 10] [--warmup 3] [--json out.json]
+        [--threads 1,2] [--rounds 3] [--runs 10] [--warmup 3] [--pin CPU] [--json out.json]
 
 Each model (bench_models.py's names; issue 14's set by default) is taken from
 --model_dir/<name>.onnx when that file exists, else exported there (or into a temporary
@@ -146,11 +146,13 @@ class Sides:
 
     def __init__(self, args, path, manifest, threads):
         self.args, self.path, self.manifest, self.threads = args, path, manifest, threads
+        self.cpus = args.pin if threads == 1 else None
         self.kernel_isa = None
 
     def minfer(self):
         report, rss = compare_common.engine_bench_report(self.args.engine_bench, self.path, self.threads,
-                                                         self.args.runs, self.args.warmup, self.args.spinning)
+                                                         self.args.runs, self.args.warmup, self.args.spinning,
+                                                         self.cpus)
         self.kernel_isa = report["kernel_isa"]
         return report["latency_ms"]["median"], rss
 
@@ -159,7 +161,7 @@ class Sides:
                "--runs", str(self.args.runs), "--warmup", str(self.args.warmup),
                "--spinning", str(int(self.args.spinning))]
         try:
-            out, rss = compare_common.run_child(cmd + (["--outputs", outputs] if outputs else []))
+            out, rss = compare_common.run_child(cmd + (["--outputs", outputs] if outputs else []), cpus=self.cpus)
         except compare_common.ChildError as e:
             raise OrtError(e) from e
         ms, report = parse_ort_report(out)
@@ -199,6 +201,10 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--spinning", action="store_true",
                         help="both sides' idle threads spin (each engine's default); off: both wait passively")
+    parser.add_argument("--pin", metavar="CPU",
+                        help="run both sides of the one-thread rows on this CPU (taskset -c): where the host's "
+                             "vCPUs differ in speed (a busy neighbour on one), either side may otherwise get the "
+                             "slower one round by round")
     parser.add_argument("--json", help="also write the rows here")
     args = parser.parse_args()
     if not os.access(args.engine_bench, os.X_OK):
@@ -247,8 +253,9 @@ def main():
                 print(f"{name:18s} {threads} thread(s): minfer {row['minfer_ms']:9.3f} ms  ORT {row['ort_ms']:9.3f} ms"
                       f"  minfer/ORT {row['ratio']:.3f}  max abs diff {diff:.2g} of {scale:.2g}", file=sys.stderr)
 
+    pinned = f"; one-thread rows on CPU {args.pin}" if args.pin else ""
     print(f"onnxruntime-node {ort_version} (spinning {'on' if args.spinning else 'off'}, on both sides), minfer kernel ISA "
-          f"{isa}; {args.rounds} rounds x {args.runs} runs per side, medians (ms)\n")
+          f"{isa}; {args.rounds} rounds x {args.runs} runs per side, medians (ms){pinned}\n")
     print(format_table(rows))
     if args.json:
         with open(args.json, "w") as f:

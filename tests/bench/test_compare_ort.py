@@ -113,6 +113,15 @@ def test_run_child_reports_the_childs_own_peak_rss_and_its_first_error_line():
                                   "sys.exit(3)"])
 
 
+def test_run_child_pins_the_child_to_the_cpus_given():
+    show = "import os; print(sorted(os.sched_getaffinity(0)))"
+    cpu = max(os.sched_getaffinity(0))
+    out, _ = compare_common.run_child([sys.executable, "-c", show], cpus=str(cpu))
+    assert out == f"[{cpu}]\n"
+    out, _ = compare_common.run_child([sys.executable, "-c", show])
+    assert out == f"{sorted(os.sched_getaffinity(0))}\n"
+
+
 @needs_ort
 def test_run_ort_runs_the_model_and_writes_its_outputs(tmp_path):
     reference = tiny_model(tmp_path / "tiny.onnx")
