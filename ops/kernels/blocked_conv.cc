@@ -320,22 +320,6 @@ int64_t BlockedConv::flag_floats(int64_t rows) const {
   return winograd() ? whole_lines((s_.group * in_blocks_ * rows + 3) / 4) : 0;
 }
 
-namespace {
-
-// Whether any of n floats is a NaN or an infinity (all exponent bits set), in integer
-// operations the compiler vectorises.
-bool any_nonfinite(const float* p, int64_t n) {
-  uint32_t all = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, p + i, 4);
-    all |= (bits & 0x7f800000u) == 0x7f800000u;
-  }
-  return all != 0;
-}
-
-}  // namespace
-
 bool BlockedConv::copy_input_row(int64_t gb, int64_t py, const float* xn, float* d) const {
   const Window2d& win = s_.win;
   const int64_t C = kernel_->lanes, Ci = in_lanes_, cin_g = s_.cin_per_group(), wp = padded_w();
@@ -349,14 +333,16 @@ bool BlockedConv::copy_input_row(int64_t gb, int64_t py, const float* xn, float*
   std::fill_n(d + (win.pad_left + s_.w) * Ci, (wp - win.pad_left - s_.w) * Ci, 0.0f);
   float* interior = d + win.pad_left * Ci;
   if (layouts_.input_blocked) {
-    std::copy_n(xn + (gb * s_.h + iy) * s_.w * C, s_.w * C, interior);
-  } else {
-    const int64_t lanes = std::min(Ci, cin_g - ib * Ci);
-    transpose(xn + ((g * cin_g + ib * Ci) * s_.h + iy) * s_.w, s_.h * s_.w, lanes, s_.w, interior, Ci);
-    for (int64_t lane = lanes; lane < Ci; ++lane)
-      for (int64_t ix = 0; ix < s_.w; ++ix) interior[ix * Ci + lane] = 0.0f;
+    const float* row = xn + (gb * s_.h + iy) * s_.w * C;
+    if (winograd()) return kernel_->copy_checking(row, interior, s_.w * C);
+    std::copy_n(row, s_.w * C, interior);
+    return false;
   }
-  return winograd() && any_nonfinite(interior, s_.w * Ci);
+  const int64_t lanes = std::min(Ci, cin_g - ib * Ci);
+  transpose(xn + ((g * cin_g + ib * Ci) * s_.h + iy) * s_.w, s_.h * s_.w, lanes, s_.w, interior, Ci);
+  for (int64_t lane = lanes; lane < Ci; ++lane)
+    for (int64_t ix = 0; ix < s_.w; ++ix) interior[ix * Ci + lane] = 0.0f;
+  return winograd() && kernel_->copy_checking(interior, nullptr, s_.w * Ci);
 }
 
 void BlockedConv::exact_tile(const PaddedInput& padded, const float* weights, const float* bias_blocks,
@@ -492,7 +478,8 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
       bool nonfinite = false;
       for (int64_t ib = 0; ib < all_in && !nonfinite; ++ib)
         for (int64_t y = 0; y < 4 && !nonfinite; ++y)
-          nonfinite = any_nonfinite(padded.data + row_at(padded, ib, 2 * (ty0 + ty) + y) + 2 * tx * C, 4 * C);
+          nonfinite =
+              kernel_->copy_checking(padded.data + row_at(padded, ib, 2 * (ty0 + ty) + y) + 2 * tx * C, nullptr, 4 * C);
       if (!nonfinite) continue;
       exact_tile(padded, weights, bias_blocks, ob_first, blocks, ty0, ty, tx, rows, residual, act, out, out_block);
       skip[tile] = 1;

@@ -99,6 +99,8 @@ struct BlockedConvKernel {
   void (*run_row)(const BlockedConvRow& row);
   void (*winograd_input)(const WinogradInput& in);
   void (*winograd_output)(const WinogradOutput& out);
+  // Copies n floats (dst null: checks only); whether any is a NaN or an infinity.
+  bool (*copy_checking)(const float* src, float* dst, int64_t n);
 };
 
 // How a blocked convolution sums its products: directly (any window, stride, dilation),

@@ -13,6 +13,7 @@ constinit const BlockedConvKernel blocked_conv_f32_2x6_avx2 = {
     2,
     &blocked_conv_row<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>, 2, 6>,
     &winograd_input_tiles<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>>,
-    &winograd_output_tiles<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>>};
+    &winograd_output_tiles<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>>,
+    &copy_checking<xsimd::batch<float, xsimd::fma3<xsimd::avx2>>>};
 
 }  // namespace minfer::kernels

@@ -15,6 +15,7 @@ constinit const BlockedConvKernel blocked_conv_f32_4x7_avx512 = {
     4,
     &blocked_conv_row<xsimd::batch<float, xsimd::avx512f>, 4, 7>,
     &winograd_input_tiles<xsimd::batch<float, xsimd::avx512f>>,
-    &winograd_output_tiles<xsimd::batch<float, xsimd::avx512f>>};
+    &winograd_output_tiles<xsimd::batch<float, xsimd::avx512f>>,
+    &copy_checking<xsimd::batch<float, xsimd::avx512f>>};
 
 }  // namespace minfer::kernels
