@@ -3,7 +3,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <stdexcept>
 
@@ -243,8 +242,7 @@ int BlockedConv::team(int64_t batch, int threads) const {
 bool BlockedConv::splits_rows(int team) const {
   if (team <= 1) return false;
   if (winograd()) return winograd_bands(1) >= 2 * team;
-  const int64_t tiles = s_.group * ((out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks);
-  return s_.out_h >= 4 * team || (s_.out_h >= 2 * team && tiles < 4 * team);
+  return s_.out_h >= 4 * team || (s_.out_h >= 2 * team && output_tiles() < 4 * team);
 }
 
 // The fewest bands of at most band_tile_rows() tile rows' tiles; where a team splits
@@ -270,7 +268,7 @@ int64_t BlockedConv::band_first_tile(int64_t band, int64_t bands) const {
 // rows, one chunk.
 int64_t BlockedConv::winograd_chunks(int team) const {
   if (team <= 1 || splits_rows(team)) return 1;
-  return std::min<int64_t>(kWinogradChunksPerThread * team, winograd_output_tiles());
+  return std::min<int64_t>(kWinogradChunksPerThread * team, output_tiles());
 }
 
 // By rows, thread u's whole bands; else its chunks of every band. Band-major, so that a
@@ -282,15 +280,14 @@ BlockedConv::WinogradShare BlockedConv::winograd_share(int u, int team) const {
   return {0, bands, chunks * u / team, chunks * (u + 1) / team};
 }
 
-int64_t BlockedConv::winograd_output_tiles() const {
+int64_t BlockedConv::output_tiles() const {
   return s_.group * ((out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks);
 }
 
 int64_t BlockedConv::items(int threads) const {
   if (winograd()) return winograd_bands(threads) * winograd_chunks(threads);
   // Tiles of output blocks x bands, or pairs of rows where a team splits rows.
-  const int64_t tiles = (out_blocks_ + kernel_->max_blocks - 1) / kernel_->max_blocks;
-  return std::max(s_.group * tiles * ((s_.out_h + band_rows_ - 1) / band_rows_), s_.out_h / 2);
+  return std::max(output_tiles() * ((s_.out_h + band_rows_ - 1) / band_rows_), s_.out_h / 2);
 }
 
 int64_t BlockedConv::workspace_floats(int64_t batch, int threads) const {
@@ -406,9 +403,9 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
   // Input and output blocks of all groups, group by group; the output's in tiles of F
   // blocks within a group, chunks of whole tiles.
   const int64_t all_in = s_.group * in_blocks_, all_out = s_.group * out_blocks_;
-  const int64_t group_tiles = (out_blocks_ + F - 1) / F, all_tiles = winograd_output_tiles();
+  const int64_t group_tiles = (out_blocks_ + F - 1) / F, all_tiles = output_tiles();
   const auto first_block = [&](int64_t tile) {
-    return tile >= winograd_output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
+    return tile >= output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
   };
   float* v = own.floats(omp_get_thread_num(), kept_floats(), "blocked convolution").data();
   float* m = v + 16 * all_in * band_tile_rows() * tw * C;

@@ -198,7 +198,7 @@ class BlockedConv {
   WinogradShare winograd_share(int u, int team) const;
   // The first tile of band `band` of `bands` (band `bands`: the number of tiles).
   int64_t band_first_tile(int64_t band, int64_t bands) const;
-  int64_t winograd_output_tiles() const;  // tiles of F output blocks, every group's
+  int64_t output_tiles() const;  // tiles of F output blocks, every group's
   // Bands of near-equal size (at most band_rows()) that `rows` output rows are summed in.
   int64_t own_bands(int64_t rows) const { return (rows + band_rows_ - 1) / band_rows_; }
   int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
