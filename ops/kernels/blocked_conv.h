@@ -175,10 +175,10 @@ class BlockedConv {
   // layouts the constructor was given; bias and residual (laid out as y) may be null; y
   // may be the residual's buffer but must not overlap x (std::invalid_argument). Each
   // output element is summed by one thread in a fixed order, so y does not depend on
-  // `threads`. Winograd needs
-  // `weights`, the constructor's (unpacked): a NaN or an infinity in a 4x4 input window
-  // would reach all four of its tile's outputs through the transforms (and an infinity
-  // become NaN), so those tiles are summed directly from them instead.
+  // `threads`. Winograd needs `weights`, the constructor's (unpacked): a NaN or an
+  // infinity in a 4x4 input window would reach all four of its tile's outputs through the
+  // transforms (and an infinity become NaN), so those tiles are summed directly from them
+  // instead.
   // The team is at most own.threads() (each piece of thread_floats(batch, threads)).
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
            std::span<float> workspace, const ThreadScratch& own, int threads, const float* residual = nullptr,
