@@ -405,7 +405,7 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
   const int64_t all_in = s_.group * in_blocks_, all_out = s_.group * out_blocks_;
   const int64_t group_tiles = (out_blocks_ + F - 1) / F, all_tiles = output_tiles();
   const auto first_block = [&](int64_t tile) {
-    return tile >= output_tiles() ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
+    return tile >= all_tiles ? all_out : tile / group_tiles * out_blocks_ + tile % group_tiles * F;
   };
   float* v = own.floats(omp_get_thread_num(), kept_floats(), "blocked convolution").data();
   float* m = v + 16 * all_in * band_tile_rows() * tw * C;
