@@ -128,6 +128,31 @@ void CompiledModel::plan_memory_layout() {
     pinned[v] = true;
   }
 
+  // A Concat's input whose last reader is the Concat goes inside the Concat's output, at
+  // its place there (KernelFacts::input_offsets), where its producer writes it and the
+  // Concat finds it: the output's buffer then lives from the first such input's step. Not
+  // a graph input or output, a constant, an input the Concat reads twice, one placed in
+  // another output itself, or one off the arena's 64-byte alignment.
+  std::vector<int> host(values_.size(), -1);  // the output a tensor lies in
+  std::vector<int64_t> host_offset(values_.size(), 0);
+  std::vector<bool> hosts(values_.size(), false);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    const Step& step = steps_[s];
+    const std::vector<int64_t>& at = step.facts().input_offsets;
+    const int y = step.outputs.empty() ? -1 : step.outputs[0];
+    if (at.size() != step.inputs.size() || y < 0) continue;
+    for (size_t i = 0; i < step.inputs.size(); ++i) {
+      const int v = step.inputs[i];
+      if (v < 0 || values_[v].constant || pinned[v] || hosts[v] || host[v] >= 0 || end[v] != static_cast<int>(s) ||
+          std::count(step.inputs.begin(), step.inputs.end(), v) != 1 || at[i] % 64 != 0)
+        continue;
+      host[v] = y;
+      host_offset[v] = at[i];
+      hosts[y] = true;
+      first[y] = std::min(first[y], first[v]);
+    }
+  }
+
   // One buffer per tensor, except that an op may write its output over the input its
   // traits (or its kernel's facts) name when that input dies at that step, has the
   // output's size and is no other input of the step (a Conv reading its residual as its
@@ -146,11 +171,12 @@ void CompiledModel::plan_memory_layout() {
     const int in_place = step.facts().inplace_input >= 0 ? step.facts().inplace_input : step.op->traits().inplace_input;
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       const int v = step.outputs[o];
-      if (v < 0 || buffer_of[v] >= 0) continue;  // omitted, or already placed (an output listed twice)
+      // Omitted, already placed (an output listed twice), or inside a Concat's output.
+      if (v < 0 || buffer_of[v] >= 0 || host[v] >= 0) continue;
       const int src =
           o == 0 && in_place >= 0 && in_place < static_cast<int>(step.inputs.size()) ? step.inputs[in_place] : -1;
       const auto read_once = [&] { return std::count(step.inputs.begin(), step.inputs.end(), src) == 1; };
-      if (src >= 0 && !values_[src].constant && !pinned[src] && end[src] == static_cast<int>(s) &&
+      if (src >= 0 && !values_[src].constant && !pinned[src] && host[src] < 0 && end[src] == static_cast<int>(s) &&
           buffers_[buffer_of[src]].bytes == bytes_of(v) && read_once()) {
         BufferSpan& b = buffers_[buffer_of[src]];
         b.tensors.push_back(values_[v].name);
@@ -187,6 +213,12 @@ void CompiledModel::plan_memory_layout() {
   for (const BufferSpan& b : buffers_) naive_bytes_ += b.bytes * static_cast<int64_t>(b.tensors.size());
   for (size_t v = 0; v < values_.size(); ++v)
     if (buffer_of[v] >= 0) values_[v].offset = buffers_[buffer_of[v]].offset;
+  for (size_t v = 0; v < values_.size(); ++v)
+    if (host[v] >= 0) {
+      values_[v].offset = values_[host[v]].offset + host_offset[v];
+      buffers_[buffer_of[host[v]]].tensors.push_back(values_[v].name);
+      naive_bytes_ += bytes_of(static_cast<int>(v));
+    }
   for (size_t s = 0; s < steps_.size(); ++s)
     if (workspace_buffer[s] >= 0) steps_[s].workspace_offset = buffers_[workspace_buffer[s]].offset;
 }

@@ -105,6 +105,11 @@ struct KernelFacts {
   // kernel bound rather than the op (OpTraits::inplace_input): the kernel reads each of
   // the input's elements before it writes the output's at the same place, and no other.
   int inplace_input = -1;
+  // Where each input lies in output 0, in bytes, when every input is one contiguous piece
+  // of it (a Concat with nothing but ones before its axis); empty otherwise. The planner
+  // may place an input there: its producer then writes it in place, and the kernel skips
+  // the copy of an input it finds already there.
+  std::vector<int64_t> input_offsets;
 };
 
 class Kernel {

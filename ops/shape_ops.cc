@@ -245,18 +245,29 @@ class ConcatOp final : public Op {
     int64_t outer = 1, inner = dtype_size(sig.outputs[0].type.dtype);  // inner counts bytes
     for (size_t d = 0; d < a; ++d) outer *= ys[d];
     for (size_t d = a + 1; d < ys.size(); ++d) inner *= ys[d];
-    return make_kernel({}, [outer, inner, a, row = ys[a] * inner](const RunContext&, std::span<const TensorView> in,
-                                                                  std::span<const TensorView> out, Workspace) {
-      auto* y = static_cast<std::byte*>(out[0].data);
-      int64_t offset = 0;  // along the axis, in bytes of one outer slice
-      for (const TensorView& t : in) {
-        const int64_t chunk = t.shape()[a] * inner;
-        for (int64_t o = 0; o < outer; ++o)
-          std::memcpy(y + o * row + offset, static_cast<const std::byte*>(t.data) + o * chunk,
-                      static_cast<size_t>(chunk));
-        offset += chunk;
+    KernelFacts facts;
+    if (outer == 1) {  // each input one run of the output: the planner may put it there
+      int64_t offset = 0;
+      for (const OpInput& in : sig.inputs) {
+        facts.input_offsets.push_back(offset);
+        offset += in.shape()[a] * inner;
       }
-    });
+      facts.details["copies"] = "none for an input the memory plan places in the output";
+    }
+    return make_kernel(std::move(facts),
+                       [outer, inner, a, row = ys[a] * inner](const RunContext&, std::span<const TensorView> in,
+                                                              std::span<const TensorView> out, Workspace) {
+                         auto* y = static_cast<std::byte*>(out[0].data);
+                         int64_t offset = 0;  // along the axis, in bytes of one outer slice
+                         for (const TensorView& t : in) {
+                           const int64_t chunk = t.shape()[a] * inner;
+                           const auto* x = static_cast<const std::byte*>(t.data);
+                           if (outer != 1 || x != y + offset)  // else its producer wrote it there
+                             for (int64_t o = 0; o < outer; ++o)
+                               std::memcpy(y + o * row + offset, x + o * chunk, static_cast<size_t>(chunk));
+                           offset += chunk;
+                         }
+                       });
   }
 
  private:
