@@ -133,6 +133,7 @@ void CompiledModel::plan_memory_layout() {
   // Concat finds it: the output's buffer then lives from the first such input's step. Not
   // a graph input or output, a constant, an input the Concat reads twice, one placed in
   // another output itself, or one off the arena's 64-byte alignment.
+  auto bytes_of = [&](int v) { return num_elements(values_[v].type.shape) * dtype_size(values_[v].type.dtype); };
   std::vector<int> host(values_.size(), -1);  // the output a tensor lies in
   std::vector<int64_t> host_offset(values_.size(), 0);
   std::vector<bool> hosts(values_.size(), false);
@@ -148,6 +149,7 @@ void CompiledModel::plan_memory_layout() {
         continue;
       host[v] = y;
       host_offset[v] = at[i];
+      steps_[s].bytes_in_place += bytes_of(v);
       hosts[y] = true;
       first[y] = std::min(first[y], first[v]);
     }
@@ -159,7 +161,6 @@ void CompiledModel::plan_memory_layout() {
   // input too would overwrite rows it still reads); never a graph input or output, nor a
   // constant.
   std::vector<int> buffer_of(values_.size(), -1);
-  auto bytes_of = [&](int v) { return num_elements(values_[v].type.shape) * dtype_size(values_[v].type.dtype); };
   auto new_buffer = [&](int v) {
     buffer_of[v] = static_cast<int>(buffers_.size());
     buffers_.push_back({values_[v].name, {values_[v].name}, 0, bytes_of(v), first[v], std::max(first[v], end[v])});

@@ -54,6 +54,9 @@ struct Step {
   std::vector<int> inputs;   // value slots; -1 for an omitted optional input
   std::vector<int> outputs;  // value slots; -1 for an omitted optional output
   int64_t workspace_offset = 0;
+  // Bytes of inputs the memory plan placed inside the output, where the op finds them
+  // without a copy (a Concat's: KernelFacts::input_offsets).
+  int64_t bytes_in_place = 0;
 
   const KernelFacts& facts() const { return kernel->facts(); }
   // The label the report shows after the op type: the op's class, else its method.

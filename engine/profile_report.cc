@@ -36,7 +36,7 @@ nlohmann::json profile_report(const Session& session, int warmup_runs, const std
     // The first output the node keeps (an LSTM may omit Y and keep Y_h).
     auto shown = std::find_if(s.outputs.begin(), s.outputs.end(), [](int v) { return v >= 0; });
     in.ops.push_back({s.name, s.op_type, s.kind(), shown == s.outputs.end() ? Shape{} : values[*shown].type.shape,
-                      s.cost, session.profile().step_samples(i), s.facts().details});
+                      s.cost, session.profile().step_samples(i), s.facts().details, s.bytes_in_place});
   }
   in.buffers = m.buffers();
   in.cost_before_passes = m.cost_before_passes();

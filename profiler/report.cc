@@ -221,8 +221,12 @@ json build_report(const ReportInput& in) {
                    {"cdf_percent", cdf},
                    {"details", op.details.is_null() ? json::object() : op.details},
                    {"cost_formula", cost_formula_json(op)}});
-    add_attained(ops.back(), op.cost, t.median);
-    if (in.machine) add_roofline(ops.back(), op.cost, t.median, *in.machine);
+    Cost moved = op.cost;
+    moved.bytes_read -= op.bytes_in_place;
+    moved.bytes_written -= op.bytes_in_place;
+    if (op.bytes_in_place > 0) ops.back()["bytes_in_place"] = op.bytes_in_place;
+    add_attained(ops.back(), moved, t.median);
+    if (in.machine) add_roofline(ops.back(), moved, t.median, *in.machine);
     start += t.mean;
   }
 

@@ -21,6 +21,10 @@ struct OpRecord {
   OpCost cost;                   // its MACs and FLOPs equal to their formulas' values (build_report checks)
   std::vector<double> times_ms;  // one per profiled run
   nlohmann::json details = nlohmann::json::object();  // the kernel's own facts
+  // Of cost's bytes read and written each: inputs the memory plan placed where the op
+  // would copy them (a Concat's, written there by their producers), so it moves none of
+  // them. Its attained GB/s and roofline count the bytes it moves.
+  int64_t bytes_in_place = 0;
 };
 
 struct NamedShape {

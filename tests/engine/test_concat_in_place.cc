@@ -12,6 +12,7 @@
 
 #include "engine/engine.h"
 #include "tests/op_test_util.h"
+#include "tests/profiler/test_machine.h"
 
 namespace minfer {
 namespace {
@@ -173,6 +174,34 @@ TEST(ConcatInPlace, AnInPlaceProducerWritesIntoTheOutputInstead) {
   EXPECT_TRUE(inside(*r.model, "rd", "y", 4 * kN));
   EXPECT_FALSE(inside(*r.model, "d", "y", 4 * kN));
   expect_near(r.outputs.at("y"), joined({expected("a", kN), expected("d", kN)}));
+}
+
+// The report keeps the Concat's cost (its inputs read, its output written) and says how
+// many of those bytes the plan spared it; its GB/s and roofline count the rest.
+TEST(ConcatInPlace, TheReportCountsTheBytesTheConcatMoves) {
+  for (bool later : {false, true}) {
+    SCOPED_TRACE(later ? "a read later" : "all inputs in place");
+    std::vector<Node> nodes = {concat("join", {"a", "b"}, "y")};
+    std::vector<std::string> outputs = {"y"};
+    if (later) {
+      nodes.push_back({"later", "Mul", {"a", "d"}, {"q"}, {}});
+      outputs.push_back("q");
+    }
+    Session s(compile(concat_graph({1, 16, 8, 8}, nodes, outputs)));
+    s.set_input("x", std::vector<float>(input_values(kN).begin(), input_values(kN).begin() + kN));
+    s.run();
+    s.run();
+    const nlohmann::json r = profile_report(s, 0, test::test_machine());
+    const auto op = std::find_if(r["ops"].begin(), r["ops"].end(), [](const auto& o) { return o["name"] == "join"; });
+    ASSERT_NE(op, r["ops"].end());
+    EXPECT_EQ((*op)["bytes_read"], 8 * kN);
+    EXPECT_EQ((*op)["bytes_written"], 8 * kN);
+    const int64_t in_place = later ? 4 * kN : 8 * kN;
+    EXPECT_EQ((*op).value("bytes_in_place", int64_t{0}), in_place);
+    const double ms = (*op)["time_ms"]["median"].get<double>();
+    ASSERT_GT(ms, 0);
+    EXPECT_DOUBLE_EQ((*op)["gbytes_per_s"].get<double>(), (16.0 * kN - 2.0 * in_place) / (ms * 1e6));
+  }
 }
 
 }  // namespace
