@@ -144,7 +144,7 @@ void CompiledModel::plan_memory_layout() {
     if (at.size() != step.inputs.size() || y < 0) continue;
     for (size_t i = 0; i < step.inputs.size(); ++i) {
       const int v = step.inputs[i];
-      if (v < 0 || values_[v].constant || pinned[v] || hosts[v] || host[v] >= 0 || end[v] != static_cast<int>(s) ||
+      if (v < 0 || values_[v].constant || pinned[v] || hosts[v] || end[v] != static_cast<int>(s) ||
           std::count(step.inputs.begin(), step.inputs.end(), v) != 1 || at[i] % 64 != 0)
         continue;
       host[v] = y;
