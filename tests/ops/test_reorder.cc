@@ -14,24 +14,30 @@ Attributes reorder_to(const std::string& to, int64_t lanes) {
   return a;
 }
 
+// Tensors too small to share and, on two threads, one large enough for a team of two.
 TEST(Reorder, NchwToNchwcAndBack) {
-  for (int64_t c : {4, 8, 16})
-    for (int threads : {1, 2}) {
-      const int64_t n = 2, channels = 3 * c, h = 5, w = 7;
-      const std::vector<float> x = iota_values(n * channels * h * w);
-      const OpResult to = run_op("Reorder", {input({n, channels, h, w}, x)}, reorder_to("NCHWc", c), 1, threads);
-      ASSERT_EQ(to.shapes[0], (Shape{n, channels / c, h, w, c}));
-      const std::vector<float> want = reorder_nchwc(x, n, channels, h * w, c, true);
-      EXPECT_EQ(to.outputs[0], want) << c << " lanes";
-      const OpResult back =
-          run_op("Reorder", {input({n, channels / c, h, w, c}, want)}, reorder_to("NCHW", c), 1, threads);
-      ASSERT_EQ(back.shapes[0], (Shape{n, channels, h, w}));
-      EXPECT_EQ(back.outputs[0], x) << c << " lanes";
-      EXPECT_EQ(to.cost.macs, 0);
-      EXPECT_EQ(to.cost.flops, 0);
-      EXPECT_EQ(to.cost.bytes_read, n * channels * h * w * 4);
-      EXPECT_EQ(to.cost.bytes_written, n * channels * h * w * 4);
-    }
+  struct Case {
+    int64_t channels_in_blocks, h, w;
+  };
+  for (const Case& shape : {Case{3, 5, 7}, Case{0, 33, 35}})
+    for (int64_t c : {4, 8, 16})
+      for (int threads : {1, 2}) {
+        const int64_t n = 2, channels = shape.channels_in_blocks ? shape.channels_in_blocks * c : 64;
+        const int64_t h = shape.h, w = shape.w;
+        const std::vector<float> x = iota_values(n * channels * h * w);
+        const OpResult to = run_op("Reorder", {input({n, channels, h, w}, x)}, reorder_to("NCHWc", c), 1, threads);
+        ASSERT_EQ(to.shapes[0], (Shape{n, channels / c, h, w, c}));
+        const std::vector<float> want = reorder_nchwc(x, n, channels, h * w, c, true);
+        EXPECT_EQ(to.outputs[0], want) << c << " lanes";
+        const OpResult back =
+            run_op("Reorder", {input({n, channels / c, h, w, c}, want)}, reorder_to("NCHW", c), 1, threads);
+        ASSERT_EQ(back.shapes[0], (Shape{n, channels, h, w}));
+        EXPECT_EQ(back.outputs[0], x) << c << " lanes";
+        EXPECT_EQ(to.cost.macs, 0);
+        EXPECT_EQ(to.cost.flops, 0);
+        EXPECT_EQ(to.cost.bytes_read, n * channels * h * w * 4);
+        EXPECT_EQ(to.cost.bytes_written, n * channels * h * w * 4);
+      }
 }
 
 TEST(Reorder, RefusesChannelsThatAreNotWholeBlocksAndBadAttributes) {
