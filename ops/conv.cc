@@ -90,7 +90,7 @@ class ConvKernel final : public Kernel {
  public:
   ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, bool has_scale, const Activation& act,
              const Tensor* constant_weights, Isa isa, int threads, kernels::BlockedLayouts layouts,
-             const std::string& algorithm)
+             const std::string& algorithm, bool split_output_channels)
       : Kernel({}),
         g_(g),
         has_bias_(has_bias),
@@ -173,8 +173,10 @@ class ConvKernel final : public Kernel {
         break;
       }
       case ConvMethod::kPointwiseDirect:
-        pointwise_conv_ = kernels::PointwiseConv(*pointwise_, g, constant_weights->values<float>().data());
+        pointwise_conv_ =
+            kernels::PointwiseConv(*pointwise_, g, constant_weights->values<float>().data(), split_output_channels);
         f.details["variant"] = pointwise_->name;
+        if (pointwise_conv_.splits_output_channels()) f.details["thread_split"] = "output channels";
         f.details["prepacked"] = "weights";
         f.details["weight_chunk_channels"] = pointwise_conv_.chunk();
         if (pointwise_conv_.workspace_floats() > 0)
@@ -311,6 +313,8 @@ class ConvOp final : public Op {
     // Set by blocked_layout: the input, the output (and the residual) are NCHWc.
     blocked_input_ = attrs.get_int(kBlockedInputAttr, 0);
     blocked_output_ = attrs.get_int(kBlockedOutputAttr, 0);
+    // Set by thread_splits: the output's only reader, a depthwise convolution, splits channels.
+    split_output_channels_ = attrs.get_int("split_output_channels", 0) != 0;
     // The engine attribute "algorithm" (engine_bench --conv_algorithm): "auto", where the
     // kernel binding measured faster; "direct", never Winograd; "winograd", wherever it
     // applies (docs/model-format.md).
@@ -319,7 +323,8 @@ class ConvOp final : public Op {
       throw OpError(fmt::format("attribute 'algorithm' must be auto, direct or winograd, got '{}'", algorithm));
     algorithm_ = algorithm;
     attrs.check_known({"kernel_shape", "strides", "dilations", "pads", "auto_pad", "group", "fused_residual",
-                       "fused_input_scale", "algorithm", kBlockedInputAttr, kBlockedOutputAttr});
+                       "fused_input_scale", "algorithm", "split_output_channels", kBlockedInputAttr,
+                       kBlockedOutputAttr});
     if (blocked_input_ < 0 || blocked_output_ < 0 ||
         (blocked_input_ && blocked_output_ && blocked_input_ != blocked_output_))
       throw OpError("attributes 'blocked_input' and 'blocked_output' must be one lane count");
@@ -367,7 +372,7 @@ class ConvOp final : public Op {
                                            layout_name(std::max(blocked_input_, blocked_output_)), isa_name(ctx.isa)));
     }
     return std::make_unique<ConvKernel>(g, has_bias, residual_, scale_, activation_, sig.inputs[1].constant, ctx.isa,
-                                        ctx.num_threads, layouts, algorithm_);
+                                        ctx.num_threads, layouts, algorithm_, split_output_channels_);
   }
 
   BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
@@ -474,9 +479,10 @@ class ConvOp final : public Op {
     return blocked_output_ ? blocked_shape(y, blocked_output_) : y;
   }
 
-  Activation activation_;  // fused by the fuse_activations pass
-  bool residual_ = false;  // fused by the fuse_residual_add pass
-  bool scale_ = false;     // fused by the fuse_channel_scale pass
+  Activation activation_;               // fused by the fuse_activations pass
+  bool residual_ = false;               // fused by the fuse_residual_add pass
+  bool scale_ = false;                  // fused by the fuse_channel_scale pass
+  bool split_output_channels_ = false;  // set by the thread_splits pass
   WindowAttrs attrs_;
   int64_t group_ = 1;
   int64_t blocked_input_ = 0, blocked_output_ = 0;  // lanes of an NCHWc input / output, 0 for NCHW

@@ -10,6 +10,7 @@
 #include "engine/passes/fuse_layer_norm.h"
 #include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
+#include "engine/passes/thread_splits.h"
 
 namespace minfer {
 
@@ -32,6 +33,8 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
     // A squeeze-and-excitation gate into the 1x1 Conv that reads the scaled tensor.
     logs.push_back(fuse_channel_scale(graph));
   }
+  // After the fusions, so that a 1x1 Conv's reader is the depthwise Conv itself.
+  logs.push_back(thread_splits(graph));
   // Last: the layouts follow the nodes the other passes leave.
   if (options.blocked_layout) logs.push_back(blocked_layout(graph, active_isa()));
   return logs;

@@ -59,8 +59,14 @@ const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa) {
   return &k;
 }
 
-PointwiseConv::PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& s, const float* weights)
-    : kernel_(&kernel), shape_(s), m_(s.cout), k_(s.cin), pixels_(s.out_h * s.out_w) {
+PointwiseConv::PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& s, const float* weights,
+                             bool split_output_channels)
+    : kernel_(&kernel),
+      shape_(s),
+      m_(s.cout),
+      k_(s.cin),
+      pixels_(s.out_h * s.out_w),
+      split_output_channels_(split_output_channels) {
   const int64_t cb = kernel.channels;
   chunk_ = std::max<int64_t>(cb, kChunkBytes / (4 * k_) / cb * cb);
   span_ = std::max<int64_t>(1, kSpanBytes / (4 * k_ * kernel.vectors * kernel.lanes));
@@ -123,12 +129,31 @@ void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const 
 
 void PointwiseConv::run_images(int64_t batch, const float* x, const float* weights, const float* bias,
                                const Activation& act, float* y, int threads, const float* residual) const {
-  const PointwiseJob job{x, weights, bias, residual, &act, y, m_, k_, pixels_, chunk_, span_};
+  const PointwiseJob job{x, weights, bias, residual, &act, y, m_, k_, pixels_, chunk_, span_, 0, m_};
+  const int64_t blocks = blocks_per_image(*kernel_, pixels_);
+  if (splits_output_channels()) {
+    // Items: pieces of blocks of output channels, a quarter of a thread's share, each over
+    // every pixel block of an image (its input, at most 28x28 pixels, stays in L2).
+    const int64_t cb = kernel_->channels, channel_blocks = (m_ + cb - 1) / cb;
+    const int64_t piece = std::max<int64_t>(1, channel_blocks / (4 * std::max(threads, 1)));
+    const int64_t pieces = (channel_blocks + piece - 1) / piece, items = checked_mul({batch, pieces});
+    const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);
+    if (team > 1) {
+      WorkShares shares(items, team);
+#pragma omp parallel num_threads(team)
+      for (int64_t i; (i = shares.take(omp_get_thread_num())) >= 0;) {
+        PointwiseJob part = job;
+        part.c_begin = i % pieces * piece * cb;
+        part.c_end = std::min(m_, part.c_begin + piece * cb);
+        kernel_->run(part, i / pieces, 0, blocks);
+      }
+      return;
+    }
+  }
   // Items: pieces of pixel blocks, a quarter of a thread's share but at most a span (whose
   // input rows stay in L2 while every output channel passes over them; a span per item
   // left a 28x28 layer one item, so one thread); each thread takes its own share first,
   // then the others' (work_shares.h). One thread runs each image's blocks in one call.
-  const int64_t blocks = blocks_per_image(*kernel_, pixels_);
   const int64_t piece = std::clamp<int64_t>(blocks / (4 * std::max(threads, 1)), 1, span_);
   const int64_t spans = (blocks + piece - 1) / piece;
   const int64_t items = checked_mul({batch, spans});

@@ -47,8 +47,9 @@ struct PointwiseJob {
   const Activation* activation;
   float* y;
   int64_t m, k, pixels;
-  int64_t chunk;  // output channels whose weights are read while a thread's pixels pass by
-  int64_t span;   // pixel blocks each block of output channels runs over before the next
+  int64_t chunk;                   // output channels whose weights are read while a thread's pixels pass by
+  int64_t span;                    // pixel blocks each block of output channels runs over before the next
+  int64_t c_begin = 0, c_end = 0;  // the output channels run() computes, [c_begin, c_end)
 };
 
 struct PointwiseKernel {
@@ -56,7 +57,7 @@ struct PointwiseKernel {
   Isa isa;
   int lanes, channels, vectors;
   // Pixel blocks [begin, end) of image `image` (blocks of vectors * lanes pixels, the
-  // last one maybe shorter), every output channel.
+  // last one maybe shorter), the job's output channels.
   void (*run)(const PointwiseJob& job, int64_t image, int64_t begin, int64_t end);
 };
 
@@ -76,8 +77,10 @@ const PointwiseKernel* find_pointwise_kernel(const ConvGeometry& s, Isa isa = ac
 class PointwiseConv {
  public:
   PointwiseConv() = default;
-  // weights [cout, cin, 1, 1], packed here.
-  PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& s, const float* weights);
+  // weights [cout, cin, 1, 1], packed here. split_output_channels: the layer's reader
+  // gives each thread whole channels (a depthwise convolution; the thread_splits pass).
+  PointwiseConv(const PointwiseKernel& kernel, const ConvGeometry& s, const float* weights,
+                bool split_output_channels = false);
 
   const PointwiseKernel& kernel() const { return *kernel_; }
   // Output channels per weight chunk (see PointwiseJob::chunk).
@@ -87,11 +90,18 @@ class PointwiseConv {
   int64_t workspace_floats(bool input_scale = false) const;
 
   // y = act(W x (+ bias) (+ residual)) for batch images, x's channels scaled first when
-  // scale ([batch, k]) is given; the pixel blocks are split over up to `threads` threads, each output
-  // computed by one thread in the same order whatever their number.
+  // scale ([batch, k]) is given; the pixel blocks, or the output channels where
+  // splits_output_channels(), are split over up to `threads` threads, each output computed
+  // by one thread in the same order whatever their number.
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
            std::span<float> workspace, int threads, const float* residual = nullptr,
            const float* scale = nullptr) const;
+
+  // Whether a team splits the output channels: asked for, on planes of at most 28x28.
+  // MobileNetV2's expansions at 14x14 and 28x28 (before their depthwise layers) took
+  // 0.63-0.78x the time so on two threads, those at 56x56 0.72-1.43x and at 112x112 1.5x
+  // (Zen 5, two vCPUs that share no cache; docs/performance.md).
+  bool splits_output_channels() const { return split_output_channels_ && pixels_ <= 28 * 28; }
 
  private:
   // run() on unit-stride inputs with these packed weights.
@@ -105,6 +115,7 @@ class PointwiseConv {
   const PointwiseKernel* kernel_ = nullptr;
   ConvGeometry shape_;
   int64_t m_ = 0, k_ = 0, pixels_ = 0, chunk_ = 0, span_ = 0;
+  bool split_output_channels_ = false;
   std::vector<float> packed_;
 };
 

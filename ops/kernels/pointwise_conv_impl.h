@@ -149,8 +149,8 @@ void pointwise_run(const PointwiseJob& job, int64_t image, int64_t begin, int64_
   base.k = job.k;
   base.pixels = job.pixels;
   with_activation<V>(act, [&](auto activate) {
-    for (int64_t c0 = 0; c0 < job.m; c0 += job.chunk) {
-      const int64_t c1 = std::min(job.m, c0 + job.chunk);
+    for (int64_t c0 = job.c_begin; c0 < job.c_end; c0 += job.chunk) {
+      const int64_t c1 = std::min(job.c_end, c0 + job.chunk);
       for (int64_t b0 = begin; b0 < end; b0 += job.span)
         for (int64_t co = c0; co < c1; co += CB)
           for (int64_t b = b0; b < std::min(end, b0 + job.span); ++b) {

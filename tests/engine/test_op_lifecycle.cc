@@ -22,17 +22,20 @@ TEST(OpLifecycle, EachNodesOpIsBuiltOncePerCompile) {
   CompileOptions fold_only;
   fold_only.passes.fuse = false;
   EXPECT_EQ(compile(g, fold_only)->ops_built(), static_cast<int64_t>(g.nodes.size()));
-  // So does laying a node out in NCHWc; an inserted Reorder is built once. (How many
-  // nodes run in NCHWc depends on the target: MobileNetV1's run in NCHWc from its third
-  // depthwise layer on AVX-512, not at all on AVX2, where its 1x1 layers prefer NCHW.)
+  // So do marking a 1x1 layer's thread split and laying a node out in NCHWc; an inserted
+  // Reorder is built once. (How many nodes run in NCHWc depends on the target:
+  // MobileNetV1's run in NCHWc from its third depthwise layer on AVX-512, not at all on
+  // AVX2, where its 1x1 layers prefer NCHW.)
   auto fused = compile(g);
-  int64_t fusions = 0, layouts = 0;
+  int64_t fusions = 0, splits = 0, layouts = 0;
   for (const PassLog& log : fused->pass_logs()) {
     if (log.pass == "fuse") fusions = static_cast<int64_t>(log.actions.size());
+    if (log.pass == "thread_splits") splits = static_cast<int64_t>(log.actions.size());
     if (log.pass == "blocked_layout") layouts = static_cast<int64_t>(log.actions.size());
   }
   EXPECT_EQ(fusions, 27);
-  EXPECT_EQ(fused->ops_built(), static_cast<int64_t>(g.nodes.size()) + fusions + layouts);
+  EXPECT_EQ(splits, 12);
+  EXPECT_EQ(fused->ops_built(), static_cast<int64_t>(g.nodes.size()) + fusions + splits + layouts);
 }
 
 TEST(OpLifecycle, StepsShareTheOpAndHoldOneBoundKernel) {

@@ -491,11 +491,12 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
   // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse,
-  // fuse_residual_add, fuse_channel_scale (MobileNetV1 has no residual and no gate), blocked_layout (its
+  // fuse_residual_add, fuse_channel_scale (MobileNetV1 has no residual and no gate), thread_splits (the 12
+  // 1x1 layers each read by a depthwise one: all but the last), blocked_layout (its
   // convolutions are depthwise, stride-1 1x1 and a 3-channel first layer: on AVX-512 the 22 from the third
   // depthwise layer on run in NCHWc, with no Reorder (the first of them transposes its input itself, the
   // last writes NCHW); on AVX2 the 1x1 layers prefer NCHW, so none does)
-  ASSERT_EQ(by_pass.size(), 10u);
+  ASSERT_EQ(by_pass.size(), 11u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
@@ -512,9 +513,12 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   EXPECT_EQ(by_pass[7]["actions"], 0);
   EXPECT_EQ(by_pass[8]["pass"], "fuse_channel_scale");
   EXPECT_EQ(by_pass[8]["actions"], 0);
-  EXPECT_EQ(by_pass[9]["pass"], "blocked_layout");
-  EXPECT_EQ(by_pass[9]["actions"], active_isa() == Isa::kAvx512 ? 22 : 0);
+  EXPECT_EQ(by_pass[9]["pass"], "thread_splits");
+  EXPECT_EQ(by_pass[9]["actions"], 12);
   EXPECT_EQ(by_pass[9]["cost_after"], by_pass[9]["cost_before"]);
+  EXPECT_EQ(by_pass[10]["pass"], "blocked_layout");
+  EXPECT_EQ(by_pass[10]["actions"], active_isa() == Isa::kAvx512 ? 22 : 0);
+  EXPECT_EQ(by_pass[10]["cost_after"], by_pass[10]["cost_before"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.

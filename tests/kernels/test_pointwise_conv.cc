@@ -42,8 +42,8 @@ struct Options {
 };
 
 std::vector<float> direct_result(const kernels::PointwiseKernel& k, const ConvGeometry& s, const Operands& o,
-                                 const Options& opt, int threads) {
-  const kernels::PointwiseConv conv(k, s, o.wt.data());
+                                 const Options& opt, int threads, bool split_output_channels = false) {
+  const kernels::PointwiseConv conv(k, s, o.wt.data(), split_output_channels);
   std::vector<float> y(s.batch * s.cout * s.out_h * s.out_w, NAN);
   std::vector<float> workspace(conv.workspace_floats(opt.scale), NAN);
   conv.run(s.batch, o.x.data(), opt.bias ? o.bias.data() : nullptr, opt.act, y.data(), workspace, threads,
@@ -139,6 +139,30 @@ TEST(PointwiseConv, EpiloguesBatchesAndScales) {
 }
 
 // A strided 1x1 convolution (ResNet's downsampling) reads its input subsampled first.
+// Asked to (its reader splits channels), a team splits the output channels of planes up
+// to 28x28: the same bits as the split by pixels, on 1 and 2 threads, a batch, a last
+// block of output channels narrower than the tile, every epilogue.
+TEST(PointwiseConv, ThreadsSplittingOutputChannelsGiveTheSameBits) {
+  const auto found = kernels_under_test();
+  if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
+  uint32_t seed = 900;
+  for (const kernels::PointwiseKernel* k : found) {
+    const auto splits = [&](const ConvGeometry& s, bool asked) {
+      return kernels::PointwiseConv(*k, s, Operands(s, 1).wt.data(), asked).splits_output_channels();
+    };
+    EXPECT_TRUE(splits(pointwise_shape(8, 28, 28, 8), true)) << k->name;
+    EXPECT_FALSE(splits(pointwise_shape(8, 29, 28, 8), true)) << k->name;
+    EXPECT_FALSE(splits(pointwise_shape(8, 14, 14, 8), false)) << k->name;
+    for (const ConvGeometry& s : {pointwise_shape(32, 14, 14, 100, 2), pointwise_shape(24, 28, 28, 144, 1)})
+      for (const Options& opt : {Options{}, Options{true, true, true, Activation{ActivationKind::kRelu}}}) {
+        const Operands o(s, seed++);
+        const std::vector<float> by_pixels = direct_result(*k, s, o, opt, 2);
+        EXPECT_EQ(direct_result(*k, s, o, opt, 1, true), by_pixels) << k->name << " " << describe(s, s.batch);
+        EXPECT_EQ(direct_result(*k, s, o, opt, 2, true), by_pixels) << k->name << " " << describe(s, s.batch);
+      }
+  }
+}
+
 TEST(PointwiseConv, StridedReadsTheSubsampledInput) {
   const auto found = kernels_under_test();
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
