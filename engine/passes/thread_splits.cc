@@ -7,8 +7,7 @@
 namespace minfer {
 namespace {
 
-// A Conv's weight shape [M, C / group, kh, kw] and group, where its weights have a known
-// 4-D shape.
+// A Conv's weight shape [M, C / group, kh, kw], where it is a known 4-D shape.
 std::optional<Shape> weight_shape(const CompileGraph& g, const Node& conv) {
   if (conv.op_type != "Conv" || conv.inputs.size() < 2 || conv.inputs[1].empty()) return std::nullopt;
   const Shape& w = g.type(conv.inputs[1]).shape;
