@@ -3,7 +3,7 @@
 
     bash bench/ort/setup.sh            # once: onnxruntime-node into bench/ort/node_modules
     /usr/bin/python3 bench/compare_ort.py [--models mobilenet_v2,resnet18,...] [--model_dir DIR] \
-        [--threads 1,2] [--rounds 3] [--runs 10] [--warmup 3] [--pin CPU] [--json out.json]
+        [--threads 1,2] [--rounds 3] [--runs 10] [--warmup 3] [--pin CPU] [--json out.json] [--ort_dir DIR]
 
 Each model (bench_models.py's names; issue 14's set by default) is taken from
 --model_dir/<name>.onnx when that file exists, else exported there (or into a temporary
@@ -25,6 +25,8 @@ onnxruntime-node loaded). Before timing, each model runs once on each side on nu
 inputs (minfer through its Python module, from --python_dir) and the table gives the
 largest absolute difference between their outputs; where they differ by more than 1e-3
 of the largest output the row says so instead of quoting a speed. A model minfer refuses is a row "refused: <its error>".
+--ort_dir takes run_ort.js and its onnxruntime-node from another folder: with
+bench/ort/without_avx512.py's copy and MINFER_ISA=avx2, both engines run their AVX2 kernels.
 """
 import argparse
 import json
@@ -40,7 +42,7 @@ import bench_models
 import compare_common
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUN_ORT = os.path.join(ROOT, "bench", "ort", "run_ort.js")
+ORT_DIR = os.path.join(ROOT, "bench", "ort")
 
 
 def input_specs(model_path):
@@ -157,8 +159,8 @@ class Sides:
         return report["latency_ms"]["median"], rss
 
     def ort(self, outputs=None):
-        cmd = ["node", RUN_ORT, "--model", self.path, "--inputs", self.manifest, "--threads", str(self.threads),
-               "--runs", str(self.args.runs), "--warmup", str(self.args.warmup),
+        cmd = ["node", os.path.join(self.args.ort_dir, "run_ort.js"), "--model", self.path, "--inputs", self.manifest,
+               "--threads", str(self.threads), "--runs", str(self.args.runs), "--warmup", str(self.args.warmup),
                "--spinning", str(int(self.args.spinning))]
         try:
             out, rss = compare_common.run_child(cmd + (["--outputs", outputs] if outputs else []), cpus=self.cpus)
@@ -206,11 +208,13 @@ def main():
                              "vCPUs differ in speed (a busy neighbour on one), either side may otherwise get the "
                              "slower one round by round")
     parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--ort_dir", default=ORT_DIR,
+                        help="folder holding run_ort.js and node_modules/onnxruntime-node (default: bench/ort)")
     args = parser.parse_args()
     if not os.access(args.engine_bench, os.X_OK):
         sys.exit(f"{args.engine_bench}: not found; build first (bash scripts/build.sh) or pass --engine_bench")
-    if not os.path.isdir(os.path.join(ROOT, "bench", "ort", "node_modules", "onnxruntime-node")):
-        sys.exit("onnxruntime-node is not installed: run bash bench/ort/setup.sh")
+    if not os.path.isdir(os.path.join(args.ort_dir, "node_modules", "onnxruntime-node")):
+        sys.exit(f"{args.ort_dir}: onnxruntime-node is not installed there: run bash bench/ort/setup.sh")
     sys.path.insert(0, args.python_dir)
     try:
         import minfer
@@ -254,6 +258,7 @@ def main():
                       f"  minfer/ORT {row['ratio']:.3f}  max abs diff {diff:.2g} of {scale:.2g}", file=sys.stderr)
 
     pinned = f"; one-thread rows on CPU {args.pin}" if args.pin else ""
+    pinned += f"; ONNX Runtime from {args.ort_dir}" if os.path.abspath(args.ort_dir) != ORT_DIR else ""
     print(f"onnxruntime-node {ort_version} (spinning {'on' if args.spinning else 'off'}, on both sides), minfer kernel ISA "
           f"{isa}; {args.rounds} rounds x {args.runs} runs per side, medians (ms){pinned}\n")
     print(format_table(rows))

@@ -1,7 +1,8 @@
 """bench/compare_ort.py and bench/compare_common.py on canned data and tiny models: parsing
 run_ort.js's report, medians and ratios, the table, the output check, the inputs both sides
-get and a child's peak RSS; and bench/ort/run_ort.js itself on a two-op ONNX model when
-node and onnxruntime-node are installed (bench/ort/setup.sh), skipped otherwise."""
+get and a child's peak RSS; and bench/ort/run_ort.js itself on a two-op ONNX model, and
+bench/ort/without_avx512.py's copy of onnxruntime-node, when node and onnxruntime-node are
+installed (bench/ort/setup.sh), skipped otherwise."""
 import json
 import os
 import pathlib
@@ -152,6 +153,37 @@ def test_run_ort_bad_arguments_are_one_line_and_no_output(tmp_path, args, messag
     assert r.returncode == 1
     assert r.stdout == ""
     assert len(r.stderr.splitlines()) == 1 and message in r.stderr, r.stderr
+
+
+@needs_ort
+def test_without_avx512_copy_reads_xcr0_as_7_and_runs_the_same(tmp_path):
+    sys.path.insert(0, str(SOURCE / "bench" / "ort"))
+    import without_avx512
+    lib = pathlib.Path("node_modules", "onnxruntime-node", "bin", "napi-v6", "linux", "x64", "libonnxruntime.so.1")
+    original = SOURCE / "bench" / "ort" / lib
+    before = original.read_bytes()
+    script = [sys.executable, str(SOURCE / "bench" / "ort" / "without_avx512.py"), str(tmp_path / "ort")]
+    r = subprocess.run(script, capture_output=True, text=True, timeout=300, check=True)
+    offsets = without_avx512.xgetbv_offsets(str(original))
+    assert offsets and f"with {len(offsets)} xgetbv reading XCR0 = 7" in r.stdout
+    copy = (tmp_path / "ort" / lib).read_bytes()
+    assert original.read_bytes() == before and len(copy) == len(before)
+    expected = bytearray(before)
+    for offset in offsets:
+        assert before[offset:offset + 3] == b"\x0f\x01\xd0"
+        expected[offset:offset + 3] = b"\xb0\x07\x90"  # mov al, 7; nop
+    assert copy == bytes(expected)
+    assert not (tmp_path / "ort" / "node_modules" / "onnxruntime-node" / "bin" / "napi-v6" / "win32").exists()
+
+    reference = tiny_model(tmp_path / "tiny.onnx")
+    feeds, manifest = compare_ort.write_inputs([("x", [3, 4])], str(tmp_path / "in"))
+    out = subprocess.run(["node", str(tmp_path / "ort" / "run_ort.js"), "--model", str(tmp_path / "tiny.onnx"),
+                          "--inputs", manifest, "--runs", "1", "--outputs", str(tmp_path / "out")],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    _, report = compare_ort.parse_ort_report(out)
+    np.testing.assert_allclose(compare_ort.read_ort_outputs(report)["y"], reference(feeds["x"]), rtol=1e-6)
+    again = subprocess.run(script, capture_output=True, text=True, timeout=60)
+    assert again.returncode != 0 and "already exists" in again.stderr
 
 
 def test_op_times_table_sorts_by_time_with_shares():
