@@ -96,17 +96,26 @@ int64_t subsampled_floats_of(const ConvGeometry& s) {
 
 void subsample_pointwise_input(const ConvGeometry& s, const float* x, float* dst, int threads) {
   const int team = threads_worth_starting(s.cin * s.out_h * s.out_w, s.cin, threads, Work::kStreaming);
+  const int64_t pixels = s.out_h * s.out_w;
 #pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
-  for (int64_t c = 0; c < s.cin; ++c)
-    for (int64_t oy = 0; oy < s.out_h; ++oy) {
-      const float* row = x + (c * s.h + oy * s.win.sh) * s.w;
-      float* d = dst + (c * s.out_h + oy) * s.out_w;
+  for (int64_t c = 0; c < s.cin; ++c) subsample_pointwise_pixels(s, x + c * s.h * s.w, dst + c * pixels, 1, 0, pixels);
+}
+
+void subsample_pointwise_pixels(const ConvGeometry& s, const float* x, float* dst, int64_t channels, int64_t p0,
+                                int64_t p1) {
+  const int64_t plane = s.h * s.w, pixels = s.out_h * s.out_w;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t p = p0; p < p1;) {
+      const int64_t oy = p / s.out_w, ox0 = p % s.out_w, n = std::min(s.out_w - ox0, p1 - p);
+      const float* row = x + c * plane + oy * s.win.sh * s.w + ox0 * s.win.sw;
+      float* d = dst + c * pixels + p;
       // Stride 2 apart: with a constant stride GCC vectorises the gather (even lanes of
       // pairs of loads), which keeps more of the rows' cache lines in flight.
       if (s.win.sw == 2)
-        for (int64_t ox = 0; ox < s.out_w; ++ox) d[ox] = row[ox * 2];
+        for (int64_t i = 0; i < n; ++i) d[i] = row[i * 2];
       else
-        for (int64_t ox = 0; ox < s.out_w; ++ox) d[ox] = row[ox * s.win.sw];
+        for (int64_t i = 0; i < n; ++i) d[i] = row[i * s.win.sw];
+      p += n;
     }
 }
 

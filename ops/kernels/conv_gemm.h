@@ -66,6 +66,10 @@ bool is_strided_pointwise(const ConvGeometry& s);
 // What a strided pointwise convolution s reads: x [cin, h, w] -> dst [cin, out_h, out_w],
 // every sh-th row, every sw-th column.
 void subsample_pointwise_input(const ConvGeometry& s, const float* x, float* dst, int threads);
+// The same for output pixels [p0, p1) of `channels` channels from x's first, into their
+// places in dst (channels out_h * out_w apart): the pixels a thread then computes.
+void subsample_pointwise_pixels(const ConvGeometry& s, const float* x, float* dst, int64_t channels, int64_t p0,
+                                int64_t p1);
 
 // Whether a (possibly strided) pointwise convolution with constant weights computes Y^T[pixels, cout] =
 // X^T W^T (pixels broadcast, output channels along the vectors, the output tile stored

@@ -116,21 +116,26 @@ void PointwiseConv::run(int64_t batch, const float* x, const float* bias, const 
   float* const factors = scaled + m_ * k_;
   const int64_t in_image = shape_.cin * shape_.h * shape_.w, out_image = m_ * pixels_;
   for (int64_t n = 0; n < batch; ++n) {
-    const float* image = x + n * in_image;
-    if (strided) {
-      subsample_pointwise_input(shape_, image, subsampled, threads);
-      image = subsampled;
-    }
     if (scale) scale_weights(scale + n * k_, factors, scaled);
-    run_images(1, image, scale ? scaled : packed_.data(), bias, act, y + n * out_image, threads,
-               residual ? residual + n * out_image : nullptr);
+    run_images(1, strided ? subsampled : x + n * in_image, scale ? scaled : packed_.data(), bias, act,
+               y + n * out_image, threads, residual ? residual + n * out_image : nullptr,
+               strided ? x + n * in_image : nullptr, subsampled);
   }
 }
 
 void PointwiseConv::run_images(int64_t batch, const float* x, const float* weights, const float* bias,
-                               const Activation& act, float* y, int threads, const float* residual) const {
+                               const Activation& act, float* y, int threads, const float* residual,
+                               const float* strided, float* subsampled) const {
   const PointwiseJob job{x, weights, bias, residual, &act, y, m_, k_, pixels_, chunk_, span_, 0, m_};
   const int64_t blocks = blocks_per_image(*kernel_, pixels_);
+  const int64_t block_pixels = int64_t{kernel_->vectors} * kernel_->lanes;
+  const int64_t in_image = shape_.cin * shape_.h * shape_.w, x_image = k_ * pixels_;
+  // A strided layer's input pixels, subsampled where the blocks [begin, end) read them.
+  const auto subsample = [&](int64_t image, int64_t begin, int64_t end) {
+    if (strided)
+      subsample_pointwise_pixels(shape_, strided + image * in_image, subsampled + image * x_image, k_,
+                                 begin * block_pixels, std::min(pixels_, end * block_pixels));
+  };
   if (splits_output_channels()) {
     // Items: pieces of blocks of output channels, a quarter of a thread's share, each over
     // every pixel block of an image (its input, at most 28x28 pixels, stays in L2).
@@ -139,6 +144,9 @@ void PointwiseConv::run_images(int64_t batch, const float* x, const float* weigh
     const int64_t pieces = (channel_blocks + piece - 1) / piece, items = checked_mul({batch, pieces});
     const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);
     if (team > 1) {
+      if (strided)  // every item reads every pixel
+        for (int64_t image = 0; image < batch; ++image)
+          subsample_pointwise_input(shape_, strided + image * in_image, subsampled + image * x_image, team);
       WorkShares shares(items, team);
 #pragma omp parallel num_threads(team)
       for (int64_t i; (i = shares.take(omp_get_thread_num())) >= 0;) {
@@ -159,14 +167,20 @@ void PointwiseConv::run_images(int64_t batch, const float* x, const float* weigh
   const int64_t items = checked_mul({batch, spans});
   const int team = threads_worth_starting(checked_mul({batch, m_, k_, pixels_}), items, threads, Work::kDense);
   if (team <= 1) {
-    for (int64_t image = 0; image < batch; ++image) kernel_->run(job, image, 0, blocks);
+    for (int64_t image = 0; image < batch; ++image) {
+      subsample(image, 0, blocks);
+      kernel_->run(job, image, 0, blocks);
+    }
     return;
   }
+  // Each item subsamples the pixels it computes: the thread that reads them writes them,
+  // and no thread waits for another's.
   WorkShares shares(items, team);
 #pragma omp parallel num_threads(team)
   for (int64_t i; (i = shares.take(omp_get_thread_num())) >= 0;) {
-    const int64_t image = i / spans, begin = i % spans * piece;
-    kernel_->run(job, image, begin, std::min(blocks, begin + piece));
+    const int64_t image = i / spans, begin = i % spans * piece, end = std::min(blocks, begin + piece);
+    subsample(image, begin, end);
+    kernel_->run(job, image, begin, end);
   }
 }
 

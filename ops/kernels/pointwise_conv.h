@@ -104,9 +104,11 @@ class PointwiseConv {
   bool splits_output_channels() const { return split_output_channels_ && pixels_ <= 28 * 28; }
 
  private:
-  // run() on unit-stride inputs with these packed weights.
+  // run() on unit-stride inputs x with these packed weights; with `strided` (a strided
+  // layer's input images), x is `subsampled`, where their pixels are subsampled first.
   void run_images(int64_t batch, const float* x, const float* weights, const float* bias, const Activation& act,
-                  float* y, int threads, const float* residual) const;
+                  float* y, int threads, const float* residual, const float* strided = nullptr,
+                  float* subsampled = nullptr) const;
   // The packed weights with input channel kk of every block times scale[kk], into dst;
   // `factors` (k x channels floats) holds a whole block's, so that each block is one
   // flat product.

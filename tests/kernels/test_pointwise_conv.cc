@@ -138,7 +138,6 @@ TEST(PointwiseConv, EpiloguesBatchesAndScales) {
               if (!check(*k, s, {bias, residual, scale, act}, seed++)) return;
 }
 
-// A strided 1x1 convolution (ResNet's downsampling) reads its input subsampled first.
 // Asked to (its reader splits channels), a team splits the output channels of planes up
 // to 28x28: the same bits as the split by pixels, on 1 and 2 threads, a batch, a last
 // block of output channels narrower than the tile, every epilogue.
@@ -153,7 +152,8 @@ TEST(PointwiseConv, ThreadsSplittingOutputChannelsGiveTheSameBits) {
     EXPECT_TRUE(splits(pointwise_shape(8, 28, 28, 8), true)) << k->name;
     EXPECT_FALSE(splits(pointwise_shape(8, 29, 28, 8), true)) << k->name;
     EXPECT_FALSE(splits(pointwise_shape(8, 14, 14, 8), false)) << k->name;
-    for (const ConvGeometry& s : {pointwise_shape(32, 14, 14, 100, 2), pointwise_shape(24, 28, 28, 144, 1)})
+    for (const ConvGeometry& s : {pointwise_shape(32, 14, 14, 100, 2), pointwise_shape(24, 28, 28, 144, 1),
+                                  pointwise_shape(16, 28, 27, 40, 2, 2)})
       for (const Options& opt : {Options{}, Options{true, true, true, Activation{ActivationKind::kRelu}}}) {
         const Operands o(s, seed++);
         const std::vector<float> by_pixels = direct_result(*k, s, o, opt, 2);
@@ -163,13 +163,16 @@ TEST(PointwiseConv, ThreadsSplittingOutputChannelsGiveTheSameBits) {
   }
 }
 
+// A strided 1x1 convolution (ResNet's downsampling) reads its input subsampled: on two
+// threads, each item the pixels it computes (an item's pixels start and end mid-row: 22x23
+// and 15x15 outputs in blocks of 48 or 24 pixels), the same bits as one thread's.
 TEST(PointwiseConv, StridedReadsTheSubsampledInput) {
   const auto found = kernels_under_test();
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
   uint32_t seed = 700;
   for (const kernels::PointwiseKernel* k : found)
-    for (int64_t stride : {2, 3}) {
-      const ConvGeometry s = pointwise_shape(24, 44, 47, 13, 2, stride);
+    for (const auto& [width, stride] : {std::pair{47, 2}, {45, 2}, {47, 3}}) {
+      const ConvGeometry s = pointwise_shape(24, 44, width, 13, 2, stride);
       ASSERT_EQ(kernels::find_pointwise_kernel(s, k->isa), k);
       Options opt;
       opt.residual = true;
