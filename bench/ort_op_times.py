@@ -4,7 +4,7 @@ beside ONNX Runtime's own (its session profiler), one thread by default.
 
     bash bench/ort/setup.sh            # once: onnxruntime-node into bench/ort/node_modules
     /usr/bin/python3 bench/ort_op_times.py MODEL.onnx [--engine_bench build/bench/engine_bench] \
-        [--threads 1] [--runs 30] [--convs] [--ort_dir DIR]
+        [--threads 1] [--runs 30] [--convs] [--ort_dir DIR] [--spinning]
 
 Prints two tables of per-run time by op type (medians over the timed runs of each node's
 time, summed over the type's nodes), minfer's types split by convolution kind
@@ -32,13 +32,13 @@ import compare_common
 import compare_ort
 
 
-def ort_nodes(model, threads, runs, folder, ort_dir=compare_ort.ORT_DIR):
+def ort_nodes(model, threads, runs, folder, ort_dir=compare_ort.ORT_DIR, spinning=False):
     """{node: (op type, [input shapes], [output shapes], [times in ms])} from ORT's profiler."""
     _, manifest = compare_ort.write_inputs(compare_ort.input_specs(model), folder)
     prefix = os.path.join(folder, "ort_profile")
     out, _ = compare_common.run_child(["node", os.path.join(ort_dir, "run_ort.js"), "--model", model, "--inputs",
                                        manifest, "--threads", str(threads), "--runs", str(runs), "--warmup", "3",
-                                       "--profile", prefix])
+                                       "--spinning", str(int(spinning)), "--profile", prefix])
     json.loads(out)  # run_ort.js's report: a failure would have raised
     events = json.load(open(glob.glob(prefix + "*.json")[0]))
     nodes = {}
@@ -112,11 +112,14 @@ def main():
     parser.add_argument("--convs", action="store_true", help="one row per convolution, paired with ORT's")
     parser.add_argument("--ort_dir", default=compare_ort.ORT_DIR,
                         help="folder holding run_ort.js and its onnxruntime-node (compare_ort.py's --ort_dir)")
+    parser.add_argument("--spinning", action="store_true",
+                        help="both sides' idle threads spin (compare_ort.py's --spinning); off: both wait passively")
     args = parser.parse_args()
     try:
         with tempfile.TemporaryDirectory() as folder:
-            nodes = ort_nodes(args.model, args.threads, args.runs, folder, args.ort_dir)
-        report, _ = compare_common.engine_bench_report(args.engine_bench, args.model, args.threads, args.runs, 3)
+            nodes = ort_nodes(args.model, args.threads, args.runs, folder, args.ort_dir, args.spinning)
+        report, _ = compare_common.engine_bench_report(args.engine_bench, args.model, args.threads, args.runs, 3,
+                                                       args.spinning)
     except (compare_common.ChildError, OSError, ValueError, IndexError) as e:
         sys.exit(f"ort_op_times.py: {args.model}: {compare_ort.first_line(e)}")
     if args.convs:
