@@ -28,6 +28,8 @@ class BroadcastIndex {
     }
     return src;
   }
+  // The source stride of each output dim, 0 where broadcast.
+  const std::vector<int64_t>& strides() const { return strides_; }
 
  private:
   std::vector<int64_t> dims_;     // output dims

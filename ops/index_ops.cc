@@ -9,15 +9,10 @@
 
 #include "ops/broadcast.h"
 #include "ops/op_helpers.h"
+#include "ops/strided_copy.h"
 
 namespace minfer {
 namespace {
-
-Shape strides_of(const Shape& shape) {
-  Shape s(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;) s[i - 1] = s[i] * shape[i];
-  return s;
-}
 
 // y[i] = x[index(i)] for elements of `bytes` bytes.
 template <typename Index>
@@ -73,16 +68,22 @@ class GatherOp final : public GatherBase {
     const int64_t axis = checked_axis(sig.inputs);
     int64_t inner = 1;
     for (size_t d = static_cast<size_t>(axis) + 1; d < data.size(); ++d) inner *= data[d];
+    int64_t outer = 1;
+    for (size_t d = 0; d < static_cast<size_t>(axis); ++d) outer *= data[d];
     return make_kernel(
-        {}, [inner, dim = data[axis], count = num_elements(sig.inputs[1].shape())](
+        {}, [outer, inner, dim = data[axis], count = num_elements(sig.inputs[1].shape())](
                 const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           const int64_t* indices = in[1].as<int64_t>();
           for (int64_t k = 0; k < count; ++k) checked_index(indices[k], dim);
-          copy_indexed(in[0], out[0], [&](int64_t i) {
-            const int64_t within = i % inner, k = i / inner % count, o = i / (inner * count);
-            const int64_t index = indices[k] < 0 ? indices[k] + dim : indices[k];
-            return (o * dim + index) * inner + within;
-          });
+          // Each index picks a run of `inner` contiguous elements of every outer slice.
+          const auto run = static_cast<size_t>(inner * dtype_size(out[0].type.dtype));
+          const auto* src = static_cast<const std::byte*>(in[0].data);
+          auto* dst = static_cast<std::byte*>(out[0].data);
+          for (int64_t o = 0; o < outer; ++o)
+            for (int64_t k = 0; k < count; ++k, dst += run) {
+              const int64_t index = indices[k] < 0 ? indices[k] + dim : indices[k];
+              std::memcpy(dst, src + static_cast<size_t>(o * dim + index) * run, run);
+            }
         });
   }
 };
@@ -107,15 +108,17 @@ class SliceOp final : public Op {
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     const SliceWindow w = window(sig.inputs);
+    const Shape x_strides = dense_strides(sig.inputs[0].shape());
+    Shape strides(w.shape.size(), 0);
+    int64_t offset = 0;
+    for (size_t d = 0; d < w.shape.size(); ++d) {
+      offset += w.begin[d] * x_strides[d];
+      if (w.shape[d] > 1) strides[d] = w.step[d] * x_strides[d];  // a step may be INT64_MIN where one element is taken
+    }
     return make_kernel(
-        {}, [w, src_strides = strides_of(sig.inputs[0].shape()), out_strides = strides_of(w.shape)](
+        {}, [offset, copy = StridedCopy(w.shape, strides, dense_strides(w.shape), dtype_size(sig.inputs[0].dtype()))](
                 const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
-          copy_indexed(in[0], out[0], [&](int64_t i) {
-            int64_t src = 0;
-            for (size_t d = 0; d < w.shape.size(); ++d)
-              src += (w.begin[d] + (i / out_strides[d]) % w.shape[d] * w.step[d]) * src_strides[d];
-            return src;
-          });
+          copy.run(in[0].data, out[0].data, offset);
         });
   }
 
@@ -175,9 +178,11 @@ class ExpandOp final : public Op {
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
-    return make_kernel({}, [index = BroadcastIndex(sig.inputs[0].shape(), sig.outputs[0].shape())](
+    const Shape& y = sig.outputs[0].shape();
+    return make_kernel({}, [copy = StridedCopy(y, BroadcastIndex(sig.inputs[0].shape(), y).strides(), dense_strides(y),
+                                               dtype_size(sig.inputs[0].dtype()))](
                                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) { copy_indexed(in[0], out[0], [&](int64_t i) { return index.source(i); }); });
+                               Workspace) { copy.run(in[0].data, out[0].data); });
   }
 };
 
@@ -200,8 +205,8 @@ class GatherElementsOp final : public GatherBase {
     const Shape& data = sig.inputs[0].shape();
     const auto axis = static_cast<size_t>(checked_axis(sig.inputs));
     return make_kernel(
-        {}, [axis, dims = sig.outputs[0].shape(), src_strides = strides_of(data),
-             out_strides = strides_of(sig.outputs[0].shape()), dim = data[axis]](
+        {}, [axis, dims = sig.outputs[0].shape(), src_strides = dense_strides(data),
+             out_strides = dense_strides(sig.outputs[0].shape()), dim = data[axis]](
                 const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           const int64_t* indices = in[1].as<int64_t>();
           copy_indexed(in[0], out[0], [&](int64_t i) {
@@ -240,16 +245,19 @@ class TileOp final : public Op {
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
-    return make_kernel(
-        {}, [x = sig.inputs[0].shape(), src_strides = strides_of(sig.inputs[0].shape()), dims = sig.outputs[0].shape(),
-             out_strides = strides_of(sig.outputs[0].shape())](const RunContext&, std::span<const TensorView> in,
-                                                               std::span<const TensorView> out, Workspace) {
-          copy_indexed(in[0], out[0], [&](int64_t i) {
-            int64_t src = 0;
-            for (size_t d = 0; d < dims.size(); ++d) src += i / out_strides[d] % dims[d] % x[d] * src_strides[d];
-            return src;
-          });
-        });
+    // Each axis as two: the repeat (the source's stride 0) and the source's own.
+    const Shape &x = sig.inputs[0].shape(), &y = sig.outputs[0].shape();
+    const Shape x_strides = dense_strides(x), y_strides = dense_strides(y);
+    Shape dims, src, dst;
+    for (size_t d = 0; d < x.size(); ++d) {
+      const int64_t repeats = x[d] ? y[d] / x[d] : 0;
+      dims.insert(dims.end(), {repeats, x[d]});
+      src.insert(src.end(), {0, x_strides[d]});
+      dst.insert(dst.end(), {x[d] * y_strides[d], y_strides[d]});
+    }
+    return make_kernel({}, [copy = StridedCopy(dims, src, dst, dtype_size(sig.inputs[0].dtype()))](
+                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                               Workspace) { copy.run(in[0].data, out[0].data); });
   }
 };
 

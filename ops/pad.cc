@@ -6,6 +6,7 @@
 #include <array>
 
 #include "ops/op_helpers.h"
+#include "ops/strided_copy.h"
 
 namespace minfer {
 namespace {
@@ -68,34 +69,48 @@ class PadOp final : public Op {
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     std::vector<int64_t> begin = pads(sig.inputs);
-    begin.resize(sig.inputs[0].shape().size());
-    return make_kernel({}, [begin, mode = mode_, value_attr = value_attr_](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) { run_pad(mode, begin, value_attr, in, out); });
+    const Shape &x = sig.inputs[0].shape(), &y = sig.outputs[0].shape();
+    begin.resize(x.size());
+    if (mode_ != PadMode::kConstant)
+      return make_kernel(
+          {}, [begin, mode = mode_](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                                    Workspace) { pad_by_element(mode, begin, in, out); });
+    // Constant: the value everywhere, then the input's overlap with the output (all of it,
+    // less what negative pads crop) copied in as rows.
+    const Shape x_strides = dense_strides(x), y_strides = dense_strides(y);
+    Shape overlap(x.size());
+    int64_t src = 0, dst = 0;
+    for (size_t d = 0; d < x.size(); ++d) {
+      overlap[d] = std::max<int64_t>(0, std::min(y[d], begin[d] + x[d]) - std::max<int64_t>(0, begin[d]));
+      src += std::max<int64_t>(0, -begin[d]) * x_strides[d];
+      dst += std::max<int64_t>(0, begin[d]) * y_strides[d];
+    }
+    return make_kernel(
+        {}, [src, dst, value_attr = value_attr_, copy = StridedCopy(overlap, x_strides, y_strides, sizeof(float))](
+                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          // constant_value (opset 11+) is an input like any other: it may be computed at run time.
+          const float value = in.size() > 2 && in[2].data ? in[2].f32()[0] : value_attr;
+          std::fill_n(out[0].f32(), out[0].size(), value);
+          copy.run(in[0].data, out[0].data, src, dst);
+        });
   }
 
  private:
   static constexpr size_t kMaxRank = 8;
 
-  static void run_pad(PadMode mode, const std::vector<int64_t>& begin, float value_attr, std::span<const TensorView> in,
-                      std::span<const TensorView> out) {
+  // Reflect and edge: each output element's source found axis by axis.
+  static void pad_by_element(PadMode mode, const std::vector<int64_t>& begin, std::span<const TensorView> in,
+                             std::span<const TensorView> out) {
     const Shape& xs = in[0].shape();
     const Shape& ys = out[0].shape();
     const size_t rank = ys.size();
-    // constant_value (opset 11+) is an input like any other: it may be computed at run time.
-    const float value = in.size() > 2 && in[2].data ? in[2].f32()[0] : value_attr;
     std::array<int64_t, kMaxRank> idx{};
     const int64_t total = out[0].size();
     for (int64_t i = 0; i < total; ++i) {
       int64_t src = 0;
-      bool inside = true;
       for (size_t d = 0; d < rank; ++d) {
         int64_t c = idx[d] - begin[d];
         if (c < 0 || c >= xs[d]) {
-          if (mode == PadMode::kConstant) {
-            inside = false;
-            break;
-          }
           if (mode == PadMode::kEdge)
             c = c < 0 ? 0 : xs[d] - 1;
           else
@@ -103,7 +118,7 @@ class PadOp final : public Op {
         }
         src = src * xs[d] + c;
       }
-      out[0].f32()[i] = inside ? in[0].f32()[src] : value;
+      out[0].f32()[i] = in[0].f32()[src];
       for (size_t d = rank; d-- > 0;) {
         if (++idx[d] < ys[d]) break;
         idx[d] = 0;

@@ -5,12 +5,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <numeric>
 
 #include "ops/blocked_layout.h"
 #include "ops/op_helpers.h"
+#include "ops/strided_copy.h"
 
 namespace minfer {
 namespace {
@@ -275,49 +275,18 @@ class ConcatOp final : public Op {
   int64_t lanes_ = 0;  // of NCHWc inputs and output, 0 for any other layout
 };
 
-// Moves elements of `Bytes` bytes each: the output index walks like an odometer while
-// the source offset follows it.
-template <size_t Bytes>
-void transpose_elements(const std::byte* x, std::byte* y, int64_t total, const Shape& dims, const Shape& src_strides) {
-  constexpr size_t kMaxRank = 8;
-  std::array<int64_t, kMaxRank> idx{};
-  const size_t rank = dims.size();
-  int64_t src = 0;
-  for (int64_t i = 0; i < total; ++i) {
-    std::memcpy(y + i * Bytes, x + src * Bytes, Bytes);
-    for (size_t d = rank; d-- > 0;) {
-      if (++idx[d] < dims[d]) {
-        src += src_strides[d];
-        break;
-      }
-      src -= (dims[d] - 1) * src_strides[d];
-      idx[d] = 0;
-    }
-  }
-}
-
 // The kernel that transposes a tensor of shape `x` by `perm` (y's axis i is x's axis
 // perm[i]); the data may be viewed in more axes than its tensors have (DepthToSpace).
 std::unique_ptr<Kernel> transpose_kernel(const Shape& x, const std::vector<int64_t>& perm, DType dtype) {
-  Shape in_strides(x.size(), 1), dims(x.size()), src_strides(x.size());
-  for (size_t i = x.size(); i-- > 1;) in_strides[i - 1] = in_strides[i] * x[i];
+  const Shape in_strides = dense_strides(x);
+  Shape dims(x.size()), src_strides(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     dims[i] = x[perm[i]];
     src_strides[i] = in_strides[perm[i]];
   }
-  return make_kernel({},
-                     [dims, src_strides, bytes = dtype_size(dtype)](const RunContext&, std::span<const TensorView> in,
-                                                                    std::span<const TensorView> out, Workspace) {
-                       const auto* x = static_cast<const std::byte*>(in[0].data);
-                       auto* y = static_cast<std::byte*>(out[0].data);
-                       const int64_t total = out[0].size();
-                       if (bytes == 4)
-                         transpose_elements<4>(x, y, total, dims, src_strides);
-                       else if (bytes == 8)
-                         transpose_elements<8>(x, y, total, dims, src_strides);
-                       else
-                         transpose_elements<1>(x, y, total, dims, src_strides);
-                     });
+  return make_kernel({}, [copy = StridedCopy(dims, src_strides, dense_strides(dims), dtype_size(dtype))](
+                             const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+                             Workspace) { copy.run(in[0].data, out[0].data); });
 }
 
 class TransposeOp final : public Op {
