@@ -54,17 +54,30 @@ class PoolKernel final : public Kernel {
       f.thread_scratch_bytes = checked_mul({4, kernels::max_pool_thread_floats(*simd_, plane_)});
     }
     // Window columns kj with 0 <= ox * sw - pad_left + kj * dw < w, in closed form (the
-    // window can be as wide as the cost's overflow check lets it be).
+    // window can be as wide as the cost's overflow check lets it be). An average's divisor
+    // is its window's rows times its columns that count (inside the input, or with
+    // count_include_pad inside the padded input): the columns' per output column here, as
+    // floats (exact: the counts are small integers), the rows' once per output row.
     const Window2d& win = g.win;
     for (int64_t ox = 0; ox < g.out_w; ++ox) {
       const int64_t start = ox * win.sw - win.pad_left;
       const int64_t first = start >= 0 ? 0 : (-start + win.dw - 1) / win.dw;
       const int64_t last = start > g.w - 1 ? -1 : std::min(win.kw - 1, (g.w - 1 - start) / win.dw);
-      columns_inside_.push_back(std::max<int64_t>(0, last - first + 1));
+      const int64_t inside = std::max<int64_t>(0, last - first + 1);
+      divisor_columns_.push_back(static_cast<float>(
+          count_include_pad ? taps_inside(ox * win.sw, win.kw, win.dw, g.w + win.pad_left + win.pad_right).count()
+                            : inside));
     }
-    // The window columns that land inside the input for some output column.
+    // Each window column that lands inside the input for some output column: the output
+    // columns [lo, hi) for which it does, where it reads input column ox * sw + offset.
     const int64_t last_start = (g.out_w - 1) * win.sw - win.pad_left;
-    column_taps_ = taps_inside(last_start, win.kw, win.dw, g.w + (g.out_w - 1) * win.sw);
+    const Taps columns = taps_inside(last_start, win.kw, win.dw, g.w + (g.out_w - 1) * win.sw);
+    for (int64_t kj = columns.begin; kj < columns.end; ++kj) {
+      const int64_t offset = kj * win.dw - win.pad_left;
+      const int64_t lo = offset >= 0 ? 0 : (-offset + win.sw - 1) / win.sw;
+      const int64_t hi = std::min(g.out_w, g.w - 1 - offset < 0 ? 0 : (g.w - 1 - offset) / win.sw + 1);
+      if (lo < hi) column_runs_.push_back({offset, lo, hi});
+    }
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -104,31 +117,29 @@ class PoolKernel final : public Kernel {
       for (int64_t ki = rows.begin; ki < rows.end; ++ki) {
         const int64_t iy = oy * w.sh - w.pad_top + ki * w.dh;
         const float* xr = x + iy * g.w;
-        for (int64_t kj = column_taps_.begin; kj < column_taps_.end; ++kj) {
-          const int64_t offset = kj * w.dw - w.pad_left;  // ix = ox * sw + offset
-          const int64_t lo = offset >= 0 ? 0 : (-offset + w.sw - 1) / w.sw;
-          const int64_t hi = std::min(g.out_w, g.w - 1 - offset < 0 ? 0 : (g.w - 1 - offset) / w.sw + 1);
-          for (int64_t ox = lo; ox < hi; ++ox) {
-            const float v = xr[ox * w.sw + offset];
-            yr[ox] = kKind == PoolKind::kMax ? nan_max(yr[ox], v) : yr[ox] + v;
-          }
+        for (const ColumnRun& c : column_runs_) {
+          if (w.sw == 1)  // unit stride: a loop the compiler vectorises
+            for (int64_t ox = c.lo; ox < c.hi; ++ox) yr[ox] = add_tap<kKind>(yr[ox], xr[ox + c.offset]);
+          else
+            for (int64_t ox = c.lo; ox < c.hi; ++ox) yr[ox] = add_tap<kKind>(yr[ox], xr[ox * w.sw + c.offset]);
         }
       }
       if constexpr (kKind == PoolKind::kAverage) {
-        for (int64_t ox = 0; ox < g.out_w; ++ox)
-          yr[ox] /= static_cast<float>(count_include_pad_ ? padded_count(oy, ox) : rows.count() * columns_inside_[ox]);
+        // count_include_pad: the divisor counts explicit padding but not the overhang that
+        // ceil_mode adds past it (ONNX and PyTorch agree on this): taps inside [-pad_begin,
+        // size + pad_end), where every window starts.
+        const auto divisor_rows = static_cast<float>(
+            count_include_pad_ ? taps_inside(oy * w.sh, w.kh, w.dh, g.h + w.pad_top + w.pad_bottom).count()
+                               : rows.count());
+        const float* columns = divisor_columns_.data();
+        for (int64_t ox = 0; ox < g.out_w; ++ox) yr[ox] /= divisor_rows * columns[ox];
       }
     }
   }
 
-  // count_include_pad: the divisor counts explicit padding but not the overhang that
-  // ceil_mode adds past it (ONNX and PyTorch agree on this).
-  int64_t padded_count(int64_t oy, int64_t ox) const {
-    const Window2d& w = g_.win;
-    // Taps inside [-pad_begin, size + pad_end): every window starts at -pad_begin or later.
-    const int64_t rows = taps_inside(oy * w.sh, w.kh, w.dh, g_.h + w.pad_top + w.pad_bottom).count();
-    const int64_t cols = taps_inside(ox * w.sw, w.kw, w.dw, g_.w + w.pad_left + w.pad_right).count();
-    return rows * cols;
+  template <PoolKind kKind>
+  static float add_tap(float acc, float v) {
+    return kKind == PoolKind::kMax ? nan_max(acc, v) : acc + v;
   }
 
   const PoolGeometry g_;
@@ -138,8 +149,11 @@ class PoolKernel final : public Kernel {
   const Isa isa_;
   kernels::PoolShape plane_;                      // one plane's geometry, for the SIMD kernel
   const kernels::MaxPoolKernel* simd_ = nullptr;  // null: the generic loop
-  std::vector<int64_t> columns_inside_;           // per output column: window columns inside the input
-  Taps column_taps_;                              // window columns inside the input for any output column
+  struct ColumnRun {
+    int64_t offset, lo, hi;
+  };
+  std::vector<float> divisor_columns_;  // per output column: the columns an average divides by
+  std::vector<ColumnRun> column_runs_;  // per window column inside the input for some output column
 };
 
 class PoolOp final : public Op {

@@ -8,6 +8,7 @@
 #include "engine/passes/fuse_channel_scale.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
+#include "engine/passes/fuse_pads.h"
 #include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
 #include "engine/passes/thread_splits.h"
@@ -32,6 +33,8 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
     logs.push_back(fuse_residual_add(graph));
     // A squeeze-and-excitation gate into the 1x1 Conv that reads the scaled tensor.
     logs.push_back(fuse_channel_scale(graph));
+    // A Pad of zeros into the Conv or AveragePool reading it.
+    logs.push_back(fuse_pads(graph));
   }
   // After the fusions, so that a 1x1 Conv's reader is the depthwise Conv itself.
   logs.push_back(thread_splits(graph));

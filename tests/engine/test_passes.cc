@@ -16,6 +16,7 @@
 #include "engine/passes/fuse_channel_scale.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
+#include "engine/passes/fuse_pads.h"
 #include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
 #include "tests/op_test_util.h"
@@ -491,12 +492,12 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
   // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse,
-  // fuse_residual_add, fuse_channel_scale (MobileNetV1 has no residual and no gate), thread_splits (the 12
+  // fuse_residual_add, fuse_channel_scale, fuse_pads (MobileNetV1 has no residual, gate or Pad), thread_splits (the 12
   // 1x1 layers each read by a depthwise one: all but the last), blocked_layout (its
   // convolutions are depthwise, stride-1 1x1 and a 3-channel first layer: on AVX-512 the 22 from the third
   // depthwise layer on run in NCHWc, with no Reorder (the first of them transposes its input itself, the
   // last writes NCHW); on AVX2 the 1x1 layers prefer NCHW, so none does)
-  ASSERT_EQ(by_pass.size(), 11u);
+  ASSERT_EQ(by_pass.size(), 12u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
@@ -513,12 +514,14 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   EXPECT_EQ(by_pass[7]["actions"], 0);
   EXPECT_EQ(by_pass[8]["pass"], "fuse_channel_scale");
   EXPECT_EQ(by_pass[8]["actions"], 0);
-  EXPECT_EQ(by_pass[9]["pass"], "thread_splits");
-  EXPECT_EQ(by_pass[9]["actions"], 12);
-  EXPECT_EQ(by_pass[9]["cost_after"], by_pass[9]["cost_before"]);
-  EXPECT_EQ(by_pass[10]["pass"], "blocked_layout");
-  EXPECT_EQ(by_pass[10]["actions"], active_isa() == Isa::kAvx512 ? 22 : 0);
+  EXPECT_EQ(by_pass[9]["pass"], "fuse_pads");
+  EXPECT_EQ(by_pass[9]["actions"], 0);
+  EXPECT_EQ(by_pass[10]["pass"], "thread_splits");
+  EXPECT_EQ(by_pass[10]["actions"], 12);
   EXPECT_EQ(by_pass[10]["cost_after"], by_pass[10]["cost_before"]);
+  EXPECT_EQ(by_pass[11]["pass"], "blocked_layout");
+  EXPECT_EQ(by_pass[11]["actions"], active_isa() == Isa::kAvx512 ? 22 : 0);
+  EXPECT_EQ(by_pass[11]["cost_after"], by_pass[11]["cost_before"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
@@ -919,6 +922,104 @@ TEST(FuseChannelScale, KeepsWhatCannotBeFused) {
               g.nodes.back().inputs = {"d", "xs"};
             }),
             0u);
+}
+
+// x [2, 8, 9, 9] -> Pad (H by 1 and 2, W by 2 and 1) -> AveragePool 3x3, and the same
+// padded by another Pad into a 3x3 Conv with pads of its own.
+Graph padded_pool_and_conv() {
+  Graph g;
+  g.source = "<padded_pool_and_conv>";
+  g.inputs.push_back({"x", {2, 8, 9, 9}});
+  g.initializers["pads"] = Tensor(Shape{8}, std::vector<int64_t>{0, 0, 1, 2, 0, 0, 2, 1});
+  g.initializers["w"] = tensor({4, 8, 3, 3}, 61);
+  g.nodes.push_back({"pad_a", "Pad", {"x", "pads"}, {"pa"}, {}});
+  Node pool{"pool", "AveragePool", {"pa"}, {"y"}, {}};
+  pool.attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  g.nodes.push_back(pool);
+  g.nodes.push_back({"pad_b", "Pad", {"x", "pads"}, {"pb"}, {}});
+  Node conv{"conv", "Conv", {"pb", "w"}, {"z"}, {}};
+  conv.attrs.set("pads", std::vector<int64_t>{1, 0, 0, 1});
+  g.nodes.push_back(conv);
+  g.outputs = {"y", "z"};
+  return g;
+}
+
+std::vector<std::vector<float>> run_outputs(Graph g, bool fuse) {
+  CompileOptions o;
+  o.passes.fuse = fuse;
+  auto model = compile(std::move(g), o);
+  Session s(model);
+  cli::fill_inputs_deterministic(s);
+  s.run();
+  std::vector<std::vector<float>> outs;
+  for (const std::string& name : model->graph().outputs) {
+    auto out = s.output(name);
+    outs.emplace_back(out.begin(), out.end());
+  }
+  return outs;
+}
+
+TEST(FusePads, ZeroPadsBecomeThePoolsAndTheConvsOwn) {
+  const Graph g = padded_pool_and_conv();
+  Graph rewritten = g;
+  const PassLog log = apply(rewritten, fuse_pads);
+  ASSERT_EQ(log.actions.size(), 2u);
+  EXPECT_EQ(log.actions[0].result, "pad_a+pool");
+  EXPECT_EQ(log.actions[1].result, "pad_b+conv");
+  EXPECT_EQ(log.actions[1].before.macs, log.actions[1].after.macs);
+  ASSERT_EQ(rewritten.nodes.size(), 2u);
+  EXPECT_EQ(rewritten.nodes[0].inputs[0], "x");
+  EXPECT_EQ(rewritten.nodes[0].attrs.get_ints("pads"), (std::vector<int64_t>{1, 2, 2, 1}));
+  EXPECT_EQ(rewritten.nodes[0].attrs.get_int("count_include_pad", 0), 1);
+  EXPECT_EQ(rewritten.nodes[1].attrs.get_ints("pads"), (std::vector<int64_t>{2, 2, 2, 2}));
+  // The pool's sums skip the zeros they added and divide by the same 9: the same bits.
+  const auto fused = run_outputs(g, true), unfused = run_outputs(g, false);
+  EXPECT_EQ(fused[0], unfused[0]);
+  ASSERT_EQ(fused[1].size(), unfused[1].size());
+  for (size_t i = 0; i < fused[1].size(); ++i) EXPECT_NEAR(fused[1][i], unfused[1][i], 1e-5) << i;
+}
+
+TEST(FusePads, KeepsWhatCannotBeFused) {
+  auto fused = [](const std::function<void(Graph&)>& change) {
+    Graph g = padded_pool_and_conv();
+    change(g);
+    return apply(g, fuse_pads).actions.size();
+  };
+  EXPECT_EQ(fused([](Graph&) {}), 2u);
+  // Padding with another value, or with -0.
+  EXPECT_EQ(fused([](Graph& g) {
+              for (const char* value : {"v"}) {
+                g.initializers[value] = Tensor(Shape{}, std::vector<float>{0.5f});
+                for (int k : {0, 2}) g.nodes[k].inputs.push_back(value);
+              }
+            }),
+            0u);
+  EXPECT_EQ(fused([](Graph& g) {
+              g.initializers["v"] = Tensor(Shape{}, std::vector<float>{-0.0f});
+              for (int k : {0, 2}) g.nodes[k].inputs.push_back("v");
+            }),
+            0u);
+  // Pads on the batch axis, or negative ones (a crop).
+  EXPECT_EQ(fused([](Graph& g) {
+              g.initializers["pads"] = Tensor(Shape{8}, std::vector<int64_t>{1, 0, 1, 2, 0, 0, 2, 1});
+            }),
+            0u);
+  EXPECT_EQ(fused([](Graph& g) {
+              g.initializers["pads"] = Tensor(Shape{8}, std::vector<int64_t>{0, 0, -1, 2, 0, 0, 2, 1});
+            }),
+            0u);
+  // Reflect mode.
+  EXPECT_EQ(fused([](Graph& g) { g.nodes[0].attrs.set("mode", std::string("reflect")); }), 1u);
+  // A pool that pads itself without counting it; a reader with auto_pad; a MaxPool.
+  EXPECT_EQ(fused([](Graph& g) { g.nodes[1].attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1}); }), 1u);
+  EXPECT_EQ(fused([](Graph& g) {
+              g.nodes[3].attrs = {};
+              g.nodes[3].attrs.set("auto_pad", std::string("SAME_UPPER"));
+            }),
+            1u);
+  EXPECT_EQ(fused([](Graph& g) { g.nodes[1].op_type = "MaxPool"; }), 1u);
+  // The padded tensor read elsewhere too.
+  EXPECT_EQ(fused([](Graph& g) { g.outputs.push_back("pa"); }), 1u);
 }
 
 }  // namespace
