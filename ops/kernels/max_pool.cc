@@ -72,7 +72,11 @@ int64_t max_pool_thread_floats(const MaxPoolKernel& k, const PoolShape& s) {
   return whole_lines(max_pool_layout(k, s).scratch_floats);
 }
 
-void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads) {
+namespace {
+
+// The team over blocks x out_h output rows of an NCHWc pool, each thread a contiguous run.
+template <class RunRows>
+void pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, int threads, RunRows run_rows) {
   const MaxPoolKernel& k = isa == Isa::kAvx2 ? max_pool_kernels_avx2[0] : max_pool_kernels_avx512[0];
   const int64_t rows = blocks * s.out_h;
   const int team = threads_worth_starting(checked_mul({rows, s.out_w, k.lanes, s.win.kh, s.win.kw}), rows, threads,
@@ -80,8 +84,22 @@ void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* 
 #pragma omp parallel num_threads(team) if (team > 1)
   {
     const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    k.run_nchwc_rows(s, x, y, rows * t / n, rows * (t + 1) / n);
+    run_rows(k, rows * t / n, rows * (t + 1) / n);
   }
+}
+
+}  // namespace
+
+void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads) {
+  pool2d_nchwc(isa, s, blocks, threads,
+               [&](const MaxPoolKernel& k, int64_t begin, int64_t end) { k.run_nchwc_rows(s, x, y, begin, end); });
+}
+
+void average_pool2d_nchwc(Isa isa, const PoolShape& s, bool count_include_pad, int64_t blocks, const float* x, float* y,
+                          int threads) {
+  pool2d_nchwc(isa, s, blocks, threads, [&](const MaxPoolKernel& k, int64_t begin, int64_t end) {
+    k.run_average_nchwc_rows(s, count_include_pad, x, y, begin, end);
+  });
 }
 
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,

@@ -79,6 +79,10 @@ struct MaxPoolKernel {
   // blocks' planes (row r is block r / out_h's row r % out_h), each output pixel the
   // nan_max of its window's c-lane vectors inside the input, in window order.
   void (*run_nchwc_rows)(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
+  // The NCHWc average pool of the same rows: each output pixel the sum of its window's
+  // vectors inside the input, in window order, divided by the taps that count.
+  void (*run_average_nchwc_rows)(const PoolShape& s, bool count_include_pad, const float* x, float* y, int64_t begin,
+                                 int64_t end);
 };
 
 // The kernel for s on target isa, or nullptr (a horizontal stride other than 1 and 2, a
@@ -100,6 +104,11 @@ void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, cons
 // The same in NCHWc ([blocks, h, w, c] -> [blocks, out_h, out_w, c], c the lanes of
 // isa's kernels, which must exist), threads splitting the output rows.
 void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads);
+// The average pool in NCHWc, split the same way: each output the mean of its window's
+// taps inside the input, or with count_include_pad inside the padded input (ONNX's
+// divisors, ops/pool.cc's generic loop's bits).
+void average_pool2d_nchwc(Isa isa, const PoolShape& s, bool count_include_pad, int64_t blocks, const float* x, float* y,
+                          int threads);
 
 // Defined in max_pool_<isa>.cc (strides 1 and 2); constant-initialised. The scalar
 // target has none: ops/pool.cc's generic loop is its kernel.

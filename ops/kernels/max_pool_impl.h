@@ -614,6 +614,46 @@ void max_pool_nchwc_rows(const PoolShape& s, const float* x, float* y, int64_t b
   }
 }
 
+// The average pool's: each output pixel the sum of its window's vectors inside the input
+// in window order (rows, then columns), divided by the taps that count (inside the input,
+// or with count_include_pad inside the padded input, not ceil_mode's overhang past it):
+// ops/pool.cc's generic loop, the same bits.
+template <class V>
+void average_pool_nchwc_rows(const PoolShape& s, bool count_include_pad, const float* x, float* y, int64_t begin,
+                             int64_t end) {
+  constexpr int64_t C = V::size;
+  const Window2d& w = s.win;
+  const int64_t padded_h = s.h + w.pad_top + w.pad_bottom, padded_w = s.w + w.pad_left + w.pad_right;
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t oy = row % s.out_h, iy0 = oy * w.sh - w.pad_top;
+    const float* xb = x + row / s.out_h * s.h * s.w * C;
+    float* yr = y + row * s.out_w * C;
+    const auto [ki0, ki1] = taps_within(iy0, w.kh, w.dh, s.h);
+    int64_t divisor_rows = ki1 - ki0;
+    if (count_include_pad) {
+      const auto [p0, p1] = taps_within(oy * w.sh, w.kh, w.dh, padded_h);
+      divisor_rows = p1 - p0;
+    }
+    for (int64_t ox = 0; ox < s.out_w; ++ox) {
+      const int64_t ix0 = ox * w.sw - w.pad_left;
+      const bool inside = ix0 >= 0 && ix0 + (w.kw - 1) * w.dw < s.w;
+      const auto [kj0, kj1] = inside ? std::pair<int64_t, int64_t>{0, w.kw} : taps_within(ix0, w.kw, w.dw, s.w);
+      int64_t divisor_columns = kj1 - kj0;
+      if (count_include_pad && !inside) {
+        const auto [p0, p1] = taps_within(ox * w.sw, w.kw, w.dw, padded_w);
+        divisor_columns = p1 - p0;
+      }
+      V acc(0.0f);
+      for (int64_t ki = ki0; ki < ki1; ++ki) {
+        const float* xr = xb + ((iy0 + ki * w.dh) * s.w + ix0) * C;
+        for (int64_t kj = kj0; kj < kj1; ++kj) acc += V::load_unaligned(xr + kj * w.dw * C);
+      }
+      const V divisor(static_cast<float>(divisor_rows) * static_cast<float>(divisor_columns));
+      (acc / divisor).store_unaligned(yr + ox * C);
+    }
+  }
+}
+
 template <class V>
 constexpr MaxPoolKernel max_pool_kernel(Isa isa, const char* name, int stride) {
   return {name,
@@ -621,7 +661,8 @@ constexpr MaxPoolKernel max_pool_kernel(Isa isa, const char* name, int stride) {
           static_cast<int>(V::size),
           stride,
           stride == 1 ? &max_pool_planes<V, 1> : &max_pool_planes<V, 2>,
-          &max_pool_nchwc_rows<V>};
+          &max_pool_nchwc_rows<V>,
+          &average_pool_nchwc_rows<V>};
 }
 
 }  // namespace

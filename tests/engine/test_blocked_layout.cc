@@ -156,6 +156,43 @@ TEST(BlockedLayout, ConcatsAndMaxPoolsOfNchwcTensorsJoinTheRegion) {
   }
 }
 
+// An average pool whose zero Pad fuse_pads merged into it (Inception V3's branch pools)
+// joins the region too: x -> Conv 3x3 -> a, Pad 1 -> AveragePool 3x3 -> p, Conv 3x3 -> y.
+TEST(BlockedLayout, AnAveragePoolAfterAPadJoinsTheRegion) {
+  Graph g;
+  g.source = "<pad_average_pool>";
+  g.inputs.push_back({"x", {1, 32, 12, 13}});
+  g.initializers["wa"] = tensor({32, 32, 3, 3}, 1);
+  g.initializers["wy"] = tensor({32, 32, 3, 3}, 3);
+  g.initializers["pads"] = Tensor(Shape{8}, std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 1});
+  g.nodes.push_back(conv("conv_a", {"x", "wa"}, "a", 3));
+  g.nodes.push_back({"pad", "Pad", {"a", "pads"}, {"ap"}, {}});
+  Node pool{"pool", "AveragePool", {"ap"}, {"p"}, {}};
+  pool.attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  g.nodes.push_back(pool);
+  g.nodes.push_back(conv("conv_y", {"p", "wy"}, "y", 3));
+  g.outputs = {"y"};
+  auto blocked = compile(g);
+  CompileOptions plain;
+  plain.passes.blocked_layout = false;
+  plain.passes.fuse = false;
+  Session a(blocked), b(compile(g, plain));
+  const std::vector<float> x = test::random_values(32 * 12 * 13, 9);
+  a.set_input("x", x);
+  b.set_input("x", x);
+  a.run();
+  b.run();
+  const auto ya = a.output("y"), yb = b.output("y");
+  EXPECT_LT(test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()}), 1e-5);
+  const int64_t c = blocked_lanes(active_isa());
+  EXPECT_EQ(step_types(*blocked), (std::vector<std::string>{"Conv", "AveragePool", "Conv"}));
+  for (const Node& n : blocked->graph().nodes) {
+    SCOPED_TRACE(n.name);
+    EXPECT_EQ(n.attrs.get_int("blocked_input", 0), n.name == "conv_a" ? 0 : c);
+    EXPECT_EQ(n.attrs.get_int("blocked_output", 0), n.name == "conv_y" ? 0 : c);
+  }
+}
+
 // The graph compiled with and without the pass gives the same outputs (within the
 // kernels' rounding); returns the compiled one.
 std::shared_ptr<const CompiledModel> compile_checked(const Graph& g, const Shape& x_shape) {

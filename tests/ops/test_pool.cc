@@ -151,6 +151,64 @@ TEST(Pool, AWindowFarWiderThanItsInputCostsOnlyTheTapsThatLand) {
 namespace minfer::test {
 namespace {
 
+// MaxPool and AveragePool (with and without count_include_pad) on an NCHWc input (the
+// blocked_layout pass's attributes) give the NCHW pool's values in NCHWc, bit for bit,
+// NaNs where they are, for strides, dilation, padding and ceil_mode; 1 and 2 threads alike.
+TEST(Pool, PoolsInNchwcMatchNchw) {
+  const int64_t c = blocked_lanes(active_isa());
+  if (!c) GTEST_SKIP() << "no NCHWc kernels on the scalar target";
+  struct Case {
+    int64_t h, w, k, stride, dilation, pad;
+    bool ceil;
+  };
+  const std::vector<Case> cases = {{9, 11, 3, 1, 1, 1, false},  {13, 13, 3, 2, 1, 0, true}, {12, 9, 2, 2, 1, 0, false},
+                                   {10, 14, 3, 2, 2, 1, false}, {7, 7, 5, 1, 1, 2, false},  {27, 27, 3, 2, 1, 0, true},
+                                   {8, 8, 3, 2, 1, 1, true}};
+  struct Pool {
+    const char* op;
+    int64_t count_include_pad;
+  };
+  uint32_t seed = 1;
+  for (const Pool& pool : {Pool{"MaxPool", 0}, Pool{"AveragePool", 0}, Pool{"AveragePool", 1}})
+    for (const Case& k : cases) {
+      const int64_t n = 2, channels = 2 * c;
+      std::vector<float> x = random_values(n * channels * k.h * k.w, seed++);
+      x[5] = x[x.size() / 3] = std::numeric_limits<float>::quiet_NaN();
+      Attributes a;
+      a.set("kernel_shape", std::vector<int64_t>{k.k, k.k});
+      a.set("strides", std::vector<int64_t>{k.stride, k.stride});
+      a.set("dilations", std::vector<int64_t>{k.dilation, k.dilation});
+      a.set("pads", std::vector<int64_t>{k.pad, k.pad, k.pad, k.pad});
+      a.set("ceil_mode", int64_t{k.ceil});
+      if (std::string(pool.op) == "AveragePool") a.set("count_include_pad", pool.count_include_pad);
+      const OpResult nchw = run_op(pool.op, {input({n, channels, k.h, k.w}, x)}, a);
+      const Shape& ys = nchw.shapes[0];
+      Attributes b = a;
+      b.set("blocked_input", c);
+      b.set("blocked_output", c);
+      for (int threads : {1, 2}) {
+        const OpResult r =
+            run_op(pool.op, {input({n, channels / c, k.h, k.w, c}, reorder_nchwc(x, n, channels, k.h * k.w, c, true))},
+                   b, 1, threads);
+        ASSERT_EQ(r.shapes[0], (Shape{n, channels / c, ys[2], ys[3], c}));
+        const std::vector<float> want = reorder_nchwc(nchw.outputs[0], n, channels, ys[2] * ys[3], c, true);
+        ASSERT_EQ(r.outputs[0].size(), want.size());
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_TRUE(r.outputs[0][i] == want[i] || (std::isnan(r.outputs[0][i]) && std::isnan(want[i])))
+              << pool.op << " count_include_pad " << pool.count_include_pad << " element " << i << " case " << k.h
+              << "x" << k.w << " k" << k.k << " s" << k.stride << " d" << k.dilation << " p" << k.pad;
+        EXPECT_EQ(r.cost.flops, nchw.cost.flops);
+        EXPECT_EQ(r.kind, nchw.kind);
+      }
+    }
+}
+
+}  // namespace
+}  // namespace minfer::test
+
+namespace minfer::test {
+namespace {
+
 // MaxPool on an NCHWc input (the blocked_layout pass's attributes) gives the NCHW
 // MaxPool's values in NCHWc, NaNs where they are, for strides, dilation, padding and
 // ceil_mode; 1 and 2 threads alike.
