@@ -1,5 +1,5 @@
-// The direct SIMD depthwise convolution (group == channels, multiplier 1) for 3x3 and
-// 5x5 windows with strides 1 and 2, NCHW in and out, with a bias and activation
+// The direct SIMD depthwise convolution (group == channels, multiplier 1) for 3x3, 5x5
+// and 7x7 windows (ConvNeXt's) with strides 1 and 2, NCHW in and out, with a bias and activation
 // epilogue, in one of two forms chosen per shape by find_depthwise_kernel:
 //  - per plane (depthwise_conv_impl.h): vectorised along the output width, one OpenMP
 //    thread per channel plane at a time; every target;
@@ -82,9 +82,12 @@ void depthwise_conv2d(const DepthwiseKernel& k, const ConvGeometry& s, int64_t b
                       const float* weights, const float* bias, float* y, const ThreadScratch& own, int threads,
                       const Activation& act = {}, BlockedLayouts layouts = {});
 
-// The kernels of one target (3x3s1, 3x3s2, 5x5s1, 5x5s2: per plane, then the same
-// windows with channels in lanes on the SIMD targets), for tests and benchmarks that
-// compare them; ops use find_depthwise_kernel.
+// The windows every target has a kernel for: 3x3s1, 3x3s2, 5x5s1, 5x5s2, 7x7s1, 7x7s2.
+inline constexpr size_t kDepthwiseWindows = 6;
+
+// The kernels of one target (each window per plane, then the same windows with channels
+// in lanes on the SIMD targets), for tests and benchmarks that compare them; ops use
+// find_depthwise_kernel.
 std::span<const DepthwiseKernel> depthwise_kernels(Isa isa);
 
 // Whether find_depthwise_kernel gives s the channels-in-lanes form on a SIMD target of
@@ -93,7 +96,7 @@ bool depthwise_prefers_lanes(const ConvGeometry& s, int lanes);
 
 // Defined in depthwise_conv_<isa>.cc; constant-initialised, so naming one runs no code of
 // its ISA.
-extern const std::array<DepthwiseKernel, 4> depthwise_kernels_scalar;
-extern const std::array<DepthwiseKernel, 8> depthwise_kernels_avx2, depthwise_kernels_avx512;
+extern const std::array<DepthwiseKernel, kDepthwiseWindows> depthwise_kernels_scalar;
+extern const std::array<DepthwiseKernel, 2 * kDepthwiseWindows> depthwise_kernels_avx2, depthwise_kernels_avx512;
 
 }  // namespace minfer::kernels

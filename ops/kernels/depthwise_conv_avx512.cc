@@ -5,11 +5,13 @@
 
 namespace minfer::kernels {
 
-constinit const std::array<DepthwiseKernel, 8> depthwise_kernels_avx512 = with_lanes_kernels(
-    depthwise_kernel_table<Avx512Vec>(Isa::kAvx512, "depthwise_f32_3x3s1_avx512", "depthwise_f32_3x3s2_avx512",
-                                      "depthwise_f32_5x5s1_avx512", "depthwise_f32_5x5s2_avx512"),
-    depthwise_lanes_kernel_table<Avx512Vec>(Isa::kAvx512, "depthwise_f32_3x3s1_lanes_avx512",
-                                            "depthwise_f32_3x3s2_lanes_avx512", "depthwise_f32_5x5s1_lanes_avx512",
-                                            "depthwise_f32_5x5s2_lanes_avx512"));
+constinit const std::array<DepthwiseKernel, 2 * kDepthwiseWindows> depthwise_kernels_avx512 = with_lanes_kernels(
+    depthwise_kernel_table<Avx512Vec>(
+        Isa::kAvx512, {"depthwise_f32_3x3s1_avx512", "depthwise_f32_3x3s2_avx512", "depthwise_f32_5x5s1_avx512",
+                       "depthwise_f32_5x5s2_avx512", "depthwise_f32_7x7s1_avx512", "depthwise_f32_7x7s2_avx512"}),
+    depthwise_lanes_kernel_table<Avx512Vec>(
+        Isa::kAvx512,
+        {"depthwise_f32_3x3s1_lanes_avx512", "depthwise_f32_3x3s2_lanes_avx512", "depthwise_f32_5x5s1_lanes_avx512",
+         "depthwise_f32_5x5s2_lanes_avx512", "depthwise_f32_7x7s1_lanes_avx512", "depthwise_f32_7x7s2_lanes_avx512"}));
 
 }  // namespace minfer::kernels

@@ -18,10 +18,10 @@ namespace {
 template <class V, int K, int S>
 inline V window_sum(const float* in, int64_t row_len, int64_t phase_len, int64_t ox, const V (&wk)[K * K], V bias) {
   V acc = bias;
-#pragma GCC unroll 5
+#pragma GCC unroll 7
   for (int ki = 0; ki < K; ++ki) {
     const float* row = in + ki * row_len + ox;
-#pragma GCC unroll 5
+#pragma GCC unroll 7
     for (int kj = 0; kj < K; ++kj)
       acc = multiply_add(V::load_unaligned(row + (kj % S) * phase_len + kj / S), wk[ki * K + kj], acc);
   }
@@ -68,9 +68,9 @@ void depthwise_flat_planes(const DepthwiseJob& job, int64_t begin, int64_t end, 
       const V b(job.bias ? job.bias[c] : 0.0f);
       for (int64_t q = 0; q < outputs; q += W) {
         V acc = b;
-#pragma GCC unroll 5
+#pragma GCC unroll 7
         for (int ki = 0; ki < K; ++ki)
-#pragma GCC unroll 5
+#pragma GCC unroll 7
           for (int kj = 0; kj < K; ++kj)
             acc = multiply_add(V::load_unaligned(scratch + q + ki * pitch + kj), wk[ki * K + kj], acc);
         (kAfter ? acc : activate(acc)).store_unaligned(flat + q);
@@ -142,15 +142,17 @@ void depthwise_planes(const DepthwiseJob& job, int64_t begin, int64_t end, float
   });
 }
 
-// The four kernels of one target, in the order find_depthwise_kernel expects.
+// The kernels of one target, one per window of kDepthwiseWindows, in its order.
 template <class V>
-constexpr std::array<DepthwiseKernel, 4> depthwise_kernel_table(Isa isa, const char* k3s1, const char* k3s2,
-                                                                const char* k5s1, const char* k5s2) {
+constexpr std::array<DepthwiseKernel, kDepthwiseWindows> depthwise_kernel_table(
+    Isa isa, const std::array<const char*, kDepthwiseWindows>& names) {
   constexpr int lanes = static_cast<int>(V::size);
-  return {{{k3s1, isa, 3, 1, lanes, false, &depthwise_planes<V, 3, 1>},
-           {k3s2, isa, 3, 2, lanes, false, &depthwise_planes<V, 3, 2>},
-           {k5s1, isa, 5, 1, lanes, false, &depthwise_planes<V, 5, 1>},
-           {k5s2, isa, 5, 2, lanes, false, &depthwise_planes<V, 5, 2>}}};
+  return {{{names[0], isa, 3, 1, lanes, false, &depthwise_planes<V, 3, 1>},
+           {names[1], isa, 3, 2, lanes, false, &depthwise_planes<V, 3, 2>},
+           {names[2], isa, 5, 1, lanes, false, &depthwise_planes<V, 5, 1>},
+           {names[3], isa, 5, 2, lanes, false, &depthwise_planes<V, 5, 2>},
+           {names[4], isa, 7, 1, lanes, false, &depthwise_planes<V, 7, 1>},
+           {names[5], isa, 7, 2, lanes, false, &depthwise_planes<V, 7, 2>}}};
 }
 
 }  // namespace

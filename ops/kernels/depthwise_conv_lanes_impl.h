@@ -100,12 +100,12 @@ template <class V, int K, bool BlockedOut, class Act>
 #pragma GCC unroll 1
   for (int ki = 0; ki < K; ++ki) {
     V w[K];
-#pragma GCC unroll 5
+#pragma GCC unroll 7
     for (int kj = 0; kj < K; ++kj) w[kj] = V::load_unaligned(weights + (ki * K + kj) * L);
 #pragma GCC unroll 16
     for (int64_t j = 0; j < L; ++j) {
       const float* in = tile + offsets[p + j] + ki * row_floats;
-#pragma GCC unroll 5
+#pragma GCC unroll 7
       for (int kj = 0; kj < K; ++kj) acc[j] = multiply_add(V::load_unaligned(in + kj * L), w[kj], acc[j]);
     }
   }
@@ -188,22 +188,25 @@ void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float*
   });
 }
 
-// The four channels-in-lanes kernels of one target, in find_depthwise_kernel's order.
+// The channels-in-lanes kernels of one target, one per window of kDepthwiseWindows.
 template <class V>
-constexpr std::array<DepthwiseKernel, 4> depthwise_lanes_kernel_table(Isa isa, const char* k3s1, const char* k3s2,
-                                                                      const char* k5s1, const char* k5s2) {
+constexpr std::array<DepthwiseKernel, kDepthwiseWindows> depthwise_lanes_kernel_table(
+    Isa isa, const std::array<const char*, kDepthwiseWindows>& names) {
   constexpr int lanes = static_cast<int>(V::size);
-  return {{{k3s1, isa, 3, 1, lanes, true, &depthwise_lanes<V, 3, 1>},
-           {k3s2, isa, 3, 2, lanes, true, &depthwise_lanes<V, 3, 2>},
-           {k5s1, isa, 5, 1, lanes, true, &depthwise_lanes<V, 5, 1>},
-           {k5s2, isa, 5, 2, lanes, true, &depthwise_lanes<V, 5, 2>}}};
+  return {{{names[0], isa, 3, 1, lanes, true, &depthwise_lanes<V, 3, 1>},
+           {names[1], isa, 3, 2, lanes, true, &depthwise_lanes<V, 3, 2>},
+           {names[2], isa, 5, 1, lanes, true, &depthwise_lanes<V, 5, 1>},
+           {names[3], isa, 5, 2, lanes, true, &depthwise_lanes<V, 5, 2>},
+           {names[4], isa, 7, 1, lanes, true, &depthwise_lanes<V, 7, 1>},
+           {names[5], isa, 7, 2, lanes, true, &depthwise_lanes<V, 7, 2>}}};
 }
 
 // The per-plane kernels followed by the channels-in-lanes ones: a SIMD target's table.
-constexpr std::array<DepthwiseKernel, 8> with_lanes_kernels(const std::array<DepthwiseKernel, 4>& planes,
-                                                            const std::array<DepthwiseKernel, 4>& lanes) {
-  std::array<DepthwiseKernel, 8> all{};
-  for (int i = 0; i < 4; ++i) all[i] = planes[i], all[4 + i] = lanes[i];
+constexpr std::array<DepthwiseKernel, 2 * kDepthwiseWindows> with_lanes_kernels(
+    const std::array<DepthwiseKernel, kDepthwiseWindows>& planes,
+    const std::array<DepthwiseKernel, kDepthwiseWindows>& lanes) {
+  std::array<DepthwiseKernel, 2 * kDepthwiseWindows> all{};
+  for (size_t i = 0; i < kDepthwiseWindows; ++i) all[i] = planes[i], all[kDepthwiseWindows + i] = lanes[i];
   return all;
 }
 

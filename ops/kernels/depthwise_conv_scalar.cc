@@ -4,8 +4,9 @@
 
 namespace minfer::kernels {
 
-constinit const std::array<DepthwiseKernel, 4> depthwise_kernels_scalar =
-    depthwise_kernel_table<ScalarVec>(Isa::kScalar, "depthwise_f32_3x3s1_scalar", "depthwise_f32_3x3s2_scalar",
-                                      "depthwise_f32_5x5s1_scalar", "depthwise_f32_5x5s2_scalar");
+constinit const std::array<DepthwiseKernel, kDepthwiseWindows> depthwise_kernels_scalar =
+    depthwise_kernel_table<ScalarVec>(
+        Isa::kScalar, {"depthwise_f32_3x3s1_scalar", "depthwise_f32_3x3s2_scalar", "depthwise_f32_5x5s1_scalar",
+                       "depthwise_f32_5x5s2_scalar", "depthwise_f32_7x7s1_scalar", "depthwise_f32_7x7s2_scalar"});
 
 }  // namespace minfer::kernels

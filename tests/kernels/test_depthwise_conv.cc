@@ -56,25 +56,26 @@ bool check(const DepthwiseKernel& k, const ConvGeometry& s, int64_t batch, bool 
   return err < 1e-5 && one == two;
 }
 
-TEST(DepthwiseKernels, EveryTargetHasTheFourWindowsAndTheSimdTargetsInLanesToo) {
+TEST(DepthwiseKernels, EveryTargetHasTheSixWindowsAndTheSimdTargetsInLanesToo) {
+  const std::vector<std::string> windows = {"3x3s1", "3x3s2", "5x5s1", "5x5s2", "7x7s1", "7x7s2"};
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     std::vector<std::string> names;
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) {
       names.push_back(k.name);
-      EXPECT_EQ(k.channels_in_lanes, names.size() > 4) << k.name;
+      EXPECT_EQ(k.channels_in_lanes, names.size() > windows.size()) << k.name;
+      EXPECT_EQ(std::string(k.name).find(fmt::format("{0}x{0}s{1}", k.kernel_size, k.stride)), 14u) << k.name;
     }
     const std::string t = isa_name(isa);
-    std::vector<std::string> expected = {"depthwise_f32_3x3s1_" + t, "depthwise_f32_3x3s2_" + t,
-                                         "depthwise_f32_5x5s1_" + t, "depthwise_f32_5x5s2_" + t};
+    std::vector<std::string> expected;
+    for (const std::string& w : windows) expected.push_back(fmt::format("depthwise_f32_{}_{}", w, t));
     if (isa != Isa::kScalar)
-      for (const char* w : {"3x3s1", "3x3s2", "5x5s1", "5x5s2"})
-        expected.push_back(fmt::format("depthwise_f32_{}_lanes_{}", w, t));
+      for (const std::string& w : windows) expected.push_back(fmt::format("depthwise_f32_{}_lanes_{}", w, t));
     EXPECT_EQ(names, expected);
   }
   EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx2)[0].lanes, 8);
-  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx2)[4].lanes, 8);
+  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx2)[6].lanes, 8);
   EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx512)[0].lanes, 16);
-  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx512)[4].lanes, 16);
+  EXPECT_EQ(kernels::depthwise_kernels(Isa::kAvx512)[6].lanes, 16);
   EXPECT_EQ(kernels::depthwise_kernels(Isa::kScalar)[0].lanes, 1);
 }
 
@@ -87,9 +88,10 @@ TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
   EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 5, 2, 2, 2, 2, 2), Isa::kScalar), "depthwise_f32_5x5s2_scalar");
   EXPECT_EQ(name(conv_shape(8, 9, 9, 16, 8, 3, 1, 1, 1, 1, 1), Isa::kScalar), "reference");    // multiplier 2
   EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 1, 2, 2, 2, 2, 2), Isa::kScalar), "reference");  // dilation 2
-  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 7, 1, 3, 3, 3, 3), Isa::kScalar), "reference");     // 7x7
-  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 3, 1, 1, 1, 1), Isa::kScalar), "reference");     // stride 3
-  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 4, 3, 1, 1, 1, 1, 1), Isa::kScalar), "reference");     // grouped
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 7, 1, 3, 3, 3, 3), Isa::kScalar), "depthwise_f32_7x7s1_scalar");
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 9, 1, 4, 4, 4, 4), Isa::kScalar), "reference");  // 9x9
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 8, 3, 3, 1, 1, 1, 1), Isa::kScalar), "reference");  // stride 3
+  EXPECT_EQ(name(conv_shape(8, 9, 9, 8, 4, 3, 1, 1, 1, 1, 1), Isa::kScalar), "reference");  // grouped
   ConvGeometry rect = conv_shape(8, 9, 9, 8, 8, 3, 1, 1, 1, 1, 1);
   rect.win.kw = 5;
   EXPECT_EQ(name(rect, Isa::kScalar), "reference");
@@ -102,6 +104,7 @@ TEST(DepthwiseKernels, CoverOnlyTheirWindows) {
     EXPECT_EQ(name(conv_shape(8, 56, 56, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s1_avx2");
     EXPECT_EQ(name(conv_shape(8, 28, 28, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx2), "depthwise_f32_3x3s1_lanes_avx2");
     EXPECT_EQ(name(conv_shape(8, 56, 56, 8, 8, 5, 1, 2, 2, 2, 2), Isa::kAvx2), "depthwise_f32_5x5s1_lanes_avx2");
+    EXPECT_EQ(name(conv_shape(8, 56, 56, 8, 8, 7, 1, 3, 3, 3, 3), Isa::kAvx2), "depthwise_f32_7x7s1_lanes_avx2");
   }
   if (isa_runnable(Isa::kAvx512)) {
     EXPECT_EQ(name(conv_shape(8, 112, 112, 8, 8, 3, 1, 1, 1, 1, 1), Isa::kAvx512), "depthwise_f32_3x3s1_avx512");
@@ -265,8 +268,9 @@ TEST(DepthwiseKernels, LargePlanesRunInBands) {
   for (Isa isa : isas_under_test())
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
       if (k.channels_in_lanes) {
+        const int64_t p = k.kernel_size / 2;
         const kernels::LaneLayout lay =
-            kernels::lane_layout(conv_shape(3, 112, 112, 3, 3, k.kernel_size, k.stride, 1, 1, 1, 1), k.lanes);
+            kernels::lane_layout(conv_shape(3, 112, 112, 3, 3, k.kernel_size, k.stride, p, p, p, p), k.lanes);
         EXPECT_GT(lay.bands, 2) << k.name;
         EXPECT_EQ(lay.bands, (112 / k.stride + lay.band_rows - 1) / lay.band_rows) << k.name;
       }
@@ -281,7 +285,7 @@ TEST(DepthwiseKernels, ChannelsInLanesGiveThePerPlaneBits) {
     for (const DepthwiseKernel& lanes : kernels::depthwise_kernels(isa)) {
       if (!lanes.channels_in_lanes) continue;
       const DepthwiseKernel& plane =
-          kernels::depthwise_kernels(isa)[&lanes - kernels::depthwise_kernels(isa).data() - 4];
+          kernels::depthwise_kernels(isa)[&lanes - kernels::depthwise_kernels(isa).data() - kernels::kDepthwiseWindows];
       ASSERT_EQ(plane.kernel_size, lanes.kernel_size);
       ASSERT_EQ(plane.stride, lanes.stride);
       for (int64_t size : {7, 14, 20})
