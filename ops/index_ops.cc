@@ -117,8 +117,8 @@ class SliceOp final : public Op {
     }
     return make_kernel(
         {}, [offset, copy = StridedCopy(w.shape, strides, dense_strides(w.shape), dtype_size(sig.inputs[0].dtype()))](
-                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
-          copy.run(in[0].data, out[0].data, offset);
+                const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          copy.run(in[0].data, out[0].data, offset, 0, ctx.num_threads);
         });
   }
 
@@ -181,8 +181,8 @@ class ExpandOp final : public Op {
     const Shape& y = sig.outputs[0].shape();
     return make_kernel({}, [copy = StridedCopy(y, BroadcastIndex(sig.inputs[0].shape(), y).strides(), dense_strides(y),
                                                dtype_size(sig.inputs[0].dtype()))](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) { copy.run(in[0].data, out[0].data); });
+                               const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+                               Workspace) { copy.run(in[0].data, out[0].data, 0, 0, ctx.num_threads); });
   }
 };
 
@@ -256,8 +256,8 @@ class TileOp final : public Op {
       dst.insert(dst.end(), {x[d] * y_strides[d], y_strides[d]});
     }
     return make_kernel({}, [copy = StridedCopy(dims, src, dst, dtype_size(sig.inputs[0].dtype()))](
-                               const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                               Workspace) { copy.run(in[0].data, out[0].data); });
+                               const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+                               Workspace) { copy.run(in[0].data, out[0].data, 0, 0, ctx.num_threads); });
   }
 };
 

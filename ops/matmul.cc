@@ -194,12 +194,23 @@ struct MatMulDims {
   Shape a_batch, b_batch, batch_shape, out;
 };
 
+// Where one B serves every batch matrix (B has no batch dims but ones), A's matrices are
+// consecutive rows of one [batch * M, K] matrix and the output's of [batch * M, N]: one
+// GEMM of them all. ConvNeXt's [1, 14, 14, 384] x [384, 1536] layers took 14 GEMMs of 14
+// rows each, which two threads split no better than 1.2x.
+int64_t gemm_rows(const MatMulDims& d) {
+  return num_elements(d.b_batch) == 1 ? d.batch * d.m : d.m;
+}
+
 class MatMulKernel final : public Kernel {
  public:
-  MatMulKernel(const MatMulDims& d, const Tensor* constant_b, const kernels::GemmKernel& kernel, int threads)
-      : Kernel(gemm_facts(kernel, d.m, d.n, d.k, threads, false, constant_b)),
+  MatMulKernel(const MatMulDims& d, const Tensor* constant_b, const kernels::GemmKernel& kernel, int threads,
+               const Activation& activation, bool bias)
+      : Kernel(gemm_facts(kernel, gemm_rows(d), d.n, d.k, threads, false, constant_b, activation)),
         d_(d),
         kernel_(&kernel),
+        activation_(activation),
+        bias_(bias),
         a_bcast_(d.a_batch, d.batch_shape),
         b_bcast_(d.b_batch, d.batch_shape) {
     if (!constant_b) return;
@@ -211,12 +222,25 @@ class MatMulKernel final : public Kernel {
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            Workspace workspace) const override {
     const MatMulDims& d = d_;
+    kernels::GemmEpilogue epilogue;
+    epilogue.activation = activation_;
+    if (bias_) {
+      epilogue.bias_kind = kernels::GemmBias::kPerColumn;
+      epilogue.bias = in[2].f32();
+    }
+    if (const int64_t rows = gemm_rows(d); d.batch > 1 && rows != d.m) {
+      const kernels::GemmOperand b =
+          packed_b_.empty() ? kernels::GemmOperand(in[1].f32(), d.n) : kernels::GemmOperand(packed_b_[0]);
+      kernels::gemm(rows, d.n, d.k, 1.0f, kernels::GemmOperand(in[0].f32(), d.k), b, 0.0f, out[0].f32(), d.n, epilogue,
+                    workspace.floats(), ctx.num_threads, *kernel_);
+      return;
+    }
     for (int64_t i = 0; i < d.batch; ++i) {
       const int64_t bi = b_bcast_.source(i);
       const kernels::GemmOperand a(in[0].f32() + a_bcast_.source(i) * d.m * d.k, d.k);
       const kernels::GemmOperand b = packed_b_.empty() ? kernels::GemmOperand(in[1].f32() + bi * d.k * d.n, d.n)
                                                        : kernels::GemmOperand(packed_b_[bi]);
-      kernels::gemm(d.m, d.n, d.k, 1.0f, a, b, 0.0f, out[0].f32() + i * d.m * d.n, d.n, {}, workspace.floats(),
+      kernels::gemm(d.m, d.n, d.k, 1.0f, a, b, 0.0f, out[0].f32() + i * d.m * d.n, d.n, epilogue, workspace.floats(),
                     ctx.num_threads, *kernel_);
     }
   }
@@ -224,13 +248,27 @@ class MatMulKernel final : public Kernel {
  private:
   const MatMulDims d_;
   const kernels::GemmKernel* kernel_;
+  const Activation activation_;
+  const bool bias_;  // input 2, [N], added to every row
   const BroadcastIndex a_bcast_, b_bcast_;
   std::vector<kernels::PackedMatrix> packed_b_;  // one per batch matrix of a constant B
 };
 
 class MatMulOp final : public Op {
  public:
-  explicit MatMulOp(const Node& node) { node.attrs.check_known({}); }
+  explicit MatMulOp(const Node& node) {
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    // Set by fuse_matmul_bias: a third input of N elements is added to every row.
+    bias_ = attrs.get_int("fused_bias", 0) != 0;
+    attrs.check_known({"fused_bias"});
+  }
+
+  OpTraits traits() const override {
+    OpTraits t;
+    t.fuses_activation = true;
+    return t;
+  }
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     return {{DType::kFloat32, dims(in).out}};
@@ -240,19 +278,23 @@ class MatMulOp final : public Op {
     const MatMulDims d = dims(sig.inputs);
     const CostExpr macs =
         CostExpr::of("batch", d.batch) * CostExpr::of("M", d.m) * CostExpr::of("K", d.k) * CostExpr::of("N", d.n);
-    return op_cost(*this, sig, macs, CostExpr(2) * macs);
+    const int64_t outputs = num_elements(d.out);
+    CostExpr flops = product_flops(macs, activation_, outputs);
+    if (bias_)  // the fused Add's FLOPs (docs/cost-model.md)
+      flops = flops + CostExpr::of("bias add FLOPs/element", 1) * CostExpr::of("output elements", outputs);
+    return op_cost(*this, sig, macs, flops);
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
     return std::make_unique<MatMulKernel>(dims(sig.inputs), sig.inputs[1].constant, kernels::gemm_kernel(ctx.isa),
-                                          ctx.num_threads);
+                                          ctx.num_threads, activation_, bias_);
   }
 
  private:
   // numpy matmul: a 1-D operand gains a unit dim (then loses it in the output); the
-  // leading dims broadcast.
-  static MatMulDims dims(std::span<const OpInput> in) {
-    check_input_count(in, 2, 2);
+  // leading dims broadcast. A fused bias holds N elements, along its last axis.
+  MatMulDims dims(std::span<const OpInput> in) const {
+    check_input_count(in, bias_ ? 3 : 2, bias_ ? 3 : 2);
     require_float(in);
     Shape a = in[0].shape(), b = in[1].shape();
     if (a.empty() || b.empty()) throw OpError("MatMul operands must have rank at least 1");
@@ -273,8 +315,16 @@ class MatMulOp final : public Op {
     d.out = d.batch_shape;
     if (!a_vec) d.out.push_back(d.m);
     if (!b_vec) d.out.push_back(d.n);
+    if (bias_) {
+      const Shape& c = in[2].shape();
+      if (num_elements(c) != d.n || (!c.empty() && c.back() != d.n))
+        throw OpError(fmt::format("the fused bias {} must hold the product's {} columns", shape_str(c), d.n));
+    }
     return d;
   }
+
+  Activation activation_;
+  bool bias_ = false;
 };
 
 }  // namespace

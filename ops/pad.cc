@@ -87,11 +87,11 @@ class PadOp final : public Op {
     }
     return make_kernel(
         {}, [src, dst, value_attr = value_attr_, copy = StridedCopy(overlap, x_strides, y_strides, sizeof(float))](
-                const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+                const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           // constant_value (opset 11+) is an input like any other: it may be computed at run time.
           const float value = in.size() > 2 && in[2].data ? in[2].f32()[0] : value_attr;
           std::fill_n(out[0].f32(), out[0].size(), value);
-          copy.run(in[0].data, out[0].data, src, dst);
+          copy.run(in[0].data, out[0].data, src, dst, ctx.num_threads);
         });
   }
 

@@ -285,8 +285,8 @@ std::unique_ptr<Kernel> transpose_kernel(const Shape& x, const std::vector<int64
     src_strides[i] = in_strides[perm[i]];
   }
   return make_kernel({}, [copy = StridedCopy(dims, src_strides, dense_strides(dims), dtype_size(dtype))](
-                             const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                             Workspace) { copy.run(in[0].data, out[0].data); });
+                             const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
+                             Workspace) { copy.run(in[0].data, out[0].data, 0, 0, ctx.num_threads); });
 }
 
 class TransposeOp final : public Op {

@@ -8,6 +8,7 @@
 // element (docs/performance.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -23,8 +24,10 @@ class StridedCopy {
   // source: one element repeated). Throws std::invalid_argument when the ranks differ.
   StridedCopy(const Shape& dims, const Shape& src_strides, const Shape& dst_strides, int64_t bytes);
 
-  // The copy, from src + src_offset elements to dst + dst_offset elements.
-  void run(const void* src, void* dst, int64_t src_offset = 0, int64_t dst_offset = 0) const;
+  // The copy, from src + src_offset elements to dst + dst_offset elements; up to
+  // `threads` threads (kernels/threads.h's policy for streaming work) split its outermost
+  // loop, each a contiguous range of it.
+  void run(const void* src, void* dst, int64_t src_offset = 0, int64_t dst_offset = 0, int threads = 1) const;
 
  private:
   struct Axis {
@@ -32,10 +35,14 @@ class StridedCopy {
   };
   static constexpr size_t kMaxAxes = 16;
   enum class Inner { kRows, kRepeat, kTranspose, kElements };
+  void run_range(const std::byte* src, std::byte* dst, int64_t src_offset, int64_t dst_offset, int64_t begin,
+                 int64_t end) const;
+
   std::vector<Axis> outer_;                // looped over; the innermost one (and the transposed one) excluded
   Axis inner_{1, 1, 1}, across_{1, 0, 0};  // kTranspose: across_ is the source's contiguous axis
   Inner kind_ = Inner::kRows;
   int64_t bytes_ = 4;
+  int64_t elements_ = 1;  // copied
   bool empty_ = false;
 };
 

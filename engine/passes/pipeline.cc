@@ -8,6 +8,7 @@
 #include "engine/passes/fuse_channel_scale.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
+#include "engine/passes/fuse_matmul_bias.h"
 #include "engine/passes/fuse_pads.h"
 #include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
@@ -28,6 +29,8 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
     logs.push_back(fuse_layer_norm(graph));
     logs.push_back(fuse_gelu(graph));
     logs.push_back(fuse_self_gates(graph));
+    // Before activations, so that a linear layer's activation goes into its MatMul.
+    logs.push_back(fuse_matmul_bias(graph));
     logs.push_back(fuse_activations(graph));
     // After activations, so a residual Add + Relu goes into the Conv before it whole.
     logs.push_back(fuse_residual_add(graph));

@@ -16,6 +16,7 @@
 #include "engine/passes/fuse_channel_scale.h"
 #include "engine/passes/fuse_gelu.h"
 #include "engine/passes/fuse_layer_norm.h"
+#include "engine/passes/fuse_matmul_bias.h"
 #include "engine/passes/fuse_pads.h"
 #include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
@@ -491,13 +492,14 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   Session s(model);
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
-  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse,
+  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates,
+  // fuse_matmul_bias, fuse,
   // fuse_residual_add, fuse_channel_scale, fuse_pads (MobileNetV1 has no residual, gate or Pad), thread_splits (the 12
   // 1x1 layers each read by a depthwise one: all but the last), blocked_layout (its
   // convolutions are depthwise, stride-1 1x1 and a 3-channel first layer: on AVX-512 the 22 from the third
   // depthwise layer on run in NCHWc, with no Reorder (the first of them transposes its input itself, the
   // last writes NCHW); on AVX2 the 1x1 layers prefer NCHW, so none does)
-  ASSERT_EQ(by_pass.size(), 12u);
+  ASSERT_EQ(by_pass.size(), 13u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
@@ -508,20 +510,22 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   EXPECT_EQ(by_pass[4]["actions"], 0);
   EXPECT_EQ(by_pass[5]["pass"], "fuse_self_gates");
   EXPECT_EQ(by_pass[5]["actions"], 0);
-  EXPECT_EQ(by_pass[6]["pass"], "fuse");
-  EXPECT_EQ(by_pass[6]["cost_after"]["flops"], by_pass[6]["cost_before"]["flops"]);
-  EXPECT_EQ(by_pass[7]["pass"], "fuse_residual_add");
-  EXPECT_EQ(by_pass[7]["actions"], 0);
-  EXPECT_EQ(by_pass[8]["pass"], "fuse_channel_scale");
+  EXPECT_EQ(by_pass[6]["pass"], "fuse_matmul_bias");
+  EXPECT_EQ(by_pass[6]["actions"], 0);
+  EXPECT_EQ(by_pass[7]["pass"], "fuse");
+  EXPECT_EQ(by_pass[7]["cost_after"]["flops"], by_pass[7]["cost_before"]["flops"]);
+  EXPECT_EQ(by_pass[8]["pass"], "fuse_residual_add");
   EXPECT_EQ(by_pass[8]["actions"], 0);
-  EXPECT_EQ(by_pass[9]["pass"], "fuse_pads");
+  EXPECT_EQ(by_pass[9]["pass"], "fuse_channel_scale");
   EXPECT_EQ(by_pass[9]["actions"], 0);
-  EXPECT_EQ(by_pass[10]["pass"], "thread_splits");
-  EXPECT_EQ(by_pass[10]["actions"], 12);
-  EXPECT_EQ(by_pass[10]["cost_after"], by_pass[10]["cost_before"]);
-  EXPECT_EQ(by_pass[11]["pass"], "blocked_layout");
-  EXPECT_EQ(by_pass[11]["actions"], active_isa() == Isa::kAvx512 ? 22 : 0);
+  EXPECT_EQ(by_pass[10]["pass"], "fuse_pads");
+  EXPECT_EQ(by_pass[10]["actions"], 0);
+  EXPECT_EQ(by_pass[11]["pass"], "thread_splits");
+  EXPECT_EQ(by_pass[11]["actions"], 12);
   EXPECT_EQ(by_pass[11]["cost_after"], by_pass[11]["cost_before"]);
+  EXPECT_EQ(by_pass[12]["pass"], "blocked_layout");
+  EXPECT_EQ(by_pass[12]["actions"], active_isa() == Isa::kAvx512 ? 22 : 0);
+  EXPECT_EQ(by_pass[12]["cost_after"], by_pass[12]["cost_before"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
@@ -1020,6 +1024,59 @@ TEST(FusePads, KeepsWhatCannotBeFused) {
   EXPECT_EQ(fused([](Graph& g) { g.nodes[1].op_type = "MaxPool"; }), 1u);
   // The padded tensor read elsewhere too.
   EXPECT_EQ(fused([](Graph& g) { g.outputs.push_back("pa"); }), 1u);
+}
+
+// A linear layer as torch exports it on a 4-D tensor: x [2, 3, 5, 8] -> MatMul by w [8, 6]
+// -> Add b [6] -> Relu -> y.
+Graph linear_layer() {
+  Graph g;
+  g.source = "<linear_layer>";
+  g.inputs.push_back({"x", {2, 3, 5, 8}});
+  g.initializers["w"] = tensor({8, 6}, 71);
+  g.initializers["b"] = tensor({6}, 72);
+  g.nodes.push_back({"matmul", "MatMul", {"x", "w"}, {"p"}, {}});
+  g.nodes.push_back({"add", "Add", {"b", "p"}, {"s"}, {}});
+  g.nodes.push_back({"relu", "Relu", {"s"}, {"y"}, {}});
+  g.outputs = {"y"};
+  return g;
+}
+
+TEST(FuseMatMulBias, LinearLayerBecomesOneNodeWithTheSameCost) {
+  const Graph g = linear_layer();
+  CompileOptions unfused_options;
+  unfused_options.passes.fuse = false;
+  auto unfused = compile(g, unfused_options);
+  auto fused = compile(g);
+  const PassLog& log = pass_named(*fused, "fuse_matmul_bias");
+  ASSERT_EQ(log.actions.size(), 1u);
+  EXPECT_EQ(log.actions[0].result, "matmul+add");
+  EXPECT_EQ(log.actions[0].before.flops, log.actions[0].after.flops);
+  EXPECT_EQ(log.actions[0].before.bytes_written - log.actions[0].after.bytes_written, 4 * 2 * 3 * 5 * 6);
+  ASSERT_EQ(fused->steps().size(), 1u);
+  EXPECT_EQ(fused->steps()[0].facts().details["fused_activation"], "Relu");
+  EXPECT_EQ(fused->total_cost().flops, unfused->total_cost().flops);
+  EXPECT_EQ(fused->total_cost().macs, unfused->total_cost().macs);
+  // The epilogue adds the bias to each finished sum, as the Add does: the same bits.
+  EXPECT_EQ(run_graph(g, true, true), run_graph(g, true, false));
+}
+
+TEST(FuseMatMulBias, KeepsWhatCannotBeFused) {
+  auto fused = [](const std::function<void(Graph&)>& change) {
+    Graph g = linear_layer();
+    change(g);
+    return apply(g, fuse_matmul_bias).actions.size();
+  };
+  EXPECT_EQ(fused([](Graph&) {}), 1u);
+  // A bias that broadcasts the product to a higher rank, or varies along rows.
+  EXPECT_EQ(fused([](Graph& g) { g.initializers["b"] = tensor({1, 1, 1, 1, 6}, 73); }), 0u);
+  EXPECT_EQ(fused([](Graph& g) { g.initializers["b"] = tensor({5, 6}, 73); }), 0u);
+  // A bias computed at run time; a product read elsewhere too.
+  EXPECT_EQ(fused([](Graph& g) {
+              g.inputs.push_back({"b_in", {6}});
+              g.nodes[1].inputs[0] = "b_in";
+            }),
+            0u);
+  EXPECT_EQ(fused([](Graph& g) { g.outputs.push_back("p"); }), 0u);
 }
 
 }  // namespace

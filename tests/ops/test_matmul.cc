@@ -132,6 +132,37 @@ TEST(MatMul, Batched2DAndBroadcast) {
     }
 }
 
+// One B for every batch matrix (B 2-D, or with batch dims of ones; constant or not): A's
+// matrices run as the rows of one product, on 1 and 2 threads; with a fused bias
+// (fuse_matmul_bias) added per column and a fused Relu after it.
+TEST(MatMul, OneBForEveryBatchMatrixAndAFusedBias) {
+  const int64_t batch = 2 * 3, m = 7, k = 9, n = 20;
+  auto a = random_values(batch * m * k, 8), b = random_values(k * n, 9), bias = random_values(n, 10);
+  Attributes fused;
+  fused.set("fused_bias", int64_t{1});
+  fused.set("activation", std::string("Relu"));
+  for (int threads : {1, 2})
+    for (const TestTensor& bi : {weight({k, n}, b), input({k, n}, b), weight({1, 1, k, n}, b)}) {
+      const OpResult r = run_op("MatMul", {input({2, 3, m, k}, a), bi}, {}, 1, threads);
+      const OpResult f = run_op("MatMul", {input({2, 3, m, k}, a), bi, weight({n}, bias)}, fused, 1, threads);
+      ASSERT_EQ(r.shapes[0], (Shape{2, 3, m, n}));
+      ASSERT_EQ(f.shapes[0], (Shape{2, 3, m, n}));
+      for (int64_t i = 0; i < batch; ++i) {
+        std::vector<float> ai(a.begin() + i * m * k, a.begin() + (i + 1) * m * k);
+        const std::vector<float> want = naive_product(ai, b, m, k, n, false, false);
+        std::vector<float> got(r.outputs[0].begin() + i * m * n, r.outputs[0].begin() + (i + 1) * m * n);
+        EXPECT_LT(max_rel_error(got, want), 1e-5) << "batch matrix " << i << " threads " << threads;
+        for (int64_t e = 0; e < m * n; ++e)
+          EXPECT_EQ(f.outputs[0][i * m * n + e], std::max(0.0f, got[e] + bias[e % n])) << e;
+      }
+      EXPECT_EQ(f.cost.flops, r.cost.flops + 2 * batch * m * n);  // the bias's add and the Relu's
+    }
+  EXPECT_THROW(compile(single_op_graph(
+                   "MatMul",
+                   {input({2, 3}, {}), weight({3, 4}, random_values(12, 1)), weight({5}, random_values(5, 2))}, fused)),
+               ModelError);
+}
+
 TEST(MatMul, ConstantBatchedBIsPackedPerMatrix) {
   // [3,1,4,5] x constant [2,5,6] -> [3,2,4,6], for 1 and 2 threads.
   auto a = random_values(3 * 4 * 5, 10), b = random_values(2 * 5 * 6, 11);

@@ -48,10 +48,14 @@ void expect_same_as_naive(const Case& c, int64_t bytes, const std::string& what)
   const int64_t dst_n = extent(c.dims, c.dst_strides, c.dst_offset);
   std::vector<std::byte> src(static_cast<size_t>(src_n * bytes));
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>(i * 7 + 3);
-  std::vector<std::byte> want(static_cast<size_t>(dst_n * bytes), std::byte{0xAB}), got = want;
+  std::vector<std::byte> want(static_cast<size_t>(dst_n * bytes), std::byte{0xAB});
   naive_copy(src.data(), want.data(), c.dims, c.src_strides, c.dst_strides, bytes, c.src_offset, c.dst_offset);
-  StridedCopy(c.dims, c.src_strides, c.dst_strides, bytes).run(src.data(), got.data(), c.src_offset, c.dst_offset);
-  EXPECT_EQ(got, want) << what << " bytes " << bytes;
+  const StridedCopy copy(c.dims, c.src_strides, c.dst_strides, bytes);
+  for (int threads : {1, 2}) {
+    std::vector<std::byte> got(want.size(), std::byte{0xAB});
+    copy.run(src.data(), got.data(), c.src_offset, c.dst_offset, threads);
+    EXPECT_TRUE(got == want) << what << " bytes " << bytes << " threads " << threads;
+  }
 }
 
 Shape permuted(const Shape& v, const std::vector<size_t>& perm) {
@@ -118,6 +122,17 @@ TEST(StridedCopy, RandomStridedViews) {
       for (auto& s : c.dst_strides) s *= 2;
     expect_same_as_naive(c, rng() % 2 ? 4 : 8, "trial " + std::to_string(trial));
   }
+}
+
+// Copies large enough for two threads, split along the outermost loop or, where there is
+// none, along the inner run (a 2-D transpose's rows, one long row).
+TEST(StridedCopy, TwoThreadsSplitLargeCopies) {
+  expect_same_as_naive({{96, 3136}, {1, 96}, {3136, 1}}, 4, "NHWC -> NCHW plane");
+  expect_same_as_naive({{3136, 96}, {1, 3136}, {96, 1}}, 4, "NCHW -> NHWC plane");
+  expect_same_as_naive({{2, 58, 2, 28, 28}, {2 * 58 * 784, 784, 58 * 784, 28, 1}, dense_strides({2, 58, 2, 28, 28})}, 4,
+                       "channel shuffle");
+  expect_same_as_naive({{1 << 17}, {1}, {1}}, 4, "one row");
+  expect_same_as_naive({{3, 1 << 16}, {0, 1}, {1 << 16, 1}}, 8, "broadcast rows");
 }
 
 TEST(StridedCopy, EmptyAxisCopiesNothing) {
