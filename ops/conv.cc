@@ -61,14 +61,47 @@ std::string conv_class(const ConvGeometry& g) {
   return "regular";
 }
 
+// Grouped layers whose groups are narrower than the blocked kernel's lanes (RegNetY's 8
+// channels a group, ResNeXt's 4 to 32) run it on merged groups: r = lanes / channels per
+// group neighbouring groups as one whose weights are zero between them, r times the
+// multiply-adds at the blocked kernel's rate instead of one small im2col GEMM per group
+// (RegNetY-400MF's grouped layers took 1.5-2.5x ORT's time that way). Up to 4 merged.
+constexpr int64_t kMaxMergedGroups = 4;
+
+ConvGeometry merged_groups(const ConvGeometry& g, Isa isa) {
+  const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(isa);
+  if (!k || g.group <= 1) return g;
+  const int64_t per_group = g.cin_per_group(), out_per_group = g.cout_per_group();
+  if ((per_group % k->lanes == 0 && out_per_group % k->lanes == 0) || k->lanes % per_group != 0) return g;
+  const int64_t r = k->lanes / per_group;
+  if (r > kMaxMergedGroups || g.group % r != 0 || (r * out_per_group) % k->lanes != 0) return g;
+  ConvGeometry m = g;
+  m.group = g.group / r;
+  return m;
+}
+
+// g's weights [cout, cin / group, kh, kw] as those of m, its merged groups': each output
+// channel's taps at its own group's place among the merged group's inputs, zero elsewhere.
+std::vector<float> merged_group_weights(const ConvGeometry& g, const ConvGeometry& m, const float* w) {
+  const int64_t taps = g.win.kh * g.win.kw, per_group = g.cin_per_group(), merged = m.cin_per_group();
+  const int64_t r = g.group / m.group, out_per_group = g.cout_per_group();
+  std::vector<float> out(static_cast<size_t>(checked_mul({g.cout, merged, taps})), 0.0f);
+  for (int64_t o = 0; o < g.cout; ++o) {
+    const int64_t slot = o / out_per_group % r;
+    std::copy(w + o * per_group * taps, w + (o + 1) * per_group * taps,
+              out.begin() + (o * merged + slot * per_group) * taps);
+  }
+  return out;
+}
+
 // Where the blocked direct convolution replaces im2col + GEMM (measured with
 // bench/conv_bench.cc, docs/performance.md): windows larger than 1x1 (on 1x1 layers the
 // GEMM was 1.5-3x faster) with weights known at bind time (they are packed then), on
-// targets with a blocked kernel and groups of whole blocks; on AVX2 not the strided
-// layers with one group, where it was 0.9-1.0x the GEMM.
+// targets with a blocked kernel and groups of whole blocks (merged_groups); on AVX2 not
+// the strided layers with one group, where it was 0.9-1.0x the GEMM.
 bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
   if (isa == Isa::kAvx2 && g.group == 1 && (g.win.sh > 1 || g.win.sw > 1)) return false;
-  return constant_weights && g.win.kh * g.win.kw > 1 && kernels::blocked_conv_applies(g, isa);
+  return constant_weights && g.win.kh * g.win.kw > 1 && kernels::blocked_conv_applies(merged_groups(g, isa), isa);
 }
 
 // Where the layer runs at least as fast in NCHWc in and out as in NCHW
@@ -104,7 +137,7 @@ class ConvKernel final : public Kernel {
     if (blocked_tensors && depthwise_) {  // the channels-in-lanes depthwise kernel reads and writes NCHWc too
       method_ = ConvMethod::kDepthwiseSimd;
     } else if (blocked_tensors) {  // else only the blocked kernel does
-      if (!constant_weights || !kernels::blocked_conv_applies(g, isa, layouts))
+      if (!constant_weights || !kernels::blocked_conv_applies(merged_groups(g, isa), isa, layouts))
         throw UnsupportedError("this convolution has no NCHWc kernel on this target");
       method_ = ConvMethod::kBlocked;
     } else if (g.group > 1 && g.group == g.cin)
@@ -138,8 +171,17 @@ class ConvKernel final : public Kernel {
         f.thread_scratch_bytes = checked_mul({4, kernels::direct_conv_thread_floats(*direct_, g)});
         break;
       case ConvMethod::kBlocked: {
-        blocked_ = kernels::BlockedConv(g, constant_weights->values<float>().data(), isa, layouts,
-                                        blocked_algorithm(g, isa, algorithm));
+        const ConvGeometry m = merged_groups(g, isa);
+        const float* w = constant_weights->values<float>().data();
+        if (m.group != g.group) {
+          merged_weights_ = merged_group_weights(g, m, w);
+          w = merged_weights_.data();
+          f.details["merged_groups"] = fmt::format("{} groups of {} input channels as {} of {}", g.group,
+                                                   g.cin_per_group(), m.group, m.cin_per_group());
+        }
+        blocked_ = kernels::BlockedConv(m, w, isa, layouts, blocked_algorithm(m, isa, algorithm));
+        // Only Winograd reads the unpacked weights as it runs.
+        if (blocked_.algorithm() != kernels::BlockedAlgorithm::kWinograd) merged_weights_ = {};
         const kernels::BlockedConvKernel& k = blocked_.kernel();
         if (blocked_.algorithm() == kernels::BlockedAlgorithm::kWinograd) {
           // The MACs stay the convolution's (the cost convention); these are the
@@ -239,7 +281,8 @@ class ConvKernel final : public Kernel {
         kernels::direct_conv2d(*direct_, g_, g_.batch, x, weights, bias, y, workspace.threads(), ctx.num_threads, act);
         break;
       case ConvMethod::kBlocked:
-        blocked_.run(g_.batch, x, bias, act, y, scratch, workspace.threads(), ctx.num_threads, residual, weights);
+        blocked_.run(g_.batch, x, bias, act, y, scratch, workspace.threads(), ctx.num_threads, residual,
+                     merged_weights_.empty() ? weights : merged_weights_.data());
         break;
       case ConvMethod::kPointwiseDirect:
         pointwise_conv_.run(g_.batch, x, bias, act, y, scratch, ctx.num_threads, residual, scale);
@@ -299,6 +342,7 @@ class ConvKernel final : public Kernel {
   kernels::PointwiseConv pointwise_conv_;  // pointwise_direct: the weights packed in blocks
   kernels::ConvGemm gemm_;                 // im2col and pointwise: the weights packed per group
   kernels::BlockedConv blocked_;           // blocked: the weights packed in blocks
+  std::vector<float> merged_weights_;      // blocked Winograd on merged groups: their unpacked weights
 };
 
 class ConvOp final : public Op {
@@ -385,8 +429,9 @@ class ConvOp final : public Op {
     if (kernels::find_direct_conv_kernel(g, isa)) return {};  // the small-channel kernel is faster
     BlockedLayoutSupport s;
     s.lanes = k->lanes;
-    s.input = kernels::blocked_conv_applies(g, isa, {true, false});
-    s.output = kernels::blocked_conv_applies(g, isa, {false, true});
+    const ConvGeometry m = merged_groups(g, isa);
+    s.input = kernels::blocked_conv_applies(m, isa, {true, false});
+    s.output = kernels::blocked_conv_applies(m, isa, {false, true});
     s.preferred = (s.input || s.output) && prefers_blocked(g, weights, isa);
     // A layer the blocked kernel takes in NCHW reorders its input anyway; a 1x1 one in
     // NCHW runs the direct pointwise kernel, which reads NCHW as it is.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "ops/blocked_layout.h"
 #include "profiler/isa.h"
 #include "tests/op_test_util.h"
 
@@ -432,6 +433,45 @@ TEST(Conv, BlockedKernelReportsItsLayout) {
 // Two threads that split the output rows each copy the input rows their windows read:
 // the rows both read (a 3x3 window's two past the middle) are copied twice, and the
 // report counts them.
+// Groups narrower than the blocked kernel's lanes run it merged: r = lanes / channels per
+// group neighbouring groups as one with zero weights between them, up to 4 (on AVX-512 8
+// channels a group merge 2, 4 merge 4, 2 stay on im2col; on AVX2 8 are whole blocks, 4
+// merge 2, 2 merge 4); the outputs are the convolution's, on 1 and 2 threads.
+TEST(Conv, NarrowGroupsRunTheBlockedKernelMerged) {
+  const int64_t lanes = blocked_lanes(active_isa());
+  const std::vector<ConvCase> cases = {
+      {1, 32, 10, 11, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, true, ""},   // 8 a group
+      {2, 32, 13, 12, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, false, ""},  // 4 a group, strided
+      {1, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, true, ""},  // 4 a group, Winograd-sized
+      {1, 32, 9, 9, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, true, ""},     // 4 in, 8 out a group
+      {1, 32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, true, ""},    // 2 a group
+  };
+  for (const ConvCase& c : cases) {
+    const int64_t oh = (c.h + c.pt + c.pb - c.kh) / c.sh + 1, ow = (c.w + c.pl + c.pr - c.kw) / c.sw + 1;
+    const int64_t per_group = c.cin / c.group, out_per_group = c.cout / c.group;
+    const int64_t r = lanes && lanes % per_group == 0 ? lanes / per_group : 0;
+    const bool whole = lanes && per_group % lanes == 0 && out_per_group % lanes == 0;
+    const bool merged = !whole && r > 0 && r <= 4 && c.group % r == 0 && r * out_per_group % lanes == 0;
+    auto x = random_values(c.n * c.cin * c.h * c.w, 11), wt = random_values(c.cout * per_group * 9, 12),
+         b = random_values(c.cout, 13);
+    Attributes a;
+    a.set("kernel_shape", std::vector<int64_t>{3, 3});
+    a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+    a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+    a.set("group", c.group);
+    std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, per_group, 3, 3}, wt)};
+    if (c.bias) in.push_back(weight({c.cout}, b));
+    for (int threads : {1, 2}) {
+      const OpResult r1 = run_op("Conv", in, a, 1, threads);
+      SCOPED_TRACE(::testing::PrintToString(c) + " threads " + std::to_string(threads));
+      EXPECT_LT(max_rel_error(r1.outputs[0], naive_conv(c, x, wt, b, oh, ow)), 1e-5);
+      EXPECT_EQ(r1.cost.macs, c.n * 9 * per_group * oh * ow * c.cout);  // the convolution's, not the merged
+      EXPECT_EQ(r1.details["kernel"].get<std::string>().starts_with("blocked_"), whole || merged);
+      EXPECT_EQ(r1.details.contains("merged_groups"), merged);
+    }
+  }
+}
+
 TEST(Conv, InputReorderBytesCountEachThreadsCopy) {
   if (active_isa() == Isa::kScalar) GTEST_SKIP() << "no blocked kernel for the scalar target";
   Attributes a;
