@@ -54,6 +54,10 @@ struct BlockedLayoutSupport {
   // Every data input is in output 0's layout (Concat, pools): in NCHWc only with all of
   // them NCHWc.
   bool same_layout = false;
+  // Its reading input 0 in NCHWc asks the producer for NCHWc only where every reader of
+  // the tensor reads it so (a global pool: a few adds a value, not worth a Reorder for
+  // another reader).
+  bool weak_input = false;
 };
 
 // A node's inputs with their inferred outputs: what cost and binding work from.

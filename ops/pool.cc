@@ -247,12 +247,16 @@ class PoolOp final : public Op {
 // Global pools reduce each channel plane to one value: FLOPs = input elements.
 class GlobalPoolOp final : public Op {
  public:
-  GlobalPoolOp(const Node& node, PoolKind kind) : kind_(kind) { node.attrs.check_known({}); }
+  GlobalPoolOp(const Node& node, PoolKind kind) : kind_(kind) {
+    node.attrs.check_known({kBlockedInputAttr});
+    // Set by blocked_layout: the input is NCHWc (the output [N, C, 1, 1] is NCHW).
+    lanes_ = node.attrs.get_int(kBlockedInputAttr, 0);
+  }
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 1);
     require_float(in);
-    const Shape& x = in[0].shape();
+    const Shape x = lanes_ ? unblocked_shape(in[0].shape(), lanes_) : in[0].shape();
     if (x.size() < 3) throw OpError(fmt::format("input must be at least 3-D [N,C,...], got {}", shape_str(x)));
     Shape y = x;
     std::fill(y.begin() + 2, y.end(), 1);
@@ -263,7 +267,22 @@ class GlobalPoolOp final : public Op {
     return op_cost(*this, sig, 0, CostExpr::of("input elements", num_elements(sig.inputs[0].shape())));
   }
 
-  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext& ctx) const override {
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
+    if (lanes_ && lanes_ != blocked_lanes(ctx.isa))
+      throw UnsupportedError(
+          fmt::format("the {} layout has no global pool on {}", layout_name(lanes_), isa_name(ctx.isa)));
+    if (lanes_) {
+      const Shape x = unblocked_shape(sig.inputs[0].shape(), lanes_);
+      return make_kernel(
+          {}, [kind = kind_, lanes = lanes_, blocks = x[0] * x[1] / lanes_, size = x[2] * x[3]](
+                  const RunContext& run, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+            const int team = kernels::threads_worth_starting(blocks * size * lanes, blocks, run.num_threads,
+                                                             kernels::Work::kStreaming);
+            kernels::for_each_on_team(team, blocks, [&](int64_t b) {
+              pool_block(kind, in[0].f32() + b * size * lanes, size, lanes, out[0].f32() + b * lanes);
+            });
+          });
+    }
     return make_kernel({}, [kind = kind_, ctx](const RunContext&, std::span<const TensorView> in,
                                                std::span<const TensorView> out, Workspace) {
       const Shape& x = in[0].shape();
@@ -280,8 +299,38 @@ class GlobalPoolOp final : public Op {
     });
   }
 
+  // A 2-D global pool reads NCHWc where its input is (the last layer of a region, a
+  // squeeze-and-excitation gate's input), sparing a Reorder: its output, one value a
+  // channel, is NCHW.
+  BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
+    const int64_t lanes = blocked_lanes(isa);
+    const Shape& x = sig.inputs[0].shape();
+    if (!lanes || x.size() != 4 || x[1] % lanes != 0 || sig.inputs[0].constant) return {};
+    BlockedLayoutSupport s;
+    s.lanes = lanes;
+    s.input = s.preferred = s.weak_input = true;
+    return s;
+  }
+
  private:
+  // One block of `lanes` channels of `size` pixels: each channel's mean (summed in double,
+  // as plane_means) or maximum (nan_max in pixel order, as the NCHW loop).
+  static void pool_block(PoolKind kind, const float* x, int64_t size, int64_t lanes, float* y) {
+    for (int64_t l = 0; l < lanes; ++l) {
+      if (kind == PoolKind::kAverage) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < size; ++i) sum += x[i * lanes + l];
+        y[l] = static_cast<float>(sum / static_cast<double>(size));
+      } else {
+        float m = x[l];
+        for (int64_t i = 1; i < size; ++i) m = nan_max(m, x[i * lanes + l]);
+        y[l] = m;
+      }
+    }
+  }
+
   PoolKind kind_;
+  int64_t lanes_ = 0;  // NCHWc's c of the input, 0 for NCHW
 };
 
 }  // namespace

@@ -26,8 +26,9 @@ std::vector<BlockedLayoutSupport> members(const CompileGraph& g, Isa isa) {
   return support;
 }
 
-// Which members write NCHWc: those whose output a member reads as its input 0, as the
-// residual of an NCHWc output or as any input of a same-layout op in the region, and
+// Which members write NCHWc: those whose output a member reads as its input 0 (a weak
+// one only where every reader reads NCHWc), as the residual of an NCHWc output or as any
+// input of a same-layout op in the region, and
 // which may start a region or read NCHWc inputs; never a graph output. From every
 // member that can, each round drops the ones that no longer qualify (last node first,
 // so a reader's choice counts), until none changes.
@@ -49,18 +50,23 @@ std::vector<bool> blocked_outputs(const CompileGraph& g, const std::vector<Block
       bool input_blocked = support[i].input && written_blocked(node.inputs[0]);
       if (support[i].same_layout)
         for (const std::string& in : node.inputs) input_blocked = input_blocked && written_blocked(in);
-      bool wanted = false;
+      // Wanted by a reader that asks for NCHWc, or by weak ones where every reader reads it so.
       const auto readers = uses.readers.find(t);
+      bool wanted = false, all_read_it = readers != uses.readers.end() && !readers->second.empty();
       if (!g.is_graph_output(t) && readers != uses.readers.end())
         for (size_t r : readers->second) {
           const Node& reader = g.node(r);
           const int residual = support[r].residual_input;
           const bool reads_all = support[r].same_layout && blocked[r];
-          if (reads_all || (support[r].input && !support[r].same_layout && reader.inputs[0] == t) ||
-              (blocked[r] && residual >= 0 && static_cast<size_t>(residual) < reader.inputs.size() &&
-               reader.inputs[static_cast<size_t>(residual)] == t))
-            wanted = true;
+          const bool reads = reads_all || (support[r].input && !support[r].same_layout && reader.inputs[0] == t) ||
+                             (blocked[r] && residual >= 0 && static_cast<size_t>(residual) < reader.inputs.size() &&
+                              reader.inputs[static_cast<size_t>(residual)] == t);
+          if (reads && !support[r].weak_input) wanted = true;
+          all_read_it = all_read_it && reads;
         }
+      else
+        all_read_it = false;
+      wanted = wanted || all_read_it;
       if (!wanted || !(support[i].starts_region || input_blocked)) {
         blocked[i] = false;
         changed = true;

@@ -499,10 +499,29 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
   }
 }
 
+void BlockedConv::scale_packed_weights(const float* scale, float* dst) const {
+  if (winograd()) throw std::invalid_argument("blocked convolution: scaled weights are for direct sums");
+  const int64_t C = kernel_->lanes, Ci = in_lanes_, cin_g = s_.cin_per_group(), taps = s_.win.kh * s_.win.kw;
+  const float* w = weights_.data();
+  // [group][output block][input block][tap][input lane][output lane]: each run of C
+  // output lanes belongs to one input channel.
+  for (int64_t g = 0; g < s_.group; ++g)
+    for (int64_t ob = 0; ob < out_blocks_; ++ob)
+      for (int64_t ib = 0; ib < in_blocks_; ++ib)
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t lane = 0; lane < Ci; ++lane, w += C, dst += C) {
+            const int64_t ci = ib * Ci + lane;
+            const float factor = ci < cin_g ? scale[g * cin_g + ci] : 0.0f;
+            for (int64_t o = 0; o < C; ++o) dst[o] = w[o] * factor;
+          }
+}
+
 void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
                       std::span<float> workspace, const ThreadScratch& own, int threads, const float* residual,
-                      const float* weights) const {
+                      const float* weights, const float* packed_weights) const {
   if (winograd() && !weights) throw std::invalid_argument("blocked convolution: Winograd needs the unpacked weights");
+  if (winograd() && packed_weights) throw std::invalid_argument("blocked convolution: Winograd packs its own weights");
+  const float* packed = packed_weights ? packed_weights : weights_.data();
   // With no barrier between the input copies and the sums, a thread may write y while
   // another still reads x.
   const auto at = [](const float* p) { return reinterpret_cast<uintptr_t>(p); };
@@ -588,7 +607,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       r.init_adds_out = residual_first;
       for (int64_t cb0 = 0; cb0 < in_blocks_; cb0 += chunk_blocks_) {
         r.cin_blocks = std::min(chunk_blocks_, in_blocks_ - cb0);
-        r.w = weights_.data() + ((gob * in_blocks_ + cb0) * taps) * Ci * C;
+        r.w = packed + ((gob * in_blocks_ + cb0) * taps) * Ci * C;
         r.init = cb0 == 0 ? init : nullptr;
         r.activation = in_registers && cb0 + chunk_blocks_ >= in_blocks_ ? &activation : nullptr;
         // A band of a 1x1 stride-1 window over an unpadded input is one run of pixels, in

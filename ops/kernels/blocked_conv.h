@@ -180,9 +180,16 @@ class BlockedConv {
   // transforms (and an infinity become NaN), so those tiles are summed directly from them
   // instead.
   // The team is at most own.threads() (each piece of thread_floats(batch, threads)).
+  // `packed_weights`, when given, replaces the packed weights (direct sums only: a copy
+  // from scale_packed_weights).
   void run(int64_t batch, const float* x, const float* bias, const Activation& act, float* y,
            std::span<float> workspace, const ThreadScratch& own, int threads, const float* residual = nullptr,
-           const float* weights = nullptr) const;
+           const float* weights = nullptr, const float* packed_weights = nullptr) const;
+
+  // The packed weights with each input channel's multiplied by scale[channel] (a fused
+  // per-channel input scale folded into the weights, x (*) (w s) for (x s) (*) w), into
+  // dst, packed_weight_floats() of them; direct sums only (std::invalid_argument).
+  void scale_packed_weights(const float* scale, float* dst) const;
 
  private:
   int64_t items(int threads) const;  // the units of work `threads` threads share

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "engine/engine.h"
 #include "ops/blocked_layout.h"
@@ -98,13 +99,13 @@ TEST(BlockedLayout, ARegionOfConvolutionsKeepsNchwcBetweenThem) {
     const std::string c = "NCHW" + std::to_string(k->lanes) + "c";
     // x is the residual of conv2's NCHWc output: one Reorder, which conv1 reads too; a,
     // when a graph output, stays NCHW (conv2 then reads it so); b goes back to NCHW for
-    // relu3 alone; d is NCHW for the pool.
+    // relu3 alone; d stays NCHWc, which the pool reads.
     const std::vector<std::string> expected = {"Reorder",           "Conv",    "Conv", "Conv",
                                                "GlobalAveragePool", "Reorder", "Relu"};
     EXPECT_EQ(step_types(*blocked), expected);
     EXPECT_EQ(layouts_of(*blocked, "conv1"), c + " -> " + (a_out ? "NCHW" : c));
     EXPECT_EQ(layouts_of(*blocked, "conv2"), (a_out ? "NCHW" : c) + " -> " + c);
-    EXPECT_EQ(layouts_of(*blocked, "down"), c + " -> NCHW");
+    EXPECT_EQ(layouts_of(*blocked, "down"), c + " -> " + c);
     const Step& first = blocked->steps().front();
     EXPECT_EQ(first.cost.macs, 0);
     EXPECT_EQ(first.cost.bytes_read, 2 * 32 * 9 * 11 * 4);
@@ -190,6 +191,71 @@ TEST(BlockedLayout, AnAveragePoolAfterAPadJoinsTheRegion) {
     SCOPED_TRACE(n.name);
     EXPECT_EQ(n.attrs.get_int("blocked_input", 0), n.name == "conv_a" ? 0 : c);
     EXPECT_EQ(n.attrs.get_int("blocked_output", 0), n.name == "conv_y" ? 0 : c);
+  }
+}
+
+// A squeeze-and-excitation gate fused into the 1x1 Conv after it (fuse_channel_scale) keeps
+// that Conv in the region where its shape prefers NCHWc (AVX-512, 128 input channels): the
+// blocked kernel folds each image's gate into a copy of its packed weights. x -> Conv 3x3
+// -> a; GlobalAveragePool -> Conv 1x1 + Relu -> Conv 1x1 + Sigmoid -> gate; a * gate ->
+// Conv 1x1 -> c; Conv 3x3 -> y.
+TEST(BlockedLayout, AGatedPointwiseConvStaysInTheRegion) {
+  // 7x9: an image's input (8064 floats) is smaller than the packed weights (16384), which
+  // the kernel then keeps, scaling a copy of the input; 12x14 (21504): it scales the weights.
+  for (const auto& [h, w, mode] : {std::tuple<int64_t, int64_t, const char*>{7, 9, "on a copy of the input"},
+                                   {12, 14, "folded into the weights per image"}}) {
+    SCOPED_TRACE(std::to_string(h) + "x" + std::to_string(w));
+    Graph g;
+    g.source = "<gated_pointwise>";
+    g.inputs.push_back({"x", {2, 128, h, w}});
+    // Weights of about 1 / sqrt(fan-in), so that every layer's outputs stay near 1.
+    const auto scaled = [](Shape shape, uint32_t seed, float range) {
+      return Tensor(shape, test::random_values(num_elements(shape), seed, -range, range));
+    };
+    g.initializers["wa"] = scaled({128, 128, 3, 3}, 1, 0.05f);
+    g.initializers["w1"] = scaled({32, 128, 1, 1}, 2, 0.15f);
+    g.initializers["w2"] = scaled({128, 32, 1, 1}, 3, 0.3f);
+    g.initializers["wc"] = scaled({128, 128, 1, 1}, 4, 0.15f);
+    g.initializers["bc"] = scaled({128}, 5, 0.1f);
+    g.initializers["wy"] = scaled({32, 128, 3, 3}, 6, 0.05f);
+    g.nodes.push_back(conv("conv_a", {"x", "wa"}, "a", 3));
+    g.nodes.push_back({"pool", "GlobalAveragePool", {"a"}, {"m"}, {}});
+    g.nodes.push_back(conv("fc1", {"m", "w1"}, "f1", 1));
+    g.nodes.push_back({"relu", "Relu", {"f1"}, {"r"}, {}});
+    g.nodes.push_back(conv("fc2", {"r", "w2"}, "f2", 1));
+    g.nodes.push_back({"sigmoid", "Sigmoid", {"f2"}, {"gate"}, {}});
+    g.nodes.push_back({"mul", "Mul", {"a", "gate"}, {"s"}, {}});
+    g.nodes.push_back(conv("conv_c", {"s", "wc", "bc"}, "c", 1));
+    g.nodes.push_back(conv("conv_y", {"c", "wy"}, "y", 3));
+    g.outputs = {"y"};
+    auto blocked = compile(g);
+    CompileOptions plain;
+    plain.passes.blocked_layout = false;
+    plain.passes.fuse = false;
+    Session a(blocked), b(compile(g, plain));
+    const std::vector<float> x = test::random_values(2 * 128 * h * w, 9);
+    a.set_input("x", x);
+    b.set_input("x", x);
+    a.run();
+    b.run();
+    const auto ya = a.output("y"), yb = b.output("y");
+    EXPECT_LT(test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()}), 1e-5);
+    const bool nchwc = active_isa() == Isa::kAvx512;  // 1x1 layers of 128 channels prefer it there
+    bool found = false;
+    for (const Step& step : blocked->steps()) {
+      if (step.name.find("conv_c") == std::string::npos) continue;
+      found = true;
+      const nlohmann::json& d = step.facts().details;
+      EXPECT_TRUE(d.contains("fused_input_scale"));
+      if (nchwc) {
+        EXPECT_EQ(d["kernel"], "blocked_direct");
+        EXPECT_EQ(d["fused_input_scale"], mode);
+      }
+    }
+    EXPECT_TRUE(found);
+    // The pool reads NCHWc too: no Reorder.
+    const std::vector<std::string> types = step_types(*blocked);
+    EXPECT_EQ(std::count(types.begin(), types.end(), "Reorder"), 0);
   }
 }
 
