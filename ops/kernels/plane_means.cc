@@ -1,6 +1,9 @@
 // The portable plane means, the choice among the targets and the threads.
 #include "ops/kernels/plane_means.h"
 
+#include <stdexcept>
+
+#include "ops/blocked_layout.h"
 #include "ops/kernels/threads.h"
 
 namespace minfer::kernels {
@@ -16,7 +19,7 @@ void plane_means_portable(const float* x, int64_t planes, int64_t n, float* y) {
 
 }  // namespace
 
-constinit const PlaneMeans plane_means_scalar = {"plane_means_scalar", Isa::kScalar, &plane_means_portable};
+constinit const PlaneMeans plane_means_scalar = {"plane_means_scalar", Isa::kScalar, &plane_means_portable, nullptr};
 
 const PlaneMeans* plane_means_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;
@@ -31,6 +34,17 @@ void plane_means(Isa isa, const float* x, int64_t planes, int64_t n, float* y, i
   for_each_on_team(team, team, [&](int64_t t) {
     const int64_t begin = planes * t / team, end = planes * (t + 1) / team;
     means.run(x + begin * n, end - begin, n, y + begin);
+  });
+}
+
+void blocked_plane_means(Isa isa, const float* x, int64_t blocks, int64_t n, float* y, int threads) {
+  const PlaneMeans* means = plane_means_for(isa);
+  if (!means || !means->run_blocked) throw std::invalid_argument("blocked_plane_means: no NCHWc means on this target");
+  const int64_t lanes = blocked_lanes(isa);
+  const int team = threads_worth_starting(blocks * n * lanes, blocks, threads, Work::kStreaming);
+  for_each_on_team(team, team, [&](int64_t t) {
+    const int64_t begin = blocks * t / team, end = blocks * (t + 1) / team;
+    means->run_blocked(x + begin * n * lanes, end - begin, n, y + begin * lanes);
   });
 }
 

@@ -4,6 +4,7 @@
 
 namespace minfer::kernels {
 
-constinit const PlaneMeans plane_means_avx2 = {"plane_means_avx2", Isa::kAvx2, &plane_means<xsimd::fma3<xsimd::avx2>>};
+constinit const PlaneMeans plane_means_avx2 = {"plane_means_avx2", Isa::kAvx2, &plane_means<xsimd::fma3<xsimd::avx2>>,
+                                               &blocked_means<xsimd::fma3<xsimd::avx2>>};
 
 }  // namespace minfer::kernels

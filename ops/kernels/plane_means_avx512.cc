@@ -4,6 +4,7 @@
 
 namespace minfer::kernels {
 
-constinit const PlaneMeans plane_means_avx512 = {"plane_means_avx512", Isa::kAvx512, &plane_means<xsimd::avx512f>};
+constinit const PlaneMeans plane_means_avx512 = {"plane_means_avx512", Isa::kAvx512, &plane_means<xsimd::avx512f>,
+                                                 &blocked_means<xsimd::avx512f>};
 
 }  // namespace minfer::kernels

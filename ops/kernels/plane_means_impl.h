@@ -40,5 +40,31 @@ void plane_means(const float* x, int64_t planes, int64_t n, float* y) {
   }
 }
 
+// NCHWc: blocks of two double batches' worth of channels, n pixels each, a pixel's
+// channels consecutive; each channel summed over even and odd pixels apart, then added.
+template <class Arch>
+void blocked_means(const float* x, int64_t blocks, int64_t n, float* y) {
+  using D = xsimd::batch<double, Arch>;
+  constexpr int64_t W = D::size, L = 2 * W;
+  for (int64_t b = 0; b < blocks; ++b, x += n * L, y += L) {
+    D e0(0.0), e1(0.0), o0(0.0), o1(0.0);
+    int64_t i = 0;
+    for (; i + 2 <= n; i += 2) {
+      e0 += load_widened<Arch>(x + i * L);
+      e1 += load_widened<Arch>(x + i * L + W);
+      o0 += load_widened<Arch>(x + (i + 1) * L);
+      o1 += load_widened<Arch>(x + (i + 1) * L + W);
+    }
+    if (i < n) {
+      e0 += load_widened<Arch>(x + i * L);
+      e1 += load_widened<Arch>(x + i * L + W);
+    }
+    alignas(64) double sums[L];
+    (e0 + o0).store_aligned(sums);
+    (e1 + o1).store_aligned(sums + W);
+    for (int64_t l = 0; l < L; ++l) y[l] = static_cast<float>(sums[l] / static_cast<double>(n));
+  }
+}
+
 }  // namespace
 }  // namespace minfer::kernels

@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
+#include "ops/blocked_layout.h"
 #include "ops/kernels/plane_means.h"
 #include "tests/isa_test_util.h"
 #include "tests/op_test_util.h"
@@ -40,6 +42,35 @@ TEST(PlaneMeans, MatchDoubleMeanToFloatPrecision) {
       for (int64_t p = 0; p < planes; ++p)
         EXPECT_LE(std::fabs(y[p] - want[p]), std::ldexp(std::fabs(want[p]), -23) + 1e-30) << "plane " << p;
     }
+}
+
+// The NCHWc means (a global pool reading NCHWc): every channel of every block to the
+// double mean's float precision, odd and even pixel counts, 1 and 2 threads alike.
+TEST(PlaneMeans, BlockedChannelsMatchDoubleMeans) {
+  for (Isa isa : isas_under_test()) {
+    const int64_t lanes = blocked_lanes(isa);
+    if (!lanes) continue;
+    for (int64_t n : {1, 2, 7, 49, 196, 3136}) {
+      SCOPED_TRACE(testing::Message() << isa_name(isa) << " n=" << n);
+      const int64_t blocks = 5;
+      std::vector<float> x = random_values(blocks * n * lanes, static_cast<uint32_t>(n) + 3, -1.0f, 1.0f);
+      for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>((2 * n + i) * lanes + 3)] += 1000.0f;  // one far channel
+      // The same values plane by plane: channel (b, l) is plane b * lanes + l.
+      std::vector<float> planes(x.size());
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t l = 0; l < lanes; ++l)
+            planes[static_cast<size_t>((b * lanes + l) * n + i)] = x[static_cast<size_t>((b * n + i) * lanes + l)];
+      const std::vector<double> want = naive_means(planes, blocks * lanes, n);
+      std::vector<float> one(static_cast<size_t>(blocks * lanes), -7.0f), two = one;
+      kernels::blocked_plane_means(isa, x.data(), blocks, n, one.data(), 1);
+      kernels::blocked_plane_means(isa, x.data(), blocks, n, two.data(), 2);
+      EXPECT_EQ(one, two);
+      for (size_t c = 0; c < want.size(); ++c)
+        EXPECT_LE(std::fabs(one[c] - want[c]), std::ldexp(std::fabs(want[c]), -23) + 1e-30) << "channel " << c;
+    }
+  }
+  EXPECT_THROW(kernels::blocked_plane_means(Isa::kScalar, nullptr, 1, 1, nullptr, 1), std::invalid_argument);
 }
 
 TEST(PlaneMeans, ThreadCountsGiveTheSameBits) {
