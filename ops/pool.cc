@@ -34,6 +34,14 @@ Taps taps_inside(int64_t start, int64_t k, int64_t d, int64_t limit) {
   return t;
 }
 
+// The lanes of isa's NCHWc pools for a 2-D pool's input of whole blocks of channels
+// computed at run time, else 0.
+int64_t pool_block_lanes(const OpSignature& sig, Isa isa) {
+  const int64_t lanes = blocked_lanes(isa);
+  const Shape& x = sig.inputs[0].shape();
+  return lanes && x.size() == 4 && x[1] % lanes == 0 && !sig.inputs[0].constant ? lanes : 0;
+}
+
 struct PoolGeometry {
   int64_t batch = 0, channels = 0, h = 0, w = 0, out_h = 0, out_w = 0;
   Window2d win;
@@ -214,12 +222,9 @@ class PoolOp final : public Op {
   // channels, where the NCHW kernels take a plane at a time (the average's generic loop
   // took Inception V3's 17x17 pools 8-10x ORT's NCHWc time).
   BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
-    const int64_t lanes = blocked_lanes(isa);
-    const Shape& x = sig.inputs[0].shape();
-    if (!lanes || x.size() != 4 || x[1] % lanes != 0 || sig.inputs[0].constant) return {};
     BlockedLayoutSupport s;
-    s.lanes = lanes;
-    s.input = s.output = s.preferred = s.same_layout = true;
+    s.lanes = pool_block_lanes(sig, isa);
+    s.input = s.output = s.preferred = s.same_layout = s.lanes > 0;
     return s;
   }
 
@@ -305,12 +310,9 @@ class GlobalPoolOp final : public Op {
   // squeeze-and-excitation gate's input), sparing a Reorder: its output, one value a
   // channel, is NCHW.
   BlockedLayoutSupport blocked_layout(const OpSignature& sig, Isa isa) const override {
-    const int64_t lanes = blocked_lanes(isa);
-    const Shape& x = sig.inputs[0].shape();
-    if (!lanes || x.size() != 4 || x[1] % lanes != 0 || sig.inputs[0].constant) return {};
     BlockedLayoutSupport s;
-    s.lanes = lanes;
-    s.input = s.preferred = s.weak_input = true;
+    s.lanes = pool_block_lanes(sig, isa);
+    s.input = s.preferred = s.weak_input = s.lanes > 0;
     return s;
   }
 

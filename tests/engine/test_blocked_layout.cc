@@ -65,6 +65,19 @@ std::vector<std::string> step_types(const CompiledModel& model) {
   return types;
 }
 
+// The largest difference between y of `blocked` and of g compiled with `plain` options
+// (no blocked layout; no fusions where the test asks), on the same x.
+double error_against(const std::shared_ptr<const CompiledModel>& blocked, const Graph& g, const CompileOptions& plain,
+                     const std::vector<float>& x) {
+  Session a(blocked), b(compile(g, plain));
+  a.set_input("x", x);
+  b.set_input("x", x);
+  a.run();
+  b.run();
+  const auto ya = a.output("y"), yb = b.output("y");
+  return test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()});
+}
+
 std::string layouts_of(const CompiledModel& model, const std::string& step_prefix) {
   for (const Step& s : model.steps())
     if (s.name.rfind(step_prefix, 0) == 0)
@@ -138,14 +151,7 @@ TEST(BlockedLayout, ConcatsAndMaxPoolsOfNchwcTensorsJoinTheRegion) {
   auto blocked = compile(g);
   CompileOptions nchw;
   nchw.passes.blocked_layout = false;
-  Session a(blocked), b(compile(g, nchw));
-  const std::vector<float> x = test::random_values(32 * 12 * 13, 9);
-  a.set_input("x", x);
-  b.set_input("x", x);
-  a.run();
-  b.run();
-  const auto ya = a.output("y"), yb = b.output("y");
-  EXPECT_LT(test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()}), 1e-5);
+  EXPECT_LT(error_against(blocked, g, nchw, test::random_values(32 * 12 * 13, 9)), 1e-5);
   const int64_t c = blocked_lanes(active_isa());
   // 16 channels of conv_b are a whole block on both SIMD targets.
   EXPECT_EQ(step_types(*blocked), (std::vector<std::string>{"Conv", "Conv", "Concat", "MaxPool", "Conv"}));
@@ -177,14 +183,7 @@ TEST(BlockedLayout, AnAveragePoolAfterAPadJoinsTheRegion) {
   CompileOptions plain;
   plain.passes.blocked_layout = false;
   plain.passes.fuse = false;
-  Session a(blocked), b(compile(g, plain));
-  const std::vector<float> x = test::random_values(32 * 12 * 13, 9);
-  a.set_input("x", x);
-  b.set_input("x", x);
-  a.run();
-  b.run();
-  const auto ya = a.output("y"), yb = b.output("y");
-  EXPECT_LT(test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()}), 1e-5);
+  EXPECT_LT(error_against(blocked, g, plain, test::random_values(32 * 12 * 13, 9)), 1e-5);
   const int64_t c = blocked_lanes(active_isa());
   EXPECT_EQ(step_types(*blocked), (std::vector<std::string>{"Conv", "AveragePool", "Conv"}));
   for (const Node& n : blocked->graph().nodes) {
@@ -232,14 +231,7 @@ TEST(BlockedLayout, AGatedPointwiseConvStaysInTheRegion) {
     CompileOptions plain;
     plain.passes.blocked_layout = false;
     plain.passes.fuse = false;
-    Session a(blocked), b(compile(g, plain));
-    const std::vector<float> x = test::random_values(2 * 128 * h * w, 9);
-    a.set_input("x", x);
-    b.set_input("x", x);
-    a.run();
-    b.run();
-    const auto ya = a.output("y"), yb = b.output("y");
-    EXPECT_LT(test::max_rel_error({ya.begin(), ya.end()}, {yb.begin(), yb.end()}), 1e-5);
+    EXPECT_LT(error_against(blocked, g, plain, test::random_values(2 * 128 * h * w, 9)), 1e-5);
     const bool nchwc = active_isa() == Isa::kAvx512;  // 1x1 layers of 128 channels prefer it there
     bool found = false;
     for (const Step& step : blocked->steps()) {
