@@ -11,9 +11,11 @@ namespace minfer {
 namespace {
 
 // Elements of `Bytes` bytes, the axes walked like an odometer, both offsets following.
+// Strides may be negative: the offsets are computed in signed bytes.
 template <size_t Bytes>
 void copy_elements(const std::byte* src, std::byte* dst, int64_t count, int64_t src_stride, int64_t dst_stride) {
-  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride * Bytes, src + i * src_stride * Bytes, Bytes);
+  constexpr auto kBytes = static_cast<int64_t>(Bytes);
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride * kBytes, src + i * src_stride * kBytes, Bytes);
 }
 
 template <size_t Bytes>
