@@ -9,9 +9,12 @@
 // multiplies and an add), cubic 7 (four multiplies and three adds), nearest 0.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
+#include "ops/kernels/threads.h"
 #include "ops/op_helpers.h"
 
 namespace minfer {
@@ -28,6 +31,7 @@ struct AxisTaps {
   int64_t count = 0;  // taps per output coordinate
   std::vector<int64_t> index;
   std::vector<float> weight;  // count per output coordinate, in order
+  bool unit_weights = false;  // every weight is 1 (nearest, or an axis kept as it is)
 };
 
 // ONNX's cubic convolution weights for the four taps around a point `ratio` past the second.
@@ -126,9 +130,17 @@ AxisTaps axis_taps(const ResizeSettings& s, int64_t in, int64_t out, double scal
       }
     }
   }
+  t.unit_weights = std::all_of(t.weight.begin(), t.weight.end(), [](float w) { return w == 1.0f; });
   return t;
 }
 
+// The output as rows along the last axis. Each output row reads a few input rows (the
+// tensor product of its taps along the other axes, their weights multiplied), and each
+// of its elements the last axis's taps in each of those rows, summed in double as the
+// reference sums (a 2x bilinear upsampling: 2 rows x 2 taps). Rows are split among
+// threads; a row reading what the row before it read (nearest upsampling repeats each
+// input row) is a copy of that row. An odometer over every tap of every element took
+// DeepLabV3's 14x14 -> 224x224 upsampling 20 ms, 40x ONNX Runtime's time.
 class ResizeKernel final : public Kernel {
  public:
   ResizeKernel(std::vector<AxisTaps> taps, Shape in, Shape out)
@@ -137,40 +149,87 @@ class ResizeKernel final : public Kernel {
     for (size_t d = in_.size(); d-- > 1;) in_strides_[d - 1] = in_strides_[d] * in_[d];
   }
 
-  // Each output element sums its taps' tensor product; a taps' odometer walks them.
-  void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
+  void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            Workspace) const override {
-    const float* x = in[0].f32();
-    float* y = out[0].f32();
-    const size_t rank = out_.size();
+    const int64_t width = out_.back(), total = out[0].size();
+    if (total == 0) return;
+    const int64_t rows = total / width;
+    const int team =
+        kernels::threads_worth_starting(total * taps_.back().count, rows, ctx.num_threads, kernels::Work::kStreaming);
+    kernels::for_each_on_team(
+        team, team, [&](int64_t t) { resize_rows(in[0].f32(), out[0].f32(), rows * t / team, rows * (t + 1) / team); });
+  }
+
+ private:
+  struct RowTap {
+    int64_t offset;  // of the input row
+    double weight;
+    bool operator==(const RowTap&) const = default;
+  };
+
+  // Output rows [first, end).
+  void resize_rows(const float* x, float* y, int64_t first, int64_t end) const {
+    const size_t axes = out_.size() - 1;  // the axes that pick rows
+    const int64_t width = out_.back();
+    const AxisTaps& cols = taps_.back();
     std::array<int64_t, kMaxRank> coord{}, tap{};
-    const int64_t total = out[0].size();
-    for (int64_t i = 0; i < total; ++i) {
+    for (int64_t r = first, d = static_cast<int64_t>(axes); d-- > 0; r /= out_[d]) coord[d] = r % out_[d];
+    std::vector<RowTap> taps, previous;
+    for (int64_t row = first; row < end; ++row) {
+      // The input rows this output row reads: an odometer over the row axes' taps.
+      taps.clear();
       tap.fill(0);
-      double sum = 0;
       for (;;) {
-        double w = 1;
-        int64_t src = 0;
-        for (size_t d = 0; d < rank; ++d) {
-          const AxisTaps& t = taps_[d];
-          const size_t at = static_cast<size_t>(coord[d] * t.count + tap[d]);
-          w *= t.weight[at];
-          src += t.index[at] * in_strides_[d];
+        RowTap t{0, 1.0};
+        for (size_t d = 0; d < axes; ++d) {
+          const size_t at = static_cast<size_t>(coord[d] * taps_[d].count + tap[d]);
+          t.weight *= taps_[d].weight[at];
+          t.offset += taps_[d].index[at] * in_strides_[d];
         }
-        sum += w * x[src];
-        size_t d = rank;
+        taps.push_back(t);
+        size_t d = axes;
         while (d-- > 0 && ++tap[d] == taps_[d].count) tap[d] = 0;
         if (d == static_cast<size_t>(-1)) break;
       }
-      y[i] = static_cast<float>(sum);
-      for (size_t d = rank; d-- > 0;) {
+      float* yr = y + row * width;
+      if (row > first && taps == previous)
+        std::copy_n(yr - width, width, yr);
+      else
+        switch (cols.count) {
+          case 1: sum_row<1>(x, taps, cols, width, yr); break;
+          case 2: sum_row<2>(x, taps, cols, width, yr); break;
+          default: sum_row<4>(x, taps, cols, width, yr); break;
+        }
+      std::swap(taps, previous);
+      for (size_t d = axes; d-- > 0;) {
         if (++coord[d] < out_[d]) break;
         coord[d] = 0;
       }
     }
   }
 
- private:
+  // One output row from its input rows, K taps per element along the last axis.
+  template <int K>
+  static void sum_row(const float* x, const std::vector<RowTap>& rows, const AxisTaps& cols, int64_t width, float* y) {
+    const int64_t* index = cols.index.data();
+    const float* weight = cols.weight.data();
+    if (K == 1 && rows.size() == 1 && rows[0].weight == 1 && cols.unit_weights) {
+      const float* xr = x + rows[0].offset;  // nearest: a gather
+      for (int64_t o = 0; o < width; ++o) y[o] = xr[index[o]];
+      return;
+    }
+    for (int64_t o = 0; o < width; ++o) {
+      double sum = 0;
+      for (const RowTap& r : rows) {
+        const float* xr = x + r.offset;
+        double h = 0;
+        for (int k = 0; k < K; ++k) h += static_cast<double>(weight[o * K + k]) * xr[index[o * K + k]];
+        sum += r.weight * h;
+      }
+      y[o] = static_cast<float>(sum);
+    }
+  }
+
   std::vector<AxisTaps> taps_;
   Shape in_, out_, in_strides_;
 };

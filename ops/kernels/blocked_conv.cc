@@ -443,7 +443,7 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
     r.init = kZeros;
     r.out_block = tiles * C;
     r.out_w = tiles;
-    r.sw = r.kh = r.kw = r.dh = r.dw = 1;
+    r.sw = r.kh = r.kw = r.dh = r.dw = r.w_taps = 1;
     for (int64_t xi = 0; xi < 16; ++xi)
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t g = t / group_tiles, ob = t % group_tiles * F, gob = g * out_blocks_ + ob;
@@ -592,8 +592,8 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       r.w_block = in_blocks_ * taps * Ci * C;
       r.out_block = out_block;
       r.sw = win.sw;
-      r.kh = win.kh;
       r.kw = win.kw;
+      r.w_taps = taps;
       r.dh = win.dh;
       r.dw = win.dw;
       r.blocks = blocks;
@@ -617,8 +617,14 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
         // 0.89-0.96x).
         const int64_t runs = one_run ? 1 : rows;
         r.out_w = one_run ? rows * s.out_w : s.out_w;
+        const float* w = r.w;
         for (int64_t oy = oy0; oy < oy0 + runs; ++oy) {
-          r.x = in.data + row_at(in, g * in_blocks_ + cb0, oy * win.sh);
+          // Only the window rows that read the image, not its padding: DeepLabV3's
+          // dilation-12 3x3 layer on a 14x14 map reads one row of three for most outputs.
+          const auto [ky0, ky1] = one_run ? std::pair<int64_t, int64_t>{0, 1} : image_rows(oy);
+          r.kh = ky1 - ky0;
+          r.x = in.data + row_at(in, g * in_blocks_ + cb0, oy * win.sh + ky0 * win.dh);
+          r.w = w + ky0 * win.kw * Ci * C;
           r.out = sums + (oy - oy0) * s.out_w * C;
           kernel_->run_row(r);
         }

@@ -58,7 +58,9 @@ struct BlockedConvRow {
   const Activation* activation = nullptr;
   float* out;         // NCHWc output of the first block at the row's first column
   int64_t out_block;  // floats between output blocks
-  int64_t out_w, sw, kh, kw, dh, dw;
+  // The window's kh rows of kw taps from x and w: some rows of the packed window,
+  // whose every input block holds w_taps taps.
+  int64_t out_w, sw, kh, kw, dh, dw, w_taps;
   int blocks;
 };
 
@@ -254,6 +256,14 @@ class BlockedConv {
   // threads that copy different rows write different cache lines (block-major, two
   // threads writing alternate runs of one line took it from each other's cache at every
   // run).
+  // The window rows [first, end) by which output row oy reads the image rather than
+  // its zero border.
+  std::pair<int64_t, int64_t> image_rows(int64_t oy) const {
+    const int64_t top = oy * s_.win.sh - s_.win.pad_top, d = s_.win.dh, k = s_.win.kh;
+    const int64_t first = std::min(k, top >= 0 ? 0 : (d - 1 - top) / d);
+    const int64_t end = std::min(k, top >= s_.h ? 0 : (s_.h - 1 - top) / d + 1);
+    return {first, std::max(first, end)};
+  }
   int64_t row_at(const PaddedInput& in, int64_t gb, int64_t py) const {
     return (gb * in.rows + py - in.first_row) * padded_w() * in_lanes_;
   }

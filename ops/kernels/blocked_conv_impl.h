@@ -62,14 +62,14 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
       }
     }
   };
-  if (r.cin_lanes == C && taps == 1) {
+  if (r.cin_lanes == C && r.w_taps == 1) {
     // 1x1 windows: one loop over the input blocks, as over the taps below (nested in a
     // loop over blocks, GCC stored and reloaded every accumulator around each block).
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) sum(x + cb * r.x_block, r.w + cb * C * C, C, r.sw * C);
   } else if (r.cin_lanes == C) {
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
       const float* xb = x + cb * r.x_block;
-      const float* wb = r.w + cb * taps * C * C;
+      const float* wb = r.w + cb * r.w_taps * C * C;
       for (int64_t t = 0; t < taps; ++t)
         sum(xb + t / r.kw * r.dh * r.x_row + t % r.kw * r.dw * C, wb + t * C * C, C, r.sw * C);
     }
@@ -82,7 +82,7 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
     const int64_t run = r.dw == 1 ? r.kw * ci_n : ci_n, runs = r.dw == 1 ? 1 : r.kw;
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
       const float* xb = x + cb * r.x_block;
-      const float* wb = r.w + cb * taps * ci_n * C;
+      const float* wb = r.w + cb * r.w_taps * ci_n * C;
       for (int64_t ky = 0; ky < r.kh; ++ky)
         for (int64_t kx = 0; kx < runs; ++kx)
           sum(xb + ky * r.dh * r.x_row + kx * r.dw * ci_n, wb + (ky * r.kw + kx) * ci_n * C, run, pixel);

@@ -53,7 +53,7 @@ std::span<const DepthwiseKernel> depthwise_kernels(Isa isa) {
 }
 
 LaneLayout lane_layout(const ConvGeometry& s, int64_t lanes) {
-  const int64_t k = s.win.kh, stride = s.win.sh;
+  const int64_t k = (s.win.kh - 1) * s.win.dh + 1, stride = s.win.sh;  // the window's extent
   LaneLayout lay;
   // Wide enough for every window and for every input column (a right pad below zero
   // leaves columns no window reads: they are copied and never used).
@@ -79,11 +79,11 @@ bool depthwise_prefers_lanes(const ConvGeometry& s, int lanes) {
 
 const DepthwiseKernel* find_depthwise_kernel(const ConvGeometry& s, Isa isa, BlockedLayouts layouts) {
   const Window2d& w = s.win;
-  if (s.group != s.cin || s.cout != s.cin || w.kh != w.kw || w.sh != w.sw || w.dh != 1 || w.dw != 1) return nullptr;
+  if (s.group != s.cin || s.cout != s.cin || w.kh != w.kw || w.sh != w.sw || w.dh != w.dw) return nullptr;
   if (!isa_runnable(isa)) return nullptr;
   const DepthwiseKernel* found = nullptr;
   for (const DepthwiseKernel& k : depthwise_kernels(isa)) {
-    if (k.kernel_size != w.kh || k.stride != w.sh) continue;
+    if (k.kernel_size != w.kh || k.stride != w.sh || (w.dh != 1 && !k.channels_in_lanes)) continue;
     if (layouts.any()) {
       if (k.channels_in_lanes && k.lanes == blocked_lanes(isa) && s.cin % k.lanes == 0) return &k;
     } else if (!found || k.channels_in_lanes == depthwise_prefers_lanes(s, k.lanes)) {

@@ -10,8 +10,9 @@
 //    for NCHWc tensors (ops/blocked_layout.h; its c = the vector's lanes): an NCHWc input
 //    is copied into the tile row by row instead of transposed, an NCHWc output stored
 //    as summed, so a depthwise layer can sit in a region of blocked convolutions.
-// Both sum each output's taps in the same order, so they give the same bits. Other
-// windows run ops/reference/depthwise_conv.h.
+// Both sum each output's taps in the same order, so they give the same bits. Dilated
+// windows (equal dilations) run channels in lanes only. Other windows run
+// ops/reference/depthwise_conv.h.
 //
 //   if (const DepthwiseKernel* k = find_depthwise_kernel(shape, isa, layouts)) {
 //     own: threads x depthwise_thread_floats(*k, shape) (ThreadScratch)

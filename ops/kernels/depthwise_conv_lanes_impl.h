@@ -86,11 +86,13 @@ void pack_weights(const float* weights, int64_t nc, float* packed) {
 // are computed at pixel 0's place and dropped): each from its taps in the tile, where
 // offsets[q] is pixel q's top-left tap; activated and stored, as they are into the NCHWc
 // block at y (BlockedOut), else transposed into the first nc planes at y.
-template <class V, int K, bool BlockedOut, class Act>
+// Taps are `dilation` pixels apart (1 when Dilated is false: a constant).
+template <class V, int K, bool Dilated, bool BlockedOut, class Act>
 [[gnu::always_inline]] inline void lanes_chunk(const float* tile, const int64_t* offsets, int64_t p, int64_t count,
-                                               int64_t row_floats, const float* weights, V bias, Act activate,
-                                               int64_t nc, float* y, int64_t plane) {
+                                               int64_t row_floats, int64_t dilation, const float* weights, V bias,
+                                               Act activate, int64_t nc, float* y, int64_t plane) {
   constexpr int64_t L = V::size;
+  const int64_t d = Dilated ? dilation : 1;
   // Window row by window row: its K weight vectors stay in registers across the L
   // pixels (L sums and K weights fit the register file), one load per multiply-add
   // where reloading each tap's weight took two; each sum still adds its taps row by row.
@@ -104,9 +106,9 @@ template <class V, int K, bool BlockedOut, class Act>
     for (int kj = 0; kj < K; ++kj) w[kj] = V::load_unaligned(weights + (ki * K + kj) * L);
 #pragma GCC unroll 16
     for (int64_t j = 0; j < L; ++j) {
-      const float* in = tile + offsets[p + j] + ki * row_floats;
+      const float* in = tile + offsets[p + j] + ki * d * row_floats;
 #pragma GCC unroll 7
-      for (int kj = 0; kj < K; ++kj) acc[j] = multiply_add(V::load_unaligned(in + kj * L), w[kj], acc[j]);
+      for (int kj = 0; kj < K; ++kj) acc[j] = multiply_add(V::load_unaligned(in + kj * d * L), w[kj], acc[j]);
     }
   }
   const int64_t n = std::min(L, count - p);
@@ -131,10 +133,11 @@ template <class V, int K, bool BlockedOut, class Act>
   }
 }
 
-template <class V, int K, int S>
-void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
+template <class V, int K, int S, bool Dilated>
+void depthwise_lanes_of(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
   constexpr int64_t L = V::size;
   const ConvGeometry& s = *job.shape;
+  const int64_t dilation = s.win.dh, extent = (K - 1) * dilation + 1;
   const LaneLayout lay = lane_layout(s, L);
   const int64_t pad_top = s.win.pad_top, pad_left = s.win.pad_left;
   const int64_t in_plane = s.h * s.w, out_plane = s.out_h * s.out_w;
@@ -154,7 +157,7 @@ void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float*
       const int64_t band = i % lay.bands, g = i / lay.bands % lay.groups, n = i / lay.bands / lay.groups;
       const int64_t c0 = g * L, nc = std::min(L, s.cin - c0);
       const int64_t oy0 = band * lay.band_rows, oy1 = std::min(s.out_h, oy0 + lay.band_rows);
-      const int64_t rows = (oy1 - oy0 - 1) * S + K, top = oy0 * S - pad_top;  // image row of tile row 0
+      const int64_t rows = (oy1 - oy0 - 1) * S + extent, top = oy0 * S - pad_top;  // image row of tile row 0
       const int64_t r0 = std::clamp<int64_t>(top, 0, s.h), r1 = std::clamp<int64_t>(top + rows, r0, s.h);
       // Tile rows above and below the image: zeros (an earlier band may have filled them).
       for (int64_t t = 0; t < rows; ++t)
@@ -175,17 +178,29 @@ void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float*
       if (job.layouts.output_blocked) {
         float* y = job.y + plane0 * out_plane + oy0 * s.out_w * L;
         for (int64_t p = 0; p < count; p += L)
-          lanes_chunk<V, K, true>(tile, offsets, p, count, row_floats, weights, bias, activate, nc, y, out_plane);
+          lanes_chunk<V, K, Dilated, true>(tile, offsets, p, count, row_floats, dilation, weights, bias, activate, nc,
+                                           y, out_plane);
         if (!in_registers) act.apply(y, count * L);
       } else {
         float* y = job.y + plane0 * out_plane + oy0 * s.out_w;
         for (int64_t p = 0; p < count; p += L)
-          lanes_chunk<V, K, false>(tile, offsets, p, count, row_floats, weights, bias, activate, nc, y, out_plane);
+          lanes_chunk<V, K, Dilated, false>(tile, offsets, p, count, row_floats, dilation, weights, bias, activate, nc,
+                                            y, out_plane);
         if (!in_registers)
           for (int64_t c = 0; c < nc; ++c) act.apply(y + c * out_plane, count);
       }
     }
   });
+}
+
+// Dilated windows (DeepLab's) read taps `dilation` pixels apart from the same tile, in a
+// copy of the kernel of its own, so that the undilated one keeps its constant offsets.
+template <class V, int K, int S>
+void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
+  if (job.shape->win.dh == 1)
+    depthwise_lanes_of<V, K, S, false>(job, begin, end, scratch);
+  else
+    depthwise_lanes_of<V, K, S, true>(job, begin, end, scratch);
 }
 
 // The channels-in-lanes kernels of one target, one per window of kDepthwiseWindows.

@@ -152,6 +152,18 @@ TEST(BlockedConvKernels, MatchNaiveLoopWithDilationAndRectangularWindows) {
     s.win.kw = 4;
     s.out_w = (31 + 1 + 2 - 4) + 1;
     if (!check(isa, s, 1, false, {}, seed++)) return;
+    // Window rows reading only the zero border, skipped row by row: DeepLabV3's dilation
+    // 12 on a 14x14 map (most outputs read one window row of three), the same strided
+    // with uneven pads, a map shorter than the dilation (some output rows read no row
+    // at all: the bias alone), and a 5x5 window with a single input block.
+    s = conv_shape(32, 14, 14, 24, 1, 3, 1, 12, 12, 12, 12, 12);
+    if (!check(isa, s, 1, true, {}, seed++)) return;
+    s = conv_shape(20, 14, 13, 24, 1, 3, 2, 13, 12, 9, 12, 11);
+    if (!check(isa, s, 2, true, {}, seed++)) return;
+    s = conv_shape(20, 3, 9, 17, 1, 3, 1, 6, 1, 6, 1, 5);
+    if (!check(isa, s, 1, true, {}, seed++)) return;
+    s = conv_shape(5, 9, 9, 16, 1, 5, 1, 6, 6, 6, 6, 3);
+    if (!check(isa, s, 1, true, {}, seed++)) return;
   }
 }
 

@@ -262,6 +262,55 @@ TEST(DepthwiseKernels, ChannelsInLanesReadAndWriteNchwc) {
     }
 }
 
+// Dilated windows (DeepLabV3's backbone: 3x3 and 5x5 at dilation 2, stride 1) run the
+// channels-in-lanes kernels, NCHW and NCHWc, against the reference: dilations 2 and 3,
+// "same" and asymmetric padding, padding wider than the plane, planes large enough for
+// bands (112 wide), 1 and 2 threads; the per-plane kernels never take them.
+TEST(DepthwiseKernels, DilatedWindowsRunChannelsInLanes) {
+  struct Case {
+    int64_t channels, h, w;
+  };
+  const std::vector<Case> cases = {{17, 14, 14}, {16, 9, 23}, {5, 3, 4}, {3, 112, 112}};
+  uint32_t seed = 11000;
+  for (Isa isa : isas_under_test())
+    for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa))
+      for (int64_t d : {2, 3}) {
+        const int64_t p = d * (k.kernel_size / 2);
+        const ConvGeometry same = conv_shape(8, 14, 14, 8, 8, k.kernel_size, k.stride, p, p, p, p, d);
+        const DepthwiseKernel* found = kernels::find_depthwise_kernel(same, isa);
+        if (isa == Isa::kScalar) {
+          EXPECT_EQ(found, nullptr) << k.name;
+          continue;
+        }
+        ASSERT_NE(found, nullptr) << k.name;
+        EXPECT_TRUE(found->channels_in_lanes) << found->name;
+        EXPECT_EQ(found->kernel_size, k.kernel_size);
+        EXPECT_EQ(found->stride, k.stride);
+        if (!k.channels_in_lanes) continue;
+        for (const Case& c : cases)
+          for (bool asymmetric : {false, true}) {
+            const ConvGeometry s = asymmetric ? conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
+                                                           k.stride, p + 3, p - 1, 0, p + 2, d)
+                                              : conv_shape(c.channels, c.h, c.w, c.channels, c.channels, k.kernel_size,
+                                                           k.stride, p, p, p, p, d);
+            if (!window_fits(s)) continue;
+            if (!check(k, s, 2, asymmetric, asymmetric ? Activation{ActivationKind::kRelu} : Activation{}, seed++))
+              return;
+          }
+        const int64_t ch = 2 * k.lanes;
+        const ConvGeometry s = conv_shape(ch, 13, 11, ch, ch, k.kernel_size, k.stride, p, p, p, p, d);
+        const std::vector<float> x = random_values(2 * s.cin * s.h * s.w, seed);
+        const std::vector<float> wt = random_values(s.cout * s.win.kh * s.win.kw, seed + 1);
+        const std::vector<float> b = random_values(s.cout, seed + 2);
+        seed += 3;
+        const std::vector<float> nchw = kernel_result(k, s, 2, x, wt, b.data(), {}, 1);
+        ASSERT_LT(max_rel_error(nchw, reference_result(s, 2, x, wt, b.data(), {})), 1e-5) << k.name;
+        for (int threads : {1, 2})
+          EXPECT_EQ(kernel_result(k, s, 2, x, wt, b.data(), {}, threads, {true, true}), nchw)
+              << k.name << " NCHWc, threads " << threads;
+      }
+}
+
 // A large plane runs in several bands of output rows (the lanes kernel's tile has a
 // cache budget): the first, middle and last bands each have their own padding rows.
 TEST(DepthwiseKernels, LargePlanesRunInBands) {
