@@ -1,6 +1,8 @@
 // Element-wise binary ops with ONNX broadcasting: Add, Sub, Mul, Div on float32 or
 // int64 (1 FLOP per output element; int64 arithmetic is checked and integer division
-// truncates, as C and ONNX Runtime), Pow on float32 (1, as the other binaries), PRelu
+// truncates, as C and ONNX Runtime), Mod (1: with fmod 0, int64 only, the remainder takes
+// the divisor's sign, as Python's %; with fmod 1, C's fmod and %, the dividend's; Swin
+// Transformer's window shifts), Pow on float32 (1, as the other binaries), PRelu
 // (2: compare and multiply); variadic Sum, Min, Max ((n-1) per output element for n
 // inputs) and Mean (n: the adds and one divide). A binary op may run a fused float
 // activation on its output (ResNet's residual Add + Relu; the activation's FLOPs count).
@@ -15,7 +17,7 @@
 namespace minfer {
 namespace {
 
-enum class Arith { kAdd, kSub, kMul, kDiv, kPow, kPRelu };
+enum class Arith { kAdd, kSub, kMul, kDiv, kMod, kFmod, kPow, kPRelu };
 
 // a^b by squaring, checked: numpy refuses negative integer exponents, and so does this.
 int64_t int_pow(int64_t a, int64_t b) {
@@ -40,6 +42,11 @@ T apply(Arith op, T a, T b) {
       case Arith::kSub: overflow = __builtin_sub_overflow(a, b, &r); break;
       case Arith::kMul: overflow = __builtin_mul_overflow(a, b, &r); break;
       case Arith::kPow: return int_pow(a, b);
+      case Arith::kMod:
+      case Arith::kFmod:
+        if (b == 0) throw OpError("integer modulo by zero");
+        r = b == -1 ? 0 : a % b;  // INT64_MIN % -1 overflows in C
+        return op == Arith::kMod && r != 0 && (r < 0) != (b < 0) ? r + b : r;
       default:
         if (b == 0) throw OpError("integer division by zero");
         overflow = a == INT64_MIN && b == -1;
@@ -54,6 +61,8 @@ T apply(Arith op, T a, T b) {
       case Arith::kSub: return a - b;
       case Arith::kMul: return a * b;
       case Arith::kDiv: return a / b;
+      case Arith::kMod:  // float32 only with fmod 1 (infer)
+      case Arith::kFmod: return std::fmod(a, b);
       case Arith::kPow: return b == 2.0f ? a * a : std::pow(a, b);  // the square of a norm's variance
       case Arith::kPRelu: return a < 0.0f ? b * a : a;
     }
@@ -112,6 +121,12 @@ void run_arith(Arith op, const BroadcastIndex& ia, const BroadcastIndex& ib, con
     case Arith::kDiv:
       return broadcast_apply(
           a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kDiv, p, q); }, finish);
+    case Arith::kMod:
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kMod, p, q); }, finish);
+    case Arith::kFmod:
+      return broadcast_apply(
+          a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kFmod, p, q); }, finish);
     case Arith::kPow:
       return broadcast_apply(
           a, ia, b, ib, y, n, rows, [](T p, T q) { return apply(Arith::kPow, p, q); }, finish);
@@ -126,6 +141,12 @@ class BinaryOp final : public Op {
   BinaryOp(const Node& node, Arith op) : op_(op) {
     Attributes attrs = node.attrs;
     activation_ = take_fused_activation(attrs);
+    if (op == Arith::kMod) {
+      const int64_t fmod = attrs.get_int("fmod", 0);
+      if (fmod != 0 && fmod != 1) throw OpError(fmt::format("attribute 'fmod' must be 0 or 1, got {}", fmod));
+      if (fmod == 1) op_ = Arith::kFmod;
+      attrs.erase("fmod");
+    }
     attrs.check_known({});
   }
 
@@ -149,6 +170,8 @@ class BinaryOp final : public Op {
     if (in[0].dtype() != in[1].dtype())
       throw OpError(fmt::format("inputs are {} and {}; they must have one type", dtype_name(in[0].dtype()),
                                 dtype_name(in[1].dtype())));
+    if (op_ == Arith::kMod && in[0].dtype() == DType::kFloat32)
+      throw OpError("float32 Mod needs fmod 1 (ONNX: Python's % is defined for integers only)");
     if (op_ == Arith::kPRelu && in[0].dtype() != DType::kFloat32)
       throw UnsupportedError(fmt::format("{} inputs are not supported", dtype_name(in[0].dtype())));
     if (activation_.kind != ActivationKind::kNone && in[0].dtype() != DType::kFloat32)
@@ -294,6 +317,9 @@ std::unique_ptr<Op> make_mul(const Node& node) {
 }
 std::unique_ptr<Op> make_div(const Node& node) {
   return std::make_unique<BinaryOp>(node, Arith::kDiv);
+}
+std::unique_ptr<Op> make_mod(const Node& node) {
+  return std::make_unique<BinaryOp>(node, Arith::kMod);
 }
 std::unique_ptr<Op> make_prelu(const Node& node) {
   return std::make_unique<BinaryOp>(node, Arith::kPRelu);

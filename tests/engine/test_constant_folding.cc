@@ -124,6 +124,24 @@ TEST(ConstantFolding, GatherConcatTransposeExpand) {
   EXPECT_EQ(values<int64_t>(e), (std::vector<int64_t>{7, 7, 8, 8, 7, 7, 8, 8}));
 }
 
+// Mod as numpy computes it: with fmod 0 (np.mod, int64 only) the remainder takes the
+// divisor's sign, with fmod 1 (np.fmod) the dividend's; INT64_MIN mod -1 is 0.
+TEST(ConstantFolding, ModTakesTheDivisorsSignOrWithFmodTheDividends) {
+  const Tensor a = ints({6}, {-7, 7, -7, 7, 6, INT64_MIN}), b = ints({6}, {3, -3, -3, 3, -3, -1});
+  EXPECT_EQ(values<int64_t>(fold1("Mod", {known(a), known(b)})), (std::vector<int64_t>{2, -2, -1, 1, 0, 0}));
+  EXPECT_EQ(values<int64_t>(fold1("Mod", {known(a), known(b)}, attrs({{"fmod", int64_t{1}}}))),
+            (std::vector<int64_t>{-1, 1, -1, 1, 0, 0}));
+  EXPECT_THROW(fold1("Mod", {known(a), known(ints({}, {0}))}), ModelError);
+  // Swin Transformer's (window - H % window) % window, broadcast over a scalar.
+  EXPECT_EQ(values<int64_t>(fold1("Mod", {known(ints({2}, {56, 60})), known(ints({}, {7}))})),
+            (std::vector<int64_t>{0, 4}));
+  const Tensor f = floats({3}, {-7.5f, 7.5f, 5.0f});
+  EXPECT_EQ(values<float>(fold1("Mod", {known(f), known(floats({}, {2.0f}))}, attrs({{"fmod", int64_t{1}}}))),
+            (std::vector<float>{-1.5f, 1.5f, 1.0f}));
+  EXPECT_THROW(fold1("Mod", {known(f), known(floats({}, {2.0f}))}), ModelError);  // float needs fmod 1
+  EXPECT_THROW(fold1("Mod", {known(a), known(b)}, attrs({{"fmod", int64_t{2}}})), ModelError);
+}
+
 TEST(ConstantFolding, ArithmeticCastAndRange) {
   const Tensor a = ints({2}, {-7, 7}), b = ints({}, {2});
   EXPECT_EQ(values<int64_t>(fold1("Div", {known(a), known(b)})), (std::vector<int64_t>{-3, 3}));  // truncation
