@@ -167,6 +167,13 @@ class ResizeKernel final : public Kernel {
     bool operator==(const RowTap&) const = default;
   };
 
+  // An input row resized along the last axis (in double), kept while output rows read it.
+  struct CachedRow {
+    int64_t offset = -1, used = -1;  // the input row's offset; the output row that last read it
+    std::vector<double> values;
+  };
+  static constexpr size_t kCachedRows = 8;
+
   // Output rows [first, end).
   void resize_rows(const float* x, float* y, int64_t first, int64_t end) const {
     const size_t axes = out_.size() - 1;  // the axes that pick rows
@@ -175,6 +182,8 @@ class ResizeKernel final : public Kernel {
     std::array<int64_t, kMaxRank> coord{}, tap{};
     for (int64_t r = first, d = static_cast<int64_t>(axes); d-- > 0; r /= out_[d]) coord[d] = r % out_[d];
     std::vector<RowTap> taps, previous;
+    std::vector<CachedRow> cache(kCachedRows);
+    std::vector<double> sums(static_cast<size_t>(width));
     for (int64_t row = first; row < end; ++row) {
       // The input rows this output row reads: an odometer over the row axes' taps.
       taps.clear();
@@ -192,14 +201,33 @@ class ResizeKernel final : public Kernel {
         if (d == static_cast<size_t>(-1)) break;
       }
       float* yr = y + row * width;
-      if (row > first && taps == previous)
+      if (row > first && taps == previous) {
         std::copy_n(yr - width, width, yr);
-      else
-        switch (cols.count) {
-          case 1: sum_row<1>(x, taps, cols, width, yr); break;
-          case 2: sum_row<2>(x, taps, cols, width, yr); break;
-          default: sum_row<4>(x, taps, cols, width, yr); break;
+      } else if (cols.count == 1 && taps.size() == 1 && taps[0].weight == 1 && cols.unit_weights) {
+        gather(x + taps[0].offset, cols.index.data(), width, yr);  // nearest
+      } else if (taps.size() <= kCachedRows) {
+        // Each input row resized along the last axis once, however many output rows read
+        // it (DeepLabV3's 8x bilinear upsampling: each by 8), then the rows' weighted sum.
+        const double* h0 = cached_row(x, taps[0].offset, row, cache).data();
+        const double w0 = taps[0].weight;
+        if (taps.size() == 1) {
+          for (int64_t o = 0; o < width; ++o) yr[o] = static_cast<float>(w0 * h0[o]);
+        } else {
+          for (int64_t o = 0; o < width; ++o) sums[o] = w0 * h0[o];
+          for (size_t r = 1; r < taps.size(); ++r) {
+            const double* h = cached_row(x, taps[r].offset, row, cache).data();
+            const double w = taps[r].weight;
+            for (int64_t o = 0; o < width; ++o) sums[o] += w * h[o];
+          }
+          for (int64_t o = 0; o < width; ++o) yr[o] = static_cast<float>(sums[o]);
         }
+      } else {
+        for (int64_t o = 0; o < width; ++o) {
+          double sum = 0;
+          for (const RowTap& r : taps) sum += r.weight * resized(x + r.offset, o);
+          yr[o] = static_cast<float>(sum);
+        }
+      }
       std::swap(taps, previous);
       for (size_t d = axes; d-- > 0;) {
         if (++coord[d] < out_[d]) break;
@@ -208,25 +236,58 @@ class ResizeKernel final : public Kernel {
     }
   }
 
-  // One output row from its input rows, K taps per element along the last axis.
+  // y[o] = xr[index[o]]: a loop of its own, whose pointers stay in registers (inline in
+  // resize_rows, GCC reloaded y from the stack at every element).
+  [[gnu::noinline]] static void gather(const float* __restrict xr, const int64_t* __restrict index, int64_t n,
+                                       float* __restrict y) {
+    for (int64_t o = 0; o < n; ++o) y[o] = xr[index[o]];
+  }
+
+  // Element o of input row xr resized along the last axis: its taps' weighted sum.
+  double resized(const float* xr, int64_t o) const {
+    const AxisTaps& cols = taps_.back();
+    double h = 0;
+    for (int64_t k = 0; k < cols.count; ++k) {
+      const size_t at = static_cast<size_t>(o * cols.count + k);
+      h += static_cast<double>(cols.weight[at]) * xr[cols.index[at]];
+    }
+    return h;
+  }
+
+  // The input row at `offset` resized along the last axis, from the cache or into the
+  // slot no tap of output row `row` holds that was read longest ago.
+  const std::vector<double>& cached_row(const float* x, int64_t offset, int64_t row,
+                                        std::vector<CachedRow>& cache) const {
+    CachedRow* slot = &cache[0];
+    for (CachedRow& c : cache) {
+      if (c.offset == offset) {
+        c.used = row;
+        return c.values;
+      }
+      if (c.used < slot->used) slot = &c;
+    }
+    const int64_t width = out_.back();
+    slot->offset = offset;
+    slot->used = row;
+    slot->values.resize(static_cast<size_t>(width));
+    switch (taps_.back().count) {
+      case 1: resize_row<1>(x + offset, slot->values.data()); break;
+      case 2: resize_row<2>(x + offset, slot->values.data()); break;
+      default: resize_row<4>(x + offset, slot->values.data()); break;
+    }
+    return slot->values;
+  }
+
+  // Input row xr resized along the last axis, K taps per element, into h.
   template <int K>
-  static void sum_row(const float* x, const std::vector<RowTap>& rows, const AxisTaps& cols, int64_t width, float* y) {
+  void resize_row(const float* xr, double* h) const {
+    const AxisTaps& cols = taps_.back();
     const int64_t* index = cols.index.data();
     const float* weight = cols.weight.data();
-    if (K == 1 && rows.size() == 1 && rows[0].weight == 1 && cols.unit_weights) {
-      const float* xr = x + rows[0].offset;  // nearest: a gather
-      for (int64_t o = 0; o < width; ++o) y[o] = xr[index[o]];
-      return;
-    }
-    for (int64_t o = 0; o < width; ++o) {
+    for (int64_t o = 0, width = out_.back(); o < width; ++o) {
       double sum = 0;
-      for (const RowTap& r : rows) {
-        const float* xr = x + r.offset;
-        double h = 0;
-        for (int k = 0; k < K; ++k) h += static_cast<double>(weight[o * K + k]) * xr[index[o * K + k]];
-        sum += r.weight * h;
-      }
-      y[o] = static_cast<float>(sum);
+      for (int k = 0; k < K; ++k) sum += static_cast<double>(weight[o * K + k]) * xr[index[o * K + k]];
+      h[o] = sum;
     }
   }
 
