@@ -93,6 +93,51 @@ TEST(Upsample, NearestReplicates) {
     for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(r.outputs[0][i * 6 + j], kSquare[(i / 2) * 2 + j / 3]);
 }
 
+// ONNX's linear and cubic (a = -0.75) weights of the taps around point p of an axis of
+// n elements (align_corners), as (index, weight) pairs with indices clamped.
+std::vector<std::pair<int64_t, double>> definition_taps(const std::string& mode, int64_t n, int64_t out, int64_t o) {
+  const double p = out == 1 ? 0 : static_cast<double>(o) * static_cast<double>(n - 1) / static_cast<double>(out - 1);
+  const auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, n - 1); };
+  if (n == out) return {{o, 1.0}};
+  const int64_t base = static_cast<int64_t>(std::floor(p));
+  const double r = p - static_cast<double>(base);
+  if (mode == "linear") return {{clamp(base), 1 - r}, {clamp(base + 1), r}};
+  const auto cubic = [](double t) {  // Keys' kernel, a = -0.75
+    const double a = -0.75;
+    t = std::fabs(t);
+    return t <= 1 ? ((a + 2) * t - (a + 3)) * t * t + 1 : t < 2 ? ((t - 5) * t + 8) * t * a - 4 * a : 0.0;
+  };
+  std::vector<std::pair<int64_t, double>> taps;
+  for (int64_t k = -1; k <= 2; ++k) taps.push_back({clamp(base + k), cubic(static_cast<double>(k) - r)});
+  return taps;
+}
+
+// Three axes resized at once (channels too: output rows then read several input rows),
+// up and down, linear and cubic, 1 and 2 threads, against the tensor product of each
+// axis's taps written from ONNX's definition.
+TEST(Resize, SeveralAxesMatchTheDefinition) {
+  const Shape in = {2, 3, 5, 7}, out = {2, 4, 9, 4};
+  const std::vector<float> x = random_values(num_elements(in), 3);
+  for (const std::string mode : {"linear", "cubic"})
+    for (int threads : {1, 2}) {
+      const OpResult r = run_op("Resize", {input(in, x), omitted(), omitted(), weight({4}, {2, 4, 9, 4})},
+                                resize_attrs(mode, "align_corners"), 1, threads);
+      ASSERT_EQ(r.shapes[0], out);
+      int64_t i = 0;
+      for (int64_t n = 0; n < out[0]; ++n)
+        for (int64_t c = 0; c < out[1]; ++c)
+          for (int64_t h = 0; h < out[2]; ++h)
+            for (int64_t w = 0; w < out[3]; ++w, ++i) {
+              double want = 0;
+              for (auto [ic, wc] : definition_taps(mode, in[1], out[1], c))
+                for (auto [ih, wh] : definition_taps(mode, in[2], out[2], h))
+                  for (auto [iw, ww] : definition_taps(mode, in[3], out[3], w))
+                    want += wc * wh * ww * x[((n * in[1] + ic) * in[2] + ih) * in[3] + iw];
+              ASSERT_NEAR(r.outputs[0][i], want, 1e-5) << mode << " threads " << threads << " at " << i;
+            }
+    }
+}
+
 TEST(Resize, RefusesBadScalesAndBothForms) {
   EXPECT_NE(compile_error("Resize", {input({1, 4}, {}), omitted(), weight({2}, {1, -2})}).find("must be positive"),
             std::string::npos);
