@@ -96,6 +96,28 @@ BlockedAlgorithm default_blocked_algorithm(const ConvGeometry& s, Isa isa) {
   return fewer_multiplies && weights_in_l3 && enough_tiles ? BlockedAlgorithm::kWinograd : BlockedAlgorithm::kDirect;
 }
 
+// A row's column segments (segments_): runs of output columns whose windows read the
+// image by the same taps of each window row, where a third or more of a row's taps read
+// the zero border; else none. Narrower tiles are slower per multiply-add, so a border of
+// a pixel or two (a 3x3 window's) is summed as zeros.
+std::vector<BlockedConv::ColumnSegment> BlockedConv::column_segments(const ConvGeometry& s) {
+  const Window2d& w = s.win;
+  std::vector<ColumnSegment> segments;
+  int64_t valid = 0;
+  for (int64_t ox = 0; ox < s.out_w; ++ox) {
+    const int64_t left = ox * w.sw - w.pad_left;  // image column of tap 0
+    const int64_t kx0 = std::min(w.kw, left >= 0 ? 0 : (w.dw - 1 - left) / w.dw);
+    const int64_t kx1 = std::max(kx0, std::min(w.kw, left >= s.w ? 0 : (s.w - 1 - left) / w.dw + 1));
+    valid += kx1 - kx0;
+    if (!segments.empty() && segments.back().kx0 == kx0 && segments.back().kx1 == kx1)
+      segments.back().ox1 = ox + 1;
+    else
+      segments.push_back({ox, ox + 1, kx0, kx1});
+  }
+  if (3 * valid > 2 * s.out_w * w.kw) segments.clear();
+  return segments;
+}
+
 BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, BlockedLayouts layouts)
     : BlockedConv(s, weights, isa, layouts, default_blocked_algorithm(s, isa)) {}
 
@@ -134,6 +156,7 @@ BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, B
       }
     return;
   }
+  segments_ = column_segments(s);
   band_rows_ = std::clamp<int64_t>(kBandFloats / (tile_blocks() * C * s.out_w), 1, s.out_h);
   chunk_blocks_ =
       std::clamp<int64_t>(kWeightChunkBytes / (kernel_->max_blocks * C * in_lanes_ * taps * 4), 1, in_blocks_);
@@ -443,7 +466,7 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
     r.init = kZeros;
     r.out_block = tiles * C;
     r.out_w = tiles;
-    r.sw = r.kh = r.kw = r.dh = r.dw = r.w_taps = 1;
+    r.sw = r.kh = r.kw = r.dh = r.dw = r.w_taps = r.w_kw = 1;
     for (int64_t xi = 0; xi < 16; ++xi)
       for (int64_t t = t0; t < t1; ++t) {
         const int64_t g = t / group_tiles, ob = t % group_tiles * F, gob = g * out_blocks_ + ob;
@@ -592,7 +615,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       r.w_block = in_blocks_ * taps * Ci * C;
       r.out_block = out_block;
       r.sw = win.sw;
-      r.kw = win.kw;
+      r.w_kw = win.kw;
       r.w_taps = taps;
       r.dh = win.dh;
       r.dw = win.dw;
@@ -623,10 +646,25 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
           // dilation-12 3x3 layer on a 14x14 map reads one row of three for most outputs.
           const auto [ky0, ky1] = one_run ? std::pair<int64_t, int64_t>{0, 1} : image_rows(oy);
           r.kh = ky1 - ky0;
-          r.x = in.data + row_at(in, g * in_blocks_ + cb0, oy * win.sh + ky0 * win.dh);
-          r.w = w + ky0 * win.kw * Ci * C;
-          r.out = sums + (oy - oy0) * s.out_w * C;
-          kernel_->run_row(r);
+          const float* x_row = in.data + row_at(in, g * in_blocks_ + cb0, oy * win.sh + ky0 * win.dh);
+          const float* w_row = w + ky0 * win.kw * Ci * C;
+          float* out_row = sums + (oy - oy0) * s.out_w * C;
+          if (segments_.empty()) {
+            r.kw = win.kw;
+            r.x = x_row;
+            r.w = w_row;
+            r.out = out_row;
+            kernel_->run_row(r);
+            continue;
+          }
+          for (const ColumnSegment& c : segments_) {
+            r.out_w = c.ox1 - c.ox0;
+            r.kw = c.kx1 - c.kx0;
+            r.x = x_row + (c.ox0 * win.sw + c.kx0 * win.dw) * Ci;
+            r.w = w_row + c.kx0 * Ci * C;
+            r.out = out_row + c.ox0 * C;
+            kernel_->run_row(r);
+          }
         }
       }
       if (layouts_.output_blocked) {  // the other activations on the band while it is in cache

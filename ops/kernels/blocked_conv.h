@@ -58,9 +58,9 @@ struct BlockedConvRow {
   const Activation* activation = nullptr;
   float* out;         // NCHWc output of the first block at the row's first column
   int64_t out_block;  // floats between output blocks
-  // The window's kh rows of kw taps from x and w: some rows of the packed window,
-  // whose every input block holds w_taps taps.
-  int64_t out_w, sw, kh, kw, dh, dw, w_taps;
+  // The window's kh rows of kw taps from x and w: part of the packed window, whose
+  // every input block holds w_taps taps, rows of w_kw.
+  int64_t out_w, sw, kh, kw, dh, dw, w_taps, w_kw;
   int blocks;
 };
 
@@ -290,7 +290,16 @@ class BlockedConv {
                       const float* bias, const Activation& activation, bool in_registers, float* yn, const float* rn,
                       const ThreadScratch& own, int threads, WorkShares& shares) const;
 
+  // Output columns [ox0, ox1) whose windows read the image by taps [kx0, kx1) of each row.
+  struct ColumnSegment {
+    int64_t ox0, ox1, kx0, kx1;
+  };
+  static std::vector<ColumnSegment> column_segments(const ConvGeometry& s);
+
   ConvGeometry s_;
+  // A row's segments, where a third or more of its windows' taps read the zero border
+  // (a dilated window wider than the plane: DeepLabV3's); else none (every row whole).
+  std::vector<ColumnSegment> segments_;
   BlockedLayouts layouts_;
   BlockedAlgorithm algorithm_ = BlockedAlgorithm::kDirect;
   const BlockedConvKernel* kernel_ = nullptr;

@@ -70,8 +70,10 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
       const float* xb = x + cb * r.x_block;
       const float* wb = r.w + cb * r.w_taps * C * C;
-      for (int64_t t = 0; t < taps; ++t)
-        sum(xb + t / r.kw * r.dh * r.x_row + t % r.kw * r.dw * C, wb + t * C * C, C, r.sw * C);
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t ky = t / r.kw, kx = t % r.kw;
+        sum(xb + ky * r.dh * r.x_row + kx * r.dw * C, wb + (ky * r.w_kw + kx) * C * C, C, r.sw * C);
+      }
     }
   } else {
     // Fewer input lanes than a block (one block of Ci, say 6): with dilation 1 a window
@@ -85,7 +87,7 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out) {
       const float* wb = r.w + cb * r.w_taps * ci_n * C;
       for (int64_t ky = 0; ky < r.kh; ++ky)
         for (int64_t kx = 0; kx < runs; ++kx)
-          sum(xb + ky * r.dh * r.x_row + kx * r.dw * ci_n, wb + (ky * r.kw + kx) * ci_n * C, run, pixel);
+          sum(xb + ky * r.dh * r.x_row + kx * r.dw * ci_n, wb + (ky * r.w_kw + kx) * ci_n * C, run, pixel);
     }
   }
   if (!r.activation) {
