@@ -121,16 +121,25 @@ bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa 
 
 class ConvKernel final : public Kernel {
  public:
-  ConvKernel(const ConvGeometry& g, bool has_bias, bool has_residual, bool has_scale, const Activation& act,
+  // model_g: the node's convolution; with constant weights and one group it runs cropped
+  // to the taps that read the input (crop_to_input), g_, on a copy of their weights.
+  ConvKernel(const ConvGeometry& model_g, bool has_bias, bool has_residual, bool has_scale, const Activation& act,
              const Tensor* constant_weights, Isa isa, int threads, kernels::BlockedLayouts layouts,
              const std::string& algorithm, bool split_output_channels)
       : Kernel({}),
-        g_(g),
+        crop_(constant_weights && model_g.group == 1 ? crop_to_input(model_g) : std::nullopt),
+        g_(crop_ ? with_window(model_g, crop_->win) : model_g),
+        cropped_weights_(crop_ ? cropped_weights(model_g, *crop_, constant_weights->values<float>().data())
+                               : std::vector<float>{}),
         has_bias_(has_bias),
         has_residual_(has_residual),
         has_scale_(has_scale),
         activation_(act),
         layouts_(layouts) {
+    const ConvGeometry& g = g_;
+    const float* constant_values = !constant_weights ? nullptr
+                                   : crop_           ? cropped_weights_.data()
+                                                     : constant_weights->values<float>().data();
     const bool blocked_tensors = layouts.any();
     depthwise_ = g.group > 1 && g.group == g.cin ? kernels::find_depthwise_kernel(g, isa, layouts) : nullptr;
     direct_ = kernels::find_direct_conv_kernel(g, isa);
@@ -153,9 +162,15 @@ class ConvKernel final : public Kernel {
           kernels::is_pointwise(g) || kernels::is_strided_pointwise(g) ? ConvMethod::kPointwise : ConvMethod::kIm2col;
 
     KernelFacts& f = mutable_facts();
-    f.op_class = conv_class(g);
+    f.op_class = conv_class(model_g);
     f.kernel = method_name(method_);
     f.details = {{"kernel", f.kernel}};
+    if (crop_) {
+      // The MACs stay the convolution's (the cost convention); these are those it runs.
+      f.details["cropped_window"] = fmt::format("{}x{} -> {}x{}: the other taps read only padding", model_g.win.kh,
+                                                model_g.win.kw, g.win.kh, g.win.kw);
+      f.details["macs_run"] = checked_mul({g.batch, g.cout, g.out_h, g.out_w, g.cin_per_group(), g.win.kh, g.win.kw});
+    }
     switch (method_) {
       case ConvMethod::kDepthwise: f.details["multiplier"] = g.cout / g.cin; break;
       case ConvMethod::kDepthwiseSimd:
@@ -172,7 +187,7 @@ class ConvKernel final : public Kernel {
         break;
       case ConvMethod::kBlocked: {
         const ConvGeometry m = merged_groups(g, isa);
-        const float* w = constant_weights->values<float>().data();
+        const float* w = constant_values;
         if (m.group != g.group) {
           merged_weights_ = merged_group_weights(g, m, w);
           w = merged_weights_.data();
@@ -219,8 +234,7 @@ class ConvKernel final : public Kernel {
         break;
       }
       case ConvMethod::kPointwiseDirect:
-        pointwise_conv_ =
-            kernels::PointwiseConv(*pointwise_, g, constant_weights->values<float>().data(), split_output_channels);
+        pointwise_conv_ = kernels::PointwiseConv(*pointwise_, g, constant_values, split_output_channels);
         f.details["variant"] = pointwise_->name;
         if (pointwise_conv_.splits_output_channels()) f.details["thread_split"] = "output channels";
         f.details["prepacked"] = "weights";
@@ -234,7 +248,7 @@ class ConvKernel final : public Kernel {
         break;
       case ConvMethod::kIm2col:
       case ConvMethod::kPointwise:
-        gemm_ = kernels::ConvGemm(g, constant_weights ? constant_weights->values<float>().data() : nullptr, isa);
+        gemm_ = kernels::ConvGemm(g, constant_values, isa);
         f.details["gemm_kernel"] = gemm_.kernel().name;
         f.details["prepacked"] = constant_weights ? "weights" : "none";
         if (method_ == ConvMethod::kIm2col) f.details["im2col"] = "into the GEMM's B panels";
@@ -262,7 +276,7 @@ class ConvKernel final : public Kernel {
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
            Workspace workspace) const override {
     const float* x = in[0].f32();
-    const float* weights = in[1].f32();
+    const float* weights = crop_ ? cropped_weights_.data() : in[1].f32();
     const float* bias = has_bias_ ? in[2].f32() : nullptr;
     const float* residual = has_residual_ ? in[3].f32() : nullptr;
     const float* scale = has_scale_ ? in[4].f32() : nullptr;
@@ -362,7 +376,25 @@ class ConvKernel final : public Kernel {
            method_ == ConvMethod::kPointwiseDirect || method_ == ConvMethod::kBlocked;
   }
 
-  const ConvGeometry g_;
+  // g with `win` as its window.
+  static ConvGeometry with_window(const ConvGeometry& g, const Window2d& win) {
+    ConvGeometry c = g;
+    c.win = win;
+    return c;
+  }
+  // The weights [cout, cin, kh, kw] of g's taps that crop keeps.
+  static std::vector<float> cropped_weights(const ConvGeometry& g, const WindowCrop& crop, const float* w) {
+    const int64_t kh = crop.win.kh, kw = crop.win.kw, filters = g.cout * g.cin_per_group();
+    std::vector<float> out(static_cast<size_t>(checked_mul({filters, kh, kw})));
+    for (int64_t f = 0; f < filters; ++f)
+      for (int64_t ky = 0; ky < kh; ++ky)
+        std::copy_n(w + (f * g.win.kh + crop.ky0 + ky) * g.win.kw + crop.kx0, kw, out.begin() + (f * kh + ky) * kw);
+    return out;
+  }
+
+  const std::optional<WindowCrop> crop_;
+  const ConvGeometry g_;                      // the convolution run: the node's, or cropped
+  const std::vector<float> cropped_weights_;  // with crop_: the taps kept, [cout, cin, kh, kw]
   const bool has_bias_, has_residual_, has_scale_;
   const Activation activation_;
   const kernels::BlockedLayouts layouts_;  // NCHWc tensors (the blocked and depthwise kernels)

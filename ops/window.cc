@@ -185,4 +185,63 @@ TransposedWindow resolve_transposed_window(const WindowAttrs& a, const Shape& sp
   return t;
 }
 
+namespace {
+
+// One axis of a window: the taps [first, last] kept and the cropped window's pads.
+struct AxisCrop {
+  int64_t first, last, pad_begin, pad_end;
+};
+
+// The crop of one axis of `in` elements, k taps `dilation` apart, `stride`, `pad_begin`,
+// `out` outputs; nothing where every tap reads the input somewhere (or none does).
+std::optional<AxisCrop> crop_axis(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin,
+                                  int64_t out) {
+  // Tap t reads elements t * dilation - pad_begin + [0, (out - 1) * stride].
+  const auto reads_input = [&](int64_t t) {
+    const int64_t lo = t * dilation - pad_begin, hi = lo + (out - 1) * stride;
+    return lo <= in - 1 && hi >= 0;
+  };
+  int64_t first = 0, last = k - 1;
+  while (first < k && !reads_input(first)) ++first;
+  if (first == k) return std::nullopt;  // the output is the bias alone: left as it is
+  while (!reads_input(last)) --last;
+  // The cropped window starts at tap `first`, its padding as much shorter; not below 0.
+  while (first > 0 && first * dilation > pad_begin) --first;
+  // The end pad that keeps `out` outputs: at least the span the last output's window
+  // needs, and not so much more that another output would fit.
+  for (;; ++last) {
+    const int64_t extent = (last - first) * dilation + 1, begin = pad_begin - first * dilation;
+    const int64_t end = std::max<int64_t>(0, (out - 1) * stride + extent - in - begin);
+    if ((in + begin + end - extent) / stride + 1 == out) {
+      if (first == 0 && last == k - 1) return std::nullopt;
+      return AxisCrop{first, last, begin, end};
+    }
+    if (last == k - 1) return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::optional<WindowCrop> crop_to_input(const ConvGeometry& g) {
+  const Window2d& w = g.win;
+  const std::optional<AxisCrop> rows = crop_axis(g.h, w.kh, w.sh, w.dh, w.pad_top, g.out_h);
+  const std::optional<AxisCrop> cols = crop_axis(g.w, w.kw, w.sw, w.dw, w.pad_left, g.out_w);
+  if (!rows && !cols) return std::nullopt;
+  WindowCrop c;
+  c.win = w;
+  if (rows) {
+    c.ky0 = rows->first;
+    c.win.kh = rows->last - rows->first + 1;
+    c.win.pad_top = rows->pad_begin;
+    c.win.pad_bottom = rows->pad_end;
+  }
+  if (cols) {
+    c.kx0 = cols->first;
+    c.win.kw = cols->last - cols->first + 1;
+    c.win.pad_left = cols->pad_begin;
+    c.win.pad_right = cols->pad_end;
+  }
+  return c;
+}
+
 }  // namespace minfer

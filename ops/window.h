@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,21 @@ struct ConvGeometry {
   // Floats of the column buffer conv2d_im2col needs: one group's im2col matrix.
   int64_t col_floats() const { return checked_mul({cin_per_group(), win.kh, win.kw, out_h, out_w}); }
 };
+
+// A window cropped to the taps that read the input at some output position: taps
+// [ky0, ky0 + win.kh) x [kx0, kx0 + win.kw) of the original, `win` the cropped window
+// (the same strides and dilations, pads shrunk by what the dropped taps spanned) that
+// gives the same output size.
+struct WindowCrop {
+  int64_t ky0 = 0, kx0 = 0;
+  Window2d win;
+};
+
+// g's window cropped, where rows or columns of its taps read only padding at every
+// output position (DeepLabV3's 3x3 windows at dilations 24 and 36 over a 14x14 map
+// become 1x1); nothing where every tap reads the input somewhere or a crop would need a
+// negative pad or change the output size.
+std::optional<WindowCrop> crop_to_input(const ConvGeometry& g);
 
 // Output spatial size along one axis; throws OpError when the window does not fit.
 int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,

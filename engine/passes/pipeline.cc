@@ -1,7 +1,6 @@
 #include "engine/passes/pipeline.h"
 
 #include "engine/passes/blocked_layout.h"
-#include "engine/passes/crop_windows.h"
 #include "engine/passes/eliminate_dead_nodes.h"
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
@@ -39,8 +38,6 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
     logs.push_back(fuse_channel_scale(graph));
     // A Pad of zeros into the Conv or AveragePool reading it.
     logs.push_back(fuse_pads(graph));
-    // After the pads join their Conv: taps that read only padding leave its window.
-    logs.push_back(crop_windows(graph));
   }
   // After the fusions, so that a 1x1 Conv's reader is the depthwise Conv itself.
   logs.push_back(thread_splits(graph));

@@ -145,6 +145,11 @@ const std::vector<Consumer>& in_place_consumers() {
       {"Sub", [](Graph& g, const Shape& s) { add_binary(g, "Sub", s); }},
       {"Mul", [](Graph& g, const Shape& s) { add_binary(g, "Mul", s); }},
       {"Div", [](Graph& g, const Shape& s) { add_binary(g, "Div", s); }},
+      {"Mod",
+       [](Graph& g, const Shape& s) {
+         add_binary(g, "Mod", s);
+         g.nodes.back().attrs.set("fmod", int64_t{1});  // float32 Mod is C's fmod
+       }},
       {"PRelu", [](Graph& g, const Shape& s) { add_binary(g, "PRelu", s); }},
       {"BatchNormalization",
        [](Graph& g, const Shape& s) {

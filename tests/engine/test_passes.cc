@@ -9,7 +9,6 @@
 
 #include "bench/cli_common.h"
 #include "engine/engine.h"
-#include "engine/passes/crop_windows.h"
 #include "engine/passes/eliminate_dead_nodes.h"
 #include "engine/passes/eliminate_identities.h"
 #include "engine/passes/fold_batch_norm.h"
@@ -495,13 +494,12 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
   // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates,
   // fuse_matmul_bias, fuse,
-  // fuse_residual_add, fuse_channel_scale, fuse_pads, crop_windows (MobileNetV1 has no residual, gate or Pad,
-  // and its windows' taps all read the image), thread_splits (the 12
+  // fuse_residual_add, fuse_channel_scale, fuse_pads (MobileNetV1 has no residual, gate or Pad), thread_splits (the 12
   // 1x1 layers each read by a depthwise one: all but the last), blocked_layout (its
   // convolutions are depthwise, stride-1 1x1 and a 3-channel first layer: on AVX-512 the 22 from the third
   // depthwise layer on run in NCHWc, with no Reorder (the first of them transposes its input itself, the
   // global pool reads the last one's NCHWc output: 23 nodes); on AVX2 the 1x1 layers prefer NCHW, so none does)
-  ASSERT_EQ(by_pass.size(), 14u);
+  ASSERT_EQ(by_pass.size(), 13u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
@@ -522,14 +520,12 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   EXPECT_EQ(by_pass[9]["actions"], 0);
   EXPECT_EQ(by_pass[10]["pass"], "fuse_pads");
   EXPECT_EQ(by_pass[10]["actions"], 0);
-  EXPECT_EQ(by_pass[11]["pass"], "crop_windows");
-  EXPECT_EQ(by_pass[11]["actions"], 0);
-  EXPECT_EQ(by_pass[12]["pass"], "thread_splits");
-  EXPECT_EQ(by_pass[12]["actions"], 12);
+  EXPECT_EQ(by_pass[11]["pass"], "thread_splits");
+  EXPECT_EQ(by_pass[11]["actions"], 12);
+  EXPECT_EQ(by_pass[11]["cost_after"], by_pass[11]["cost_before"]);
+  EXPECT_EQ(by_pass[12]["pass"], "blocked_layout");
+  EXPECT_EQ(by_pass[12]["actions"], active_isa() == Isa::kAvx512 ? 23 : 0);
   EXPECT_EQ(by_pass[12]["cost_after"], by_pass[12]["cost_before"]);
-  EXPECT_EQ(by_pass[13]["pass"], "blocked_layout");
-  EXPECT_EQ(by_pass[13]["actions"], active_isa() == Isa::kAvx512 ? 23 : 0);
-  EXPECT_EQ(by_pass[13]["cost_after"], by_pass[13]["cost_before"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
@@ -1028,114 +1024,6 @@ TEST(FusePads, KeepsWhatCannotBeFused) {
   EXPECT_EQ(fused([](Graph& g) { g.nodes[1].op_type = "MaxPool"; }), 1u);
   // The padded tensor read elsewhere too.
   EXPECT_EQ(fused([](Graph& g) { g.outputs.push_back("pa"); }), 1u);
-}
-
-// One Conv, x [1, 3, h, w] (rank 3 without h) -> y, 2 output channels, a bias, the
-// window's attributes as given.
-Graph one_conv(int64_t h, int64_t w, int64_t k, int64_t stride, int64_t dilation, const std::vector<int64_t>& pads,
-               bool one_d = false) {
-  Graph g;
-  g.source = "<one_conv>";
-  g.inputs.push_back({"x", one_d ? Shape{1, 3, w} : Shape{1, 3, h, w}});
-  g.initializers["w"] = tensor(one_d ? Shape{2, 3, k} : Shape{2, 3, k, k}, 81);
-  g.initializers["b"] = tensor({2}, 82);
-  Node conv{"conv", "Conv", {"x", "w", "b"}, {"y"}, {}};
-  const size_t rank = one_d ? 1 : 2;
-  conv.attrs.set("kernel_shape", std::vector<int64_t>(rank, k));
-  conv.attrs.set("strides", std::vector<int64_t>(rank, stride));
-  conv.attrs.set("dilations", std::vector<int64_t>(rank, dilation));
-  conv.attrs.set("pads", pads);
-  g.nodes.push_back(conv);
-  g.outputs = {"y"};
-  return g;
-}
-
-// y of one_conv by its definition: each output the bias plus the taps that land in x.
-std::vector<float> naive_one_conv(const Graph& g, const std::vector<float>& x) {
-  const Node& n = g.nodes[0];
-  const Shape xs = g.inputs[0].shape;
-  const bool one_d = xs.size() == 3;
-  const int64_t h = one_d ? 1 : xs[2], w = xs.back(), k = n.attrs.get_ints("kernel_shape")[0];
-  const int64_t s = n.attrs.get_ints("strides")[0], d = n.attrs.get_ints("dilations")[0];
-  const std::vector<int64_t> p = n.attrs.get_ints("pads");
-  const int64_t pt = one_d ? 0 : p[0], pl = one_d ? p[0] : p[1], pb = one_d ? 0 : p[2], pr = one_d ? p[1] : p[3];
-  const int64_t kh = one_d ? 1 : k, ext = (k - 1) * d + 1;
-  const int64_t oh = one_d ? 1 : (h + pt + pb - ext) / s + 1, ow = (w + pl + pr - ext) / s + 1;
-  const auto wt = g.initializers.at("w").values<float>();
-  const auto b = g.initializers.at("b").values<float>();
-  std::vector<float> y;
-  for (int64_t o = 0; o < 2; ++o)
-    for (int64_t oy = 0; oy < oh; ++oy)
-      for (int64_t ox = 0; ox < ow; ++ox) {
-        double sum = b[o];
-        for (int64_t c = 0; c < 3; ++c)
-          for (int64_t ky = 0; ky < kh; ++ky)
-            for (int64_t kx = 0; kx < k; ++kx) {
-              const int64_t iy = oy * s - pt + ky * d, ix = ox * s - pl + kx * d;
-              if (iy >= 0 && iy < h && ix >= 0 && ix < w)
-                sum += wt[((o * 3 + c) * kh + ky) * k + kx] * x[(c * h + iy) * w + ix];
-            }
-        y.push_back(static_cast<float>(sum));
-      }
-  return y;
-}
-
-// DeepLabV3's atrous pyramid on a map smaller than its dilations: the outer taps of a
-// 3x3 window at dilation 6 over 6x6 never land in the map, so it becomes 1x1.
-TEST(CropWindows, TapsThatReadOnlyPaddingLeaveTheWindow) {
-  Graph g = one_conv(6, 6, 3, 1, 6, {6, 6, 6, 6});
-  const Graph original = g;
-  const PassLog log = apply(g, crop_windows);
-  ASSERT_EQ(log.actions.size(), 1u);
-  EXPECT_EQ(log.actions[0].action, "cropped");
-  EXPECT_EQ(log.actions[0].after.macs * 9, log.actions[0].before.macs);
-  EXPECT_EQ(g.nodes[0].attrs.get_ints("kernel_shape"), (std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(g.nodes[0].attrs.get_ints("pads"), (std::vector<int64_t>{0, 0, 0, 0}));
-  // The centre taps: w[o, c, 1, 1].
-  const auto cropped = g.initializers.at(g.nodes[0].inputs[1]).values<float>();
-  const auto full = original.initializers.at("w").values<float>();
-  ASSERT_EQ(cropped.size(), 6u);
-  for (size_t f = 0; f < 6; ++f) EXPECT_EQ(cropped[f], full[f * 9 + 4]);
-  // At dilation 4 the outer rows and columns read the map from some outputs: kept.
-  Graph partly = one_conv(6, 6, 3, 1, 4, {4, 4, 4, 4});
-  EXPECT_TRUE(apply(partly, crop_windows).actions.empty());
-  // One side only: a bottom pad of 5 under a 2-row map at dilation 5 drops the last row.
-  Graph bottom = one_conv(2, 7, 2, 1, 5, {0, 0, 5, 0});
-  ASSERT_EQ(apply(bottom, crop_windows).actions.size(), 1u);
-  EXPECT_EQ(bottom.nodes[0].attrs.get_ints("kernel_shape"), (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(bottom.nodes[0].attrs.get_ints("pads"), (std::vector<int64_t>{0, 0, 0, 0}));
-}
-
-// Random windows, strides, dilations and pads (many reading padding alone somewhere),
-// 2-D and 1-D: the compiled model's output, cropped or not, is the definition's, and
-// a cropped window keeps the output shape.
-TEST(CropWindows, OutputsMatchTheDefinitionOverRandomWindows) {
-  std::mt19937 rng(7);
-  const auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int cropped = 0;
-  for (int i = 0; i < 300; ++i) {
-    const bool one_d = i % 4 == 3;
-    const int64_t h = pick(1, 7), w = pick(1, 7), k = pick(1, 4), s = pick(1, 3), d = pick(1, 6);
-    std::vector<int64_t> pads;
-    for (int j = 0; j < (one_d ? 2 : 4); ++j) pads.push_back(pick(0, 9));
-    const int64_t ext = (k - 1) * d + 1;
-    if ((!one_d && h + pads[0] + pads[2] < ext) || w + pads[one_d ? 0 : 1] + pads[one_d ? 1 : 3] < ext) continue;
-    Graph g = one_conv(h, w, k, s, d, pads, one_d);
-    const std::vector<float> x = random_values(num_elements(g.inputs[0].shape), 90 + i);
-    const std::vector<float> want = naive_one_conv(g, x);
-    Graph rewritten = g;
-    cropped += !apply(rewritten, crop_windows).actions.empty();
-    auto model = compile(std::move(g), CompileOptions{});
-    Session session(model);
-    session.set_input("x", x);
-    session.run();
-    const auto got = session.output("y");
-    ASSERT_EQ(got.size(), want.size()) << i;
-    for (size_t j = 0; j < want.size(); ++j)
-      ASSERT_NEAR(got[j], want[j], 1e-5) << "case " << i << " h " << h << " w " << w << " k " << k << " s " << s
-                                         << " d " << d << " at " << j;
-  }
-  EXPECT_GT(cropped, 40);  // the sweep exercises the pass, not only its refusals
 }
 
 // A linear layer as torch exports it on a 4-D tensor: x [2, 3, 5, 8] -> MatMul by w [8, 6]

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <random>
 
 #include "ops/blocked_layout.h"
 #include "profiler/isa.h"
@@ -511,6 +512,73 @@ TEST(Conv, AlgorithmAttributeChoosesWinogradOrDirectSums) {
   Attributes bad;
   bad.set("algorithm", std::string("fft"));
   EXPECT_THROW(run_op("Conv", {input({1, 16, 10, 9}, x), weight({32, 16, 3, 3}, wt)}, bad), std::exception);
+}
+
+// Runs c (random x, weights, bias) on 1 and 2 threads against naive_conv; returns the
+// kernel details of the last run.
+nlohmann::json run_against_naive(const ConvCase& c, uint32_t seed) {
+  const int64_t oh = (c.h + c.pt + c.pb - ((c.kh - 1) * c.dh + 1)) / c.sh + 1;
+  const int64_t ow = (c.w + c.pl + c.pr - ((c.kw - 1) * c.dw + 1)) / c.sw + 1;
+  const auto x = random_values(c.n * c.cin * c.h * c.w, seed);
+  const auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, seed + 1);
+  const auto b = random_values(c.cout, seed + 2);
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{c.kh, c.kw});
+  a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+  a.set("dilations", std::vector<int64_t>{c.dh, c.dw});
+  a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+  a.set("group", c.group);
+  const std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x),
+                                      weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt), weight({c.cout}, b)};
+  nlohmann::json details;
+  for (int threads : {1, 2}) {
+    const OpResult r = run_op("Conv", in, a, 1, threads);
+    EXPECT_EQ(r.shapes[0], (Shape{c.n, c.cout, oh, ow}));
+    EXPECT_LT(max_rel_error(r.outputs[0], naive_conv(c, x, wt, b, oh, ow)), 1e-5) << "threads " << threads;
+    // The cost is the convolution's, cropped or not (the cost convention).
+    EXPECT_EQ(r.cost.macs, c.n * c.kh * c.kw * (c.cin / c.group) * oh * ow * c.cout);
+    details = r.details;
+  }
+  return details;
+}
+
+// DeepLabV3's atrous pyramid on a map smaller than its dilations: the outer taps of a
+// 3x3 window at dilation 6 over 6x6 never land in the map, so the kernel runs 1x1 on the
+// centre taps; at dilation 4 some outputs read every tap, and a bottom pad of 5 under a
+// 2-row map at dilation 5 drops one window row. Grouped windows are left whole.
+TEST(Conv, WindowsRunCroppedToTheTapsThatReadTheInput) {
+  nlohmann::json d = run_against_naive({1, 16, 6, 6, 8, 3, 3, 1, 1, 6, 6, 6, 6, 6, 6, 1, true, ""}, 10);
+  EXPECT_EQ(d["cropped_window"], "3x3 -> 1x1: the other taps read only padding");
+  EXPECT_EQ(d["macs_run"], 8 * 6 * 6 * 16);
+  EXPECT_FALSE(
+      run_against_naive({1, 16, 6, 6, 8, 3, 3, 1, 1, 4, 4, 4, 4, 4, 4, 1, true, ""}, 20).contains("cropped_window"));
+  d = run_against_naive({1, 4, 2, 7, 3, 2, 2, 1, 1, 5, 5, 0, 0, 5, 0, 1, true, ""}, 30);
+  EXPECT_EQ(d["cropped_window"], "2x2 -> 1x2: the other taps read only padding");
+  EXPECT_FALSE(
+      run_against_naive({1, 16, 6, 6, 8, 3, 3, 1, 1, 6, 6, 6, 6, 6, 6, 2, true, ""}, 40).contains("cropped_window"));
+}
+
+// Random windows, strides, dilations and pads, many of them reading only padding from
+// some taps: the output is the definition's whether the window runs cropped or not.
+TEST(Conv, CroppedWindowsMatchTheDefinitionOverRandomWindows) {
+  std::mt19937 rng(7);
+  const auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int cropped = 0;
+  for (uint32_t i = 0; i < 150; ++i) {
+    ConvCase c{1, pick(1, 20), pick(1, 7), pick(1, 7), pick(1, 20), 0,          0, 0,    0,
+               0, 0,           pick(0, 9), pick(0, 9), pick(0, 9),  pick(0, 9), 1, true, ""};
+    c.kh = c.kw = pick(1, 4);
+    c.sh = c.sw = pick(1, 3);
+    c.dh = c.dw = pick(1, 6);
+    const int64_t extent = (c.kh - 1) * c.dh + 1;
+    if (c.h + c.pt + c.pb < extent || c.w + c.pl + c.pr < extent) continue;
+    cropped += run_against_naive(c, 100 + 3 * i).contains("cropped_window");
+    if (HasFailure()) {
+      ADD_FAILURE() << "case " << i;
+      return;
+    }
+  }
+  EXPECT_GT(cropped, 25);  // the sweep exercises the crop, not only whole windows
 }
 
 TEST(ConvCost, SeedRegular3x3Example) {
