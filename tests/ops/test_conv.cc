@@ -71,6 +71,17 @@ std::vector<float> naive_conv(const ConvCase& c, const std::vector<float>& x, co
   return y;
 }
 
+// The Conv node's attributes for c.
+Attributes conv_attributes(const ConvCase& c) {
+  Attributes a;
+  a.set("kernel_shape", std::vector<int64_t>{c.kh, c.kw});
+  a.set("strides", std::vector<int64_t>{c.sh, c.sw});
+  a.set("dilations", std::vector<int64_t>{c.dh, c.dw});
+  a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
+  a.set("group", c.group);
+  return a;
+}
+
 void PrintTo(const ConvCase& c, std::ostream* os) {
   *os << c.n << "x" << c.cin << "x" << c.h << "x" << c.w << "_to" << c.cout << "_k" << c.kh << "x" << c.kw << "_s"
       << c.sh << "x" << c.sw << "_d" << c.dh << "x" << c.dw << "_p" << c.pt << c.pl << c.pb << c.pr << "_g" << c.group
@@ -86,12 +97,7 @@ TEST_P(ConvTest, MatchesDirectConvolution) {
   auto x = random_values(c.n * c.cin * c.h * c.w, 1);
   auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, 2);
   auto b = random_values(c.cout, 3);
-  Attributes a;
-  a.set("kernel_shape", std::vector<int64_t>{c.kh, c.kw});
-  a.set("strides", std::vector<int64_t>{c.sh, c.sw});
-  a.set("dilations", std::vector<int64_t>{c.dh, c.dw});
-  a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
-  a.set("group", c.group);
+  const Attributes a = conv_attributes(c);
   std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x), weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt)};
   if (c.bias) in.push_back(weight({c.cout}, b));
   for (int threads : {1, 2}) {
@@ -522,12 +528,7 @@ nlohmann::json run_against_naive(const ConvCase& c, uint32_t seed) {
   const auto x = random_values(c.n * c.cin * c.h * c.w, seed);
   const auto wt = random_values(c.cout * (c.cin / c.group) * c.kh * c.kw, seed + 1);
   const auto b = random_values(c.cout, seed + 2);
-  Attributes a;
-  a.set("kernel_shape", std::vector<int64_t>{c.kh, c.kw});
-  a.set("strides", std::vector<int64_t>{c.sh, c.sw});
-  a.set("dilations", std::vector<int64_t>{c.dh, c.dw});
-  a.set("pads", std::vector<int64_t>{c.pt, c.pl, c.pb, c.pr});
-  a.set("group", c.group);
+  const Attributes a = conv_attributes(c);
   const std::vector<TestTensor> in = {input({c.n, c.cin, c.h, c.w}, x),
                                       weight({c.cout, c.cin / c.group, c.kh, c.kw}, wt), weight({c.cout}, b)};
   nlohmann::json details;
