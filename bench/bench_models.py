@@ -25,6 +25,12 @@ whose op patterns it did not cover), torchvision's at 224x224 but Inception V3 a
   shufflenet_v2_x1_0, mnasnet1_0, mobilenet_v3_small, densenet121, resnet34,
   resnext50_32x4d, regnet_y_400mf, regnet_y_800mf, efficientnet_b1, efficientnet_v2_s,
   convnext_tiny, inception_v3, squeezenet1_0, alexnet, vgg11
+
+and dense prediction (SEGMENTATION below: Resize, dilated windows, per-pixel outputs),
+224x224 but the U-Net at 128x128 and the upsampler at 64x64:
+  fcn_resnet50, deeplabv3_mobilenet_v3_large, lraspp_mobilenet_v3_large (torchvision's,
+  no auxiliary head; their "out"), unet (a 3-level U-Net, 32 to 256 channels, 2x2
+  ConvTranspose up), upsampler (3x3 convs around a 2x bilinear and a 2x nearest Resize)
 """
 import argparse
 import os
@@ -40,6 +46,7 @@ ISSUE_14 = ["mobilenet_v1", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_
 WIDER = ["shufflenet_v2_x1_0", "mnasnet1_0", "mobilenet_v3_small", "densenet121", "resnet34", "resnext50_32x4d",
          "regnet_y_400mf", "regnet_y_800mf", "efficientnet_b1", "efficientnet_v2_s", "convnext_tiny", "inception_v3",
          "squeezenet1_0", "alexnet", "vgg11"]
+SEGMENTATION = ["fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "unet", "upsampler"]
 
 
 def mobilenet_v1(width=1.0, classes=1000):
@@ -107,6 +114,70 @@ class Decoder(torch.nn.Module):
         return torch.tanh(self.up[2](x))
 
 
+class SegmentationOutput(torch.nn.Module):
+    """A torchvision segmentation model's "out" map (the models return a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+class UNet(torch.nn.Module):
+    """Ronneberger et al.'s U-Net, 3 levels: two 3x3 conv + BN + ReLU per level, 2x2 max
+    pools down, 2x2 stride-2 ConvTranspose up, skip connections concatenated."""
+
+    def __init__(self, width=32, classes=2):
+        super().__init__()
+
+        def block(cin, cout):
+            return torch.nn.Sequential(torch.nn.Conv2d(cin, cout, 3, padding=1), torch.nn.BatchNorm2d(cout),
+                                       torch.nn.ReLU(), torch.nn.Conv2d(cout, cout, 3, padding=1),
+                                       torch.nn.BatchNorm2d(cout), torch.nn.ReLU())
+
+        c = width
+        self.down = torch.nn.ModuleList([block(3, c), block(c, 2 * c), block(2 * c, 4 * c)])
+        self.bottom = block(4 * c, 8 * c)
+        self.up = torch.nn.ModuleList(torch.nn.ConvTranspose2d(2 * k, k, 2, stride=2) for k in (4 * c, 2 * c, c))
+        self.merge = torch.nn.ModuleList([block(8 * c, 4 * c), block(4 * c, 2 * c), block(2 * c, c)])
+        self.head = torch.nn.Conv2d(c, classes, 1)
+
+    def forward(self, x):
+        skips = []
+        for down in self.down:
+            x = down(x)
+            skips.append(x)
+            x = torch.nn.functional.max_pool2d(x, 2)
+        x = self.bottom(x)
+        for up, merge, skip in zip(self.up, self.merge, reversed(skips)):
+            x = merge(torch.cat([up(x), skip], 1))
+        return self.head(x)
+
+
+class Upsampler(torch.nn.Module):
+    """3x3 convolutions around a 2x bilinear and a 2x nearest upsampling: 64x64 -> 256x256."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Conv2d(3, 64, 3, padding=1), torch.nn.Conv2d(64, 64, 3, padding=1)
+        self.c = torch.nn.Conv2d(64, 3, 3, padding=1)
+
+    def forward(self, x):
+        x = torch.relu(self.a(x))
+        x = torch.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+        x = torch.relu(self.b(x))
+        x = torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest")
+        return self.c(x)
+
+
+def _segmentation(name):
+    model = getattr(torchvision.models.segmentation, name)
+    return lambda: (SegmentationOutput(model(weights=None, weights_backbone=None, num_classes=21, aux_loss=False)),
+                    torch.rand(1, 3, 224, 224))
+
+
 def _vision(name, **kw):
     return lambda: (getattr(torchvision.models, name)(weights=None, **kw), torch.rand(1, 3, 224, 224))
 
@@ -130,6 +201,12 @@ BUILDERS = {
     **{name: _vision(name) for name in WIDER if name != "inception_v3"},
     "inception_v3": lambda: (torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=False),
                              torch.rand(1, 3, 299, 299)),
+    "fcn_resnet50": _segmentation("fcn_resnet50"),
+    "deeplabv3_mobilenet_v3_large": _segmentation("deeplabv3_mobilenet_v3_large"),
+    "lraspp_mobilenet_v3_large": lambda: (SegmentationOutput(torchvision.models.segmentation.lraspp_mobilenet_v3_large(
+        weights=None, weights_backbone=None)), torch.rand(1, 3, 224, 224)),
+    "unet": lambda: (UNet(), torch.rand(1, 3, 128, 128)),
+    "upsampler": lambda: (Upsampler(), torch.rand(1, 3, 64, 64)),
 }
 
 
