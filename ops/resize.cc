@@ -183,7 +183,7 @@ class ResizeKernel final : public Kernel {
     for (int64_t r = first, d = static_cast<int64_t>(axes); d-- > 0; r /= out_[d]) coord[d] = r % out_[d];
     std::vector<RowTap> taps, previous;
     std::vector<CachedRow> cache(kCachedRows);
-    std::vector<double> sums(static_cast<size_t>(width));
+    std::vector<double> sums(static_cast<size_t>(width)), uncached(static_cast<size_t>(width));
     for (int64_t row = first; row < end; ++row) {
       // The input rows this output row reads: an odometer over the row axes' taps.
       taps.clear();
@@ -205,27 +205,27 @@ class ResizeKernel final : public Kernel {
         std::copy_n(yr - width, width, yr);
       } else if (cols.count == 1 && taps.size() == 1 && taps[0].weight == 1 && cols.unit_weights) {
         gather(x + taps[0].offset, cols.index.data(), width, yr);  // nearest
-      } else if (taps.size() <= kCachedRows) {
+      } else {
         // Each input row resized along the last axis once, however many output rows read
-        // it (DeepLabV3's 8x bilinear upsampling: each by 8), then the rows' weighted sum.
-        const double* h0 = cached_row(x, taps[0].offset, row, cache).data();
+        // it (DeepLabV3's 8x bilinear upsampling: each by 8), kept in the cache where an
+        // output row reads at most kCachedRows of them; then the rows' weighted sum.
+        const auto resized_row = [&](size_t r) -> const double* {
+          if (taps.size() <= kCachedRows) return cached_row(x, taps[r].offset, row, cache).data();
+          resize_row(x + taps[r].offset, uncached.data());
+          return uncached.data();
+        };
+        const double* h0 = resized_row(0);
         const double w0 = taps[0].weight;
         if (taps.size() == 1) {
           for (int64_t o = 0; o < width; ++o) yr[o] = static_cast<float>(w0 * h0[o]);
         } else {
           for (int64_t o = 0; o < width; ++o) sums[o] = w0 * h0[o];
           for (size_t r = 1; r < taps.size(); ++r) {
-            const double* h = cached_row(x, taps[r].offset, row, cache).data();
+            const double* h = resized_row(r);
             const double w = taps[r].weight;
             for (int64_t o = 0; o < width; ++o) sums[o] += w * h[o];
           }
           for (int64_t o = 0; o < width; ++o) yr[o] = static_cast<float>(sums[o]);
-        }
-      } else {
-        for (int64_t o = 0; o < width; ++o) {
-          double sum = 0;
-          for (const RowTap& r : taps) sum += r.weight * resized(x + r.offset, o);
-          yr[o] = static_cast<float>(sum);
         }
       }
       std::swap(taps, previous);
@@ -241,17 +241,6 @@ class ResizeKernel final : public Kernel {
   [[gnu::noinline]] static void gather(const float* __restrict xr, const int64_t* __restrict index, int64_t n,
                                        float* __restrict y) {
     for (int64_t o = 0; o < n; ++o) y[o] = xr[index[o]];
-  }
-
-  // Element o of input row xr resized along the last axis: its taps' weighted sum.
-  double resized(const float* xr, int64_t o) const {
-    const AxisTaps& cols = taps_.back();
-    double h = 0;
-    for (int64_t k = 0; k < cols.count; ++k) {
-      const size_t at = static_cast<size_t>(o * cols.count + k);
-      h += static_cast<double>(cols.weight[at]) * xr[cols.index[at]];
-    }
-    return h;
   }
 
   // The input row at `offset` resized along the last axis, from the cache or into the
@@ -270,17 +259,20 @@ class ResizeKernel final : public Kernel {
     slot->offset = offset;
     slot->used = row;
     slot->values.resize(static_cast<size_t>(width));
-    switch (taps_.back().count) {
-      case 1: resize_row<1>(x + offset, slot->values.data()); break;
-      case 2: resize_row<2>(x + offset, slot->values.data()); break;
-      default: resize_row<4>(x + offset, slot->values.data()); break;
-    }
+    resize_row(x + offset, slot->values.data());
     return slot->values;
   }
 
-  // Input row xr resized along the last axis, K taps per element, into h.
-  template <int K>
+  // Input row xr resized along the last axis into h: each element its taps' weighted sum.
   void resize_row(const float* xr, double* h) const {
+    switch (taps_.back().count) {
+      case 1: return resize_row_of<1>(xr, h);
+      case 2: return resize_row_of<2>(xr, h);
+      default: return resize_row_of<4>(xr, h);
+    }
+  }
+  template <int K>
+  void resize_row_of(const float* xr, double* h) const {
     const AxisTaps& cols = taps_.back();
     const int64_t* index = cols.index.data();
     const float* weight = cols.weight.data();
