@@ -27,10 +27,11 @@ whose op patterns it did not cover), torchvision's at 224x224 but Inception V3 a
   convnext_tiny, inception_v3, squeezenet1_0, alexnet, vgg11
 
 and dense prediction (SEGMENTATION below: Resize, dilated windows, per-pixel outputs),
-224x224 but the U-Net at 128x128 and the upsampler at 64x64:
+224x224 but the U-Net at 128x128, the upsampler at 64x64 and the style network at 256x256:
   fcn_resnet50, deeplabv3_mobilenet_v3_large, lraspp_mobilenet_v3_large (torchvision's,
   no auxiliary head; their "out"), unet (a 3-level U-Net, 32 to 256 channels, 2x2
-  ConvTranspose up), upsampler (3x3 convs around a 2x bilinear and a 2x nearest Resize)
+  ConvTranspose up), upsampler (3x3 convs around a 2x bilinear and a 2x nearest Resize),
+  style_transfer (Johnson et al.'s fast style transfer: reflection pads, instance norms)
 """
 import argparse
 import os
@@ -46,7 +47,8 @@ ISSUE_14 = ["mobilenet_v1", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_
 WIDER = ["shufflenet_v2_x1_0", "mnasnet1_0", "mobilenet_v3_small", "densenet121", "resnet34", "resnext50_32x4d",
          "regnet_y_400mf", "regnet_y_800mf", "efficientnet_b1", "efficientnet_v2_s", "convnext_tiny", "inception_v3",
          "squeezenet1_0", "alexnet", "vgg11"]
-SEGMENTATION = ["fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "unet", "upsampler"]
+SEGMENTATION = ["fcn_resnet50", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "unet", "upsampler",
+                "style_transfer"]
 
 
 def mobilenet_v1(width=1.0, classes=1000):
@@ -172,6 +174,38 @@ class Upsampler(torch.nn.Module):
         return self.c(x)
 
 
+class StyleTransfer(torch.nn.Module):
+    """Johnson et al.'s fast style transfer network, as pytorch/examples' TransformerNet:
+    reflection-padded convolutions with instance normalisation, three down (9x9, two 3x3
+    stride 2), five residual blocks at 128 channels, two nearest 2x upsamplings each
+    before a 3x3 convolution, and a 9x9 one back to RGB."""
+
+    def __init__(self):
+        super().__init__()
+
+        def conv(cin, cout, k, stride=1, norm=True, relu=True):
+            layers = [torch.nn.ReflectionPad2d(k // 2), torch.nn.Conv2d(cin, cout, k, stride)]
+            if norm:
+                layers.append(torch.nn.InstanceNorm2d(cout, affine=True))
+            if relu:
+                layers.append(torch.nn.ReLU())
+            return torch.nn.Sequential(*layers)
+
+        self.down = torch.nn.Sequential(conv(3, 32, 9), conv(32, 64, 3, 2), conv(64, 128, 3, 2))
+        self.res = torch.nn.ModuleList(
+            torch.nn.Sequential(conv(128, 128, 3), conv(128, 128, 3, relu=False)) for _ in range(5))
+        self.up = torch.nn.ModuleList([conv(128, 64, 3), conv(64, 32, 3)])
+        self.out = conv(32, 3, 9, norm=False, relu=False)
+
+    def forward(self, x):
+        x = self.down(x)
+        for block in self.res:
+            x = x + block(x)
+        for up in self.up:
+            x = up(torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest"))
+        return self.out(x)
+
+
 def _segmentation(name):
     model = getattr(torchvision.models.segmentation, name)
     return lambda: (SegmentationOutput(model(weights=None, weights_backbone=None, num_classes=21, aux_loss=False)),
@@ -207,6 +241,7 @@ BUILDERS = {
         weights=None, weights_backbone=None)), torch.rand(1, 3, 224, 224)),
     "unet": lambda: (UNet(), torch.rand(1, 3, 128, 128)),
     "upsampler": lambda: (Upsampler(), torch.rand(1, 3, 64, 64)),
+    "style_transfer": lambda: (StyleTransfer(), torch.rand(1, 3, 256, 256)),
 }
 
 

@@ -85,7 +85,7 @@ CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
     }
     const std::string context = node_context(graph_, node), op_type = node.op_type;  // node is moved from below
     try {
-      if (graph_.opset >= 13) {
+      if (graph_.opset >= kOpsetWithoutUpgrades) {
         add_node(std::move(node), budget);
         continue;
       }

@@ -66,6 +66,8 @@ UpgradedNode upgrade_to_opset13(Node node, int opset, const std::function<Shape(
     if (node.attrs.get_int("is_test", 0) == 0) throw UnsupportedError("is_test=0 (training mode) is not supported");
     node.attrs.erase("is_test");
   }
+  if (op == "Dropout" && opset < 10 && node.outputs.size() > 1 && !node.outputs[1].empty())
+    throw UnsupportedError("the mask output before opset 10 (of the data's type, not bool) is not supported");
   if (op == "Gemm" && opset < 7) node.attrs.erase("broadcast");  // numpy broadcasting of C covers it
   if (op == "Concat" && opset < 4 && !node.attrs.has("axis")) node.attrs.set("axis", int64_t{1});
   if (op == "Pad" && opset < 2 && node.attrs.has("paddings")) {
@@ -111,6 +113,26 @@ UpgradedNode upgrade_to_opset13(Node node, int opset, const std::function<Shape(
     const Shape x = shape_of(input(node, 0)), slope = shape_of(input(node, 1));
     if (slope.size() == 1 && x.size() > 2 && slope[0] == x[1])
       append_unit_dims(up, node, 1, 1, static_cast<int64_t>(x.size()) - 2, "per_channel");
+  }
+  if (op == "GroupNormalization" && opset >= 18 && opset < 21) {
+    // Scale and bias were per group in opsets 18 to 20 (the op is 18's; the IR's, as in
+    // net.json, is 21's), per channel from 21: each group's value repeated over its
+    // C / num_groups channels (folded when constant).
+    const int64_t groups = node.attrs.get_int("num_groups", 1);
+    const Shape x = shape_of(input(node, 0));
+    if (x.size() < 2 || groups < 1 || x[1] % groups != 0)
+      throw OpError(fmt::format("num_groups {} does not divide the channels of X {}", groups, shape_str(x)));
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      const std::string base = fmt::format("{}/{}_per_channel", node.name, i == 1 ? "scale" : "bias");
+      Node column{base + "/column", "Unsqueeze", {input(node, i)}, {base + "/column_out"}, {}};
+      column.attrs.set("axes", std::vector<int64_t>{1});
+      Node repeat{base + "/repeat", "Expand", {column.outputs[0], base + "/repeat_shape"}, {base + "/repeat_out"}, {}};
+      Node flat{base + "/flatten", "Reshape", {repeat.outputs[0], base + "/flat_shape"}, {base}, {}};
+      up.constants[base + "/repeat_shape"] = Tensor({2}, std::vector<int64_t>{groups, x[1] / groups});
+      up.constants[base + "/flat_shape"] = Tensor({1}, std::vector<int64_t>{x[1]});
+      node.inputs[i] = base;
+      for (Node* n : {&column, &repeat, &flat}) up.nodes.push_back(std::move(*n));
+    }
   }
   if ((op == "Softmax" || op == "LogSoftmax") && opset < 13) {
     const Shape x = shape_of(input(node, 0));

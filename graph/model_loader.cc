@@ -46,7 +46,8 @@ Graph load_model(const std::string& path, const LoadOptions& options) {
 std::vector<InputSignature> model_inputs(const std::string& path) {
   if (model_format(path) == ".onnx") return onnx_inputs(path);
   std::vector<InputSignature> inputs;
-  for (const GraphInput& in : load_netjson(path).inputs) inputs.push_back({in.name, true, DataType::kFloat});
+  for (const GraphInput& in : load_netjson(path).inputs)
+    inputs.push_back({in.name, true, DataType::kFloat, true, in.shape});
   return inputs;
 }
 

@@ -27,7 +27,7 @@ struct LoadOptions {
 Graph load_model(const std::string& path, const LoadOptions& options = {});
 
 // The graph inputs a caller feeds, in the file's order, as declared (net.json: float32
-// tensors), without loading the model.
+// tensors of fixed shapes), without loading the model.
 std::vector<InputSignature> model_inputs(const std::string& path);
 
 // Replaces graph input shapes (engine_bench --input_shape); throws UsageError for an

@@ -283,7 +283,14 @@ std::vector<InputSignature> onnx_inputs(const std::string& path) {
   for (const onnx::ValueInfoProto& v : model.graph().input()) {
     if (initializers.count(v.name())) continue;
     const bool tensor = !v.has_type() || v.type().has_tensor_type();
-    inputs.push_back({v.name(), tensor, static_cast<DataType>(tensor ? v.type().tensor_type().elem_type() : 0)});
+    InputSignature in{
+        v.name(), tensor, static_cast<DataType>(tensor ? v.type().tensor_type().elem_type() : 0), false, {}};
+    if (tensor && v.type().tensor_type().has_shape()) {
+      in.has_shape = true;
+      for (const auto& dim : v.type().tensor_type().shape().dim())
+        in.dims.push_back(dim.has_dim_value() && dim.dim_value() >= 0 ? dim.dim_value() : -1);
+    }
+    inputs.push_back(std::move(in));
   }
   return inputs;
 }

@@ -14,12 +14,20 @@
 
 namespace minfer {
 
-// The newest ONNX the importer reads, that of Debian 12's libonnx (1.12): IR version 8,
-// opset 17 of the default domain. A newer model is refused naming both versions (as ONNX
-// Runtime does) rather than read by older rules: later opsets changed what some ops
-// mean (opset 18 moved Pad's axes and the reductions' axes into inputs, for one).
-inline constexpr int64_t kMaxOnnxIrVersion = 8;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+// The newest ONNX the importer reads: IR version 13, opset 27 of the default domain (ONNX
+// 1.22), newer than Debian 12's libonnx (1.12: IR 8, opset 17), whose protobuf schema
+// still parses them (the later IR versions add data types, which are refused by name,
+// and metadata). Opsets 18 to 27 changed these ops the engine runs, each handled where
+// the op is: the reductions' and Pad's axes became inputs (18), Resize gained `axes`,
+// `keep_aspect_ratio_policy`, `antialias` (18) and half_pixel_symmetric (19), Pad
+// `wrap` (19), Split `num_outputs` (18), ScatterND and ScatterElements max and min (18),
+// AveragePool `dilations` (19), Cast `saturate` (19) and `round_mode` (24, both for float8
+// only), Range `stash_type` (27, float16 only); GroupNormalization (18; per-channel scale
+// from 21), Mish (18), Gelu (20) and Swish (24) are new; every other change up to 27 is
+// types (float8, int4, bfloat16...) or wording (docs/model-format.md). A newer model is
+// refused naming both versions, as ONNX Runtime does, rather than read by older rules.
+inline constexpr int64_t kMaxOnnxIrVersion = 13;
+inline constexpr int64_t kMaxOnnxOpset = 27;
 
 // `input_shapes` replaces graph input shapes (required for dynamic dimensions);
 // `input_values` fixes inputs at load time (they become initializers, so shape
@@ -42,6 +50,8 @@ struct InputSignature {
   std::string name;
   bool is_tensor = true;                 // false for sequences, maps, optionals
   DataType type = DataType::kUndefined;  // the element type, when declared
+  bool has_shape = false;                // the file declares the dimensions:
+  std::vector<int64_t> dims;             // each a size, or -1 where it is dynamic (a name or nothing)
 };
 
 // The graph inputs a caller feeds, in order (inputs that are also initializers excluded).

@@ -38,6 +38,10 @@ float Activation::apply(float x) const {
     case ActivationKind::kSoftplus: return x > 20.0f ? x : std::log1p(std::exp(x));
     case ActivationKind::kSwish: return x / (1.0f + std::exp(-alpha * x));
     case ActivationKind::kGelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case ActivationKind::kCelu: return x < 0.0f ? alpha * std::expm1(x / alpha) : x;
+    case ActivationKind::kThresholdedRelu: return x > alpha ? x : 0.0f;
+    case ActivationKind::kShrink: return x < -alpha ? x + beta : x > alpha ? x - beta : 0.0f;
+    case ActivationKind::kMish: return x * std::tanh(x > 20.0f ? x : std::log1p(std::exp(x)));
   }
   return x;
 }
@@ -71,18 +75,22 @@ void Activation::apply(float* y, int64_t n) const {
 int64_t Activation::flops_per_element() const {
   switch (kind) {
     case ActivationKind::kNone: return 0;
-    case ActivationKind::kRelu: return 1;         // max
-    case ActivationKind::kClip: return 2;         // max, min
-    case ActivationKind::kLeakyRelu: return 2;    // compare, multiply
-    case ActivationKind::kElu: return 4;          // compare, exp, subtract, multiply
-    case ActivationKind::kSelu: return 5;         // compare, exp, multiply, subtract, multiply
-    case ActivationKind::kSigmoid: return 4;      // negate, exp, add, divide (the seed's count)
-    case ActivationKind::kHardSigmoid: return 4;  // multiply, add, max, min
-    case ActivationKind::kHardSwish: return 5;    // hard sigmoid's 4, then multiply
-    case ActivationKind::kTanh: return 5;         // (e^2x - 1) / (e^2x + 1): multiply, exp, subtract, add, divide
-    case ActivationKind::kSoftplus: return 3;     // exp, add, log
-    case ActivationKind::kSwish: return 4;        // multiply, exp, add, divide
-    case ActivationKind::kGelu: return 5;         // divide, erf, add, multiply, multiply (torch's decomposition)
+    case ActivationKind::kRelu: return 1;             // max
+    case ActivationKind::kClip: return 2;             // max, min
+    case ActivationKind::kLeakyRelu: return 2;        // compare, multiply
+    case ActivationKind::kElu: return 4;              // compare, exp, subtract, multiply
+    case ActivationKind::kSelu: return 5;             // compare, exp, multiply, subtract, multiply
+    case ActivationKind::kSigmoid: return 4;          // negate, exp, add, divide (the seed's count)
+    case ActivationKind::kHardSigmoid: return 4;      // multiply, add, max, min
+    case ActivationKind::kHardSwish: return 5;        // hard sigmoid's 4, then multiply
+    case ActivationKind::kTanh: return 5;             // (e^2x - 1) / (e^2x + 1): multiply, exp, subtract, add, divide
+    case ActivationKind::kSoftplus: return 3;         // exp, add, log
+    case ActivationKind::kSwish: return 4;            // multiply, exp, add, divide
+    case ActivationKind::kGelu: return 5;             // divide, erf, add, multiply, multiply (torch's decomposition)
+    case ActivationKind::kCelu: return 5;             // compare, divide, exp, subtract, multiply
+    case ActivationKind::kThresholdedRelu: return 1;  // compare
+    case ActivationKind::kShrink: return 2;           // compare, add or subtract
+    case ActivationKind::kMish: return 9;             // softplus's 3, tanh's 5, multiply
   }
   return 0;
 }
@@ -102,6 +110,10 @@ std::string activation_name(const Activation& a) {
     case ActivationKind::kSoftplus: return "Softplus";
     case ActivationKind::kSwish: return "Swish";
     case ActivationKind::kGelu: return "Gelu";
+    case ActivationKind::kCelu: return "Celu";
+    case ActivationKind::kThresholdedRelu: return "ThresholdedRelu";
+    case ActivationKind::kShrink: return "Shrink";
+    case ActivationKind::kMish: return "Mish";
   }
   return "";
 }
@@ -116,7 +128,13 @@ Attributes activation_attributes(const Activation& a) {
       break;
     case ActivationKind::kLeakyRelu:
     case ActivationKind::kElu:
+    case ActivationKind::kCelu:
+    case ActivationKind::kThresholdedRelu:
     case ActivationKind::kSwish: set("alpha", a.alpha); break;
+    case ActivationKind::kShrink:
+      set("lambd", a.alpha);
+      set("bias", a.beta);
+      break;
     case ActivationKind::kSelu:
       set("alpha", a.alpha);
       set("gamma", a.gamma);
@@ -211,6 +229,23 @@ Activation activation_for(const Node& node) {
   } else if (t == "Softplus") {
     at.check_known({});
     a.kind = ActivationKind::kSoftplus;
+  } else if (t == "Mish") {
+    at.check_known({});
+    a.kind = ActivationKind::kMish;
+  } else if (t == "Celu") {
+    at.check_known({"alpha"});
+    a.kind = ActivationKind::kCelu;
+    a.alpha = static_cast<float>(at.get_float("alpha", 1.0));
+    if (a.alpha == 0.0f) throw OpError("Celu's alpha must not be 0");
+  } else if (t == "ThresholdedRelu") {
+    at.check_known({"alpha"});
+    a.kind = ActivationKind::kThresholdedRelu;
+    a.alpha = static_cast<float>(at.get_float("alpha", 1.0));
+  } else if (t == "Shrink") {
+    at.check_known({"lambd", "bias"});
+    a.kind = ActivationKind::kShrink;
+    a.alpha = static_cast<float>(at.get_float("lambd", 0.5));
+    a.beta = static_cast<float>(at.get_float("bias", 0.0));
   }
   return a;
 }

@@ -22,13 +22,17 @@ enum class ActivationKind {
   kTanh,
   kSoftplus,
   kSwish,  // x * sigmoid(alpha x): the fused x * Sigmoid(x) (SiLU at alpha 1)
-  kGelu    // x / 2 * (1 + erf(x / sqrt 2)): ONNX's Gelu, or the fused decomposition torch exports
+  kGelu,   // x / 2 * (1 + erf(x / sqrt 2)): ONNX's Gelu, or the fused decomposition torch exports
+  kCelu,
+  kThresholdedRelu,
+  kShrink,  // x - bias above lambd, x + bias below -lambd, 0 between
+  kMish     // x * tanh(softplus(x)) (opset 18)
 };
 
 struct Activation {
   ActivationKind kind = ActivationKind::kNone;
-  float alpha = 0.0f;  // LeakyRelu/Elu/Selu/Swish alpha, HardSigmoid alpha, Clip min
-  float beta = 0.0f;   // HardSigmoid beta, Clip max
+  float alpha = 0.0f;  // LeakyRelu/Elu/Selu/Swish/Celu/ThresholdedRelu alpha, HardSigmoid alpha, Clip min, Shrink lambd
+  float beta = 0.0f;   // HardSigmoid beta, Clip max, Shrink bias
   float gamma = 0.0f;  // Selu gamma
 
   // y[i] = f(y[i]) for n elements; kNone does nothing. Those with exponentials or more

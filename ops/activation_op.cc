@@ -1,8 +1,11 @@
 // Activation ops (Relu, Clip, LeakyRelu, Elu, Selu, Sigmoid, HardSigmoid, HardSwish,
-// Tanh, Softplus, Swish, Gelu): y = f(x) element by element (ops/activation.h), in place when the
-// planner allows; fuse_activations moves them into the epilogue of the op before.
+// Tanh, Softplus, Swish, Gelu, Celu, ThresholdedRelu, Shrink, Mish): y = f(x) element by
+// element (ops/activation.h), in place when the planner allows; fuse_activations moves
+// them into the epilogue of the op before. Clip also runs on int64.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "ops/op_helpers.h"
@@ -26,7 +29,13 @@ class ActivationOp final : public Op {
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     // Clip (opset 11+) takes optional scalar min and max inputs.
     check_input_count(in, 1, act_.kind == ActivationKind::kClip ? 3 : 1);
-    require_float(in);
+    if (clips_ints(in)) {
+      for (size_t i = 1; i < in.size(); ++i)
+        if (in[i].present && in[i].dtype() != DType::kInt64)
+          throw OpError(fmt::format("input {} is {}; it must be int64 like the input", i, dtype_name(in[i].dtype())));
+    } else {
+      require_float(in);
+    }
     for (size_t i = 1; i < in.size(); ++i)
       if (in[i].present && num_elements(in[i].shape()) != 1)
         throw OpError(fmt::format("input {} must be a scalar, got {}", i, shape_str(in[i].shape())));
@@ -40,6 +49,7 @@ class ActivationOp final : public Op {
   }
 
   std::optional<Activation> as_activation(const OpSignature& sig) const override {
+    if (sig.inputs[0].dtype() != DType::kFloat32) return std::nullopt;
     Activation act = act_;
     for (size_t i = 1; i < sig.inputs.size(); ++i) {
       if (!sig.inputs[i].present) continue;
@@ -49,7 +59,8 @@ class ActivationOp final : public Op {
     return act;
   }
 
-  std::unique_ptr<Kernel> bind(const OpSignature&, const BindContext&) const override {
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    if (sig.inputs[0].dtype() == DType::kInt64) return bind_int_clip();
     return make_kernel({}, [act_ = act_](const RunContext&, std::span<const TensorView> in,
                                          std::span<const TensorView> out, Workspace) {
       Activation act = act_;
@@ -62,6 +73,23 @@ class ActivationOp final : public Op {
   }
 
  private:
+  // Clip also bounds int64 tensors (torch.clamp on indices and sizes exports it).
+  bool clips_ints(std::span<const OpInput> in) const {
+    return act_.kind == ActivationKind::kClip && in[0].dtype() == DType::kInt64;
+  }
+
+  static std::unique_ptr<Kernel> bind_int_clip() {
+    return make_kernel(
+        {}, [](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          const int64_t lo = in.size() > 1 && in[1].data ? in[1].as<int64_t>()[0] : INT64_MIN;
+          const int64_t hi = in.size() > 2 && in[2].data ? in[2].as<int64_t>()[0] : INT64_MAX;
+          const int64_t* x = in[0].as<int64_t>();
+          int64_t* y = out[0].as<int64_t>();
+          // As std::clamp but defined when lo > hi: ONNX then gives max, as numpy.clip does.
+          for (int64_t i = 0, n = out[0].size(); i < n; ++i) y[i] = std::min(std::max(x[i], lo), hi);
+        });
+  }
+
   Activation act_;
 };
 

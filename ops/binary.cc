@@ -4,7 +4,7 @@
 // the divisor's sign, as Python's %; with fmod 1, C's fmod and %, the dividend's; Swin
 // Transformer's window shifts), Pow on float32 (1, as the other binaries), PRelu
 // (2: compare and multiply); variadic Sum, Min, Max ((n-1) per output element for n
-// inputs) and Mean (n: the adds and one divide). A binary op may run a fused float
+// inputs; Min and Max also on int64) and Mean (n: the adds and one divide). A binary op may run a fused float
 // activation on its output (ResNet's residual Add + Relu; the activation's FLOPs count).
 #include <fmt/format.h>
 
@@ -245,10 +245,15 @@ class VariadicOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     if (in.empty()) throw OpError("needs at least one input");
-    require_float(in);
+    // Min and Max also compare int64 (torch.clamp and min/max on sizes export them).
+    const bool ints = (kind_ == Variadic::kMin || kind_ == Variadic::kMax) && in[0].dtype() == DType::kInt64;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i].dtype() != (ints ? DType::kInt64 : DType::kFloat32))
+        throw OpError(fmt::format("input {} is {}; this op computes on {}", i, dtype_name(in[i].dtype()),
+                                  ints ? "int64 like input 0" : "float32"));
     Shape s = required_shape(in, 0, "data_0");
     for (size_t i = 1; i < in.size(); ++i) s = broadcast_shapes(s, required_shape(in, i, "data"));
-    return {{DType::kFloat32, s}};
+    return {{in[0].dtype(), s}};
   }
 
   OpCost cost(const OpSignature& sig) const override {
@@ -259,25 +264,32 @@ class VariadicOp final : public Op {
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
+    const bool ints = sig.inputs[0].dtype() == DType::kInt64;
     switch (kind_) {
       case Variadic::kMin:
-        return bind_as(
+        if (ints)
+          return bind_as<int64_t>(
+              sig, [](int64_t a, int64_t b) { return std::min(a, b); }, 1.0f);
+        return bind_as<float>(
             sig, [](float a, float b) { return nan_min(a, b); }, 1.0f);
       case Variadic::kMax:
-        return bind_as(
+        if (ints)
+          return bind_as<int64_t>(
+              sig, [](int64_t a, int64_t b) { return std::max(a, b); }, 1.0f);
+        return bind_as<float>(
             sig, [](float a, float b) { return nan_max(a, b); }, 1.0f);
       case Variadic::kMean:
-        return bind_as(
+        return bind_as<float>(
             sig, [](float a, float b) { return a + b; }, 1.0f / static_cast<float>(sig.inputs.size()));
       case Variadic::kSum: break;
     }
-    return bind_as(
+    return bind_as<float>(
         sig, [](float a, float b) { return a + b; }, 1.0f);
   }
 
  private:
-  // y = in0, then y = fn(y, in_i) for each further input, then y *= scale.
-  template <typename Fn>
+  // y = in0, then y = fn(y, in_i) for each further input, then y *= scale (float32 only).
+  template <typename T, typename Fn>
   static std::unique_ptr<Kernel> bind_as(const OpSignature& sig, Fn fn, float scale) {
     const Shape& y = sig.outputs[0].shape();
     std::vector<BroadcastIndex> index;
@@ -289,15 +301,16 @@ class VariadicOp final : public Op {
     return make_kernel(
         {}, [index, rows, fn, scale, identity = BroadcastIndex(y, y), scalar = BroadcastIndex(Shape{}, y)](
                 const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
-          float* dst = out[0].f32();
+          T* dst = out[0].as<T>();
           const int64_t total = out[0].size();
-          const float zero = 0.0f;
+          const T zero = 0;
           // y = in0 (a broadcast copy), then y = fn(y, in_i): each step a broadcast op with y itself.
-          broadcast_apply(&zero, scalar, in[0].f32(), index[0], dst, total, rows[0], [](float, float b) { return b; });
+          broadcast_apply<T>(&zero, scalar, in[0].as<T>(), index[0], dst, total, rows[0], [](T, T b) { return b; });
           for (size_t i = 1; i < in.size(); ++i)
-            broadcast_apply<float>(dst, identity, in[i].f32(), index[i], dst, total, rows[i], fn);
-          if (scale != 1.0f)
-            for (int64_t i = 0; i < total; ++i) dst[i] *= scale;
+            broadcast_apply<T>(dst, identity, in[i].as<T>(), index[i], dst, total, rows[i], fn);
+          if constexpr (std::is_same_v<T, float>)
+            if (scale != 1.0f)
+              for (int64_t i = 0; i < total; ++i) dst[i] *= scale;
         });
   }
 

@@ -1,6 +1,7 @@
-// Cast between the engine's element types (integer targets become int64: graph/dtype.h;
-// the real types other than float32 are refused). Real to integer truncates toward zero, as C and numpy, and
-// refuses a value outside int64; anything to bool is "not zero". 0 FLOPs.
+// Cast, and CastLike (to the type of its second input), between the engine's element
+// types (integer targets become int64: graph/dtype.h; the real types other than float32
+// are refused). Real to integer truncates toward zero, as C and numpy, and refuses a
+// value outside int64; anything to bool is "not zero". 0 FLOPs.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -48,8 +49,13 @@ void cast_from(const TensorView& x, const TensorView& y) {
 
 class CastOp final : public Op {
  public:
-  explicit CastOp(const Node& node) {
-    node.attrs.check_known({"to", "saturate"});
+  explicit CastOp(const Node& node) : like_(node.op_type == "CastLike") {
+    // saturate (opset 19) and round_mode (24) only change casts to float8 types, refused below.
+    if (like_) {
+      node.attrs.check_known({"saturate", "round_mode"});
+      return;
+    }
+    node.attrs.check_known({"to", "saturate", "round_mode"});
     if (!node.attrs.has("to")) throw OpError("attribute 'to' is required");
     const auto to = static_cast<DataType>(node.attrs.get_int("to", 0));
     // float16, bfloat16 and float64 would be computed as float32: not what the cast means.
@@ -61,11 +67,12 @@ class CastOp final : public Op {
   OpTraits traits() const override {
     OpTraits t;
     t.elementwise = true;
+    t.shape_only_inputs = 0b10;  // CastLike's target_type: its element type only
     return t;
   }
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
-    check_input_count(in, 1, 1);
-    return {{to_, in[0].shape()}};
+    check_input_count(in, like_ ? 2 : 1, like_ ? 2 : 1);
+    return {{like_ ? in[1].dtype() : to_, in[0].shape()}};
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
@@ -80,7 +87,8 @@ class CastOp final : public Op {
   }
 
  private:
-  DType to_;
+  bool like_;
+  DType to_ = DType::kFloat32;
 };
 
 }  // namespace

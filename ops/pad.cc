@@ -1,17 +1,19 @@
-// Pad: constant (the spec's mode), reflect and edge, any rank. Pads come from the
-// `pads` input (opset 11+) or attribute (older); negative pads crop. 0 FLOPs.
+// Pad: constant (the spec's mode), reflect, edge and wrap (opset 19), any rank, on
+// float32, int64 or bool data. Pads come from the `pads` input (opset 11+, for the axes of
+// the `axes` input from opset 18) or attribute (older); negative pads crop. 0 FLOPs.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
+#include <cstring>
 
+#include "ops/kernels/threads.h"
 #include "ops/op_helpers.h"
 #include "ops/strided_copy.h"
 
 namespace minfer {
 namespace {
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
 class PadOp final : public Op {
  public:
@@ -24,6 +26,8 @@ class PadOp final : public Op {
       mode_ = PadMode::kReflect;
     else if (mode == "edge")
       mode_ = PadMode::kEdge;
+    else if (mode == "wrap")
+      mode_ = PadMode::kWrap;
     else
       throw UnsupportedError("attribute 'mode' has unsupported value '" + excerpt(mode) + "'");
     pads_attr_ = node.attrs.get_ints("pads");
@@ -32,9 +36,9 @@ class PadOp final : public Op {
 
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, 1, 4);
-    if (in[0].dtype() != DType::kFloat32 || (in.size() > 2 && in[2].present && in[2].dtype() != DType::kFloat32))
-      throw UnsupportedError(fmt::format("{} data is not supported", dtype_name(in[0].dtype())));
-    if (in.size() > 3 && in[3].present) throw UnsupportedError("the axes input is not supported");
+    if (in.size() > 2 && in[2].present && in[2].dtype() != in[0].dtype())
+      throw OpError(fmt::format("constant_value is {}; it must be {} like the data", dtype_name(in[2].dtype()),
+                                dtype_name(in[0].dtype())));
     const Shape& x = in[0].shape();
     if (x.size() > kMaxRank)
       throw UnsupportedError(fmt::format("rank {} is above the supported {}", x.size(), kMaxRank));
@@ -50,7 +54,7 @@ class PadOp final : public Op {
       if (mode_ != PadMode::kConstant && (p[i] < 0 || p[i + x.size()] < 0))
         throw UnsupportedError("negative pads are only supported in constant mode");
     }
-    return {{DType::kFloat32, y}};
+    return {{in[0].dtype(), y}};
   }
 
   OpTraits traits() const override {
@@ -70,11 +74,15 @@ class PadOp final : public Op {
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {
     std::vector<int64_t> begin = pads(sig.inputs);
     const Shape &x = sig.inputs[0].shape(), &y = sig.outputs[0].shape();
+    const DType dtype = sig.inputs[0].dtype();
     begin.resize(x.size());
-    if (mode_ != PadMode::kConstant)
-      return make_kernel(
-          {}, [begin, mode = mode_](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
-                                    Workspace) { pad_by_element(mode, begin, in, out); });
+    if (mode_ != PadMode::kConstant) {
+      switch (dtype_size(dtype)) {
+        case 1: return bind_by_rows<uint8_t>(begin, x, y);
+        case 4: return bind_by_rows<uint32_t>(begin, x, y);
+        default: return bind_by_rows<uint64_t>(begin, x, y);
+      }
+    }
     // Constant: the value everywhere, then the input's overlap with the output (all of it,
     // less what negative pads crop) copied in as rows.
     const Shape x_strides = dense_strides(x), y_strides = dense_strides(y);
@@ -86,11 +94,17 @@ class PadOp final : public Op {
       dst += std::max<int64_t>(0, begin[d]) * y_strides[d];
     }
     return make_kernel(
-        {}, [src, dst, value_attr = value_attr_, copy = StridedCopy(overlap, x_strides, y_strides, sizeof(float))](
+        {}, [src, dst, dtype, value_attr = value_attr_,
+             copy = StridedCopy(overlap, x_strides, y_strides, dtype_size(dtype))](
                 const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           // constant_value (opset 11+) is an input like any other: it may be computed at run time.
-          const float value = in.size() > 2 && in[2].data ? in[2].f32()[0] : value_attr;
-          std::fill_n(out[0].f32(), out[0].size(), value);
+          const bool given = in.size() > 2 && in[2].data;
+          const int64_t n = out[0].size();
+          switch (dtype) {
+            case DType::kFloat32: std::fill_n(out[0].f32(), n, given ? in[2].f32()[0] : value_attr); break;
+            case DType::kInt64: std::fill_n(out[0].as<int64_t>(), n, given ? in[2].as<int64_t>()[0] : 0); break;
+            case DType::kBool: std::fill_n(out[0].as<uint8_t>(), n, given ? in[2].as<uint8_t>()[0] : 0); break;
+          }
           copy.run(in[0].data, out[0].data, src, dst, ctx.num_threads);
         });
   }
@@ -98,40 +112,74 @@ class PadOp final : public Op {
  private:
   static constexpr size_t kMaxRank = 8;
 
-  // Reflect and edge: each output element's source found axis by axis.
-  static void pad_by_element(PadMode mode, const std::vector<int64_t>& begin, std::span<const TensorView> in,
-                             std::span<const TensorView> out) {
-    const Shape& xs = in[0].shape();
-    const Shape& ys = out[0].shape();
-    const size_t rank = ys.size();
-    std::array<int64_t, kMaxRank> idx{};
-    const int64_t total = out[0].size();
-    for (int64_t i = 0; i < total; ++i) {
-      int64_t src = 0;
-      for (size_t d = 0; d < rank; ++d) {
-        int64_t c = idx[d] - begin[d];
-        if (c < 0 || c >= xs[d]) {
-          if (mode == PadMode::kEdge)
-            c = c < 0 ? 0 : xs[d] - 1;
+  // Reflect, edge and wrap, row by row of the last axis: each axis maps an output index to its
+  // source index once, at bind time; a row's outer indices pick its source row, whose
+  // elements are copied whole into the row's middle, the pads on either side picked
+  // through the last axis's map (per element only there). T: an unsigned type of the
+  // element's size.
+  template <typename T>
+  std::unique_ptr<Kernel> bind_by_rows(const std::vector<int64_t>& begin, const Shape& x, const Shape& y) const {
+    std::vector<std::vector<int64_t>> source(y.size());
+    for (size_t d = 0; d < y.size(); ++d)
+      for (int64_t i = 0; i < y[d]; ++i) {
+        int64_t c = i - begin[d];
+        if (c < 0 || c >= x[d]) {
+          if (mode_ == PadMode::kEdge)
+            c = c < 0 ? 0 : x[d] - 1;
+          else if (mode_ == PadMode::kWrap)
+            c = (c % x[d] + x[d]) % x[d];  // as if the data were a torus
           else
-            c = c < 0 ? -c : 2 * (xs[d] - 1) - c;  // reflect, edge excluded
+            c = c < 0 ? -c : 2 * (x[d] - 1) - c;  // reflect, the edge element not repeated
         }
-        src = src * xs[d] + c;
+        source[d].push_back(c);
       }
-      out[0].f32()[i] = in[0].f32()[src];
-      for (size_t d = rank; d-- > 0;) {
-        if (++idx[d] < ys[d]) break;
-        idx[d] = 0;
-      }
-    }
+    return make_kernel({}, [source, y, x_strides = dense_strides(x), x_width = x.empty() ? 1 : x.back(),
+                            left = begin.empty() ? 0 : begin.back()](const RunContext& ctx,
+                                                                     std::span<const TensorView> in,
+                                                                     std::span<const TensorView> out, Workspace) {
+      const size_t rank = y.size();
+      const int64_t width = rank ? y.back() : 1, rows = out[0].size() / width;
+      const T* src = in[0].as<T>();
+      T* dst = out[0].as<T>();
+      const int team = kernels::threads_worth_starting(out[0].size(), rows, ctx.num_threads, kernels::Work::kStreaming);
+      kernels::for_each_on_team(team, rows, [&](int64_t row) {
+        int64_t from = 0;
+        for (int64_t d = static_cast<int64_t>(rank) - 2, rest = row; d >= 0; rest /= y[d], --d)
+          from += source[d][rest % y[d]] * x_strides[d];
+        const T* s = src + from;
+        T* t = dst + row * width;
+        if (rank == 0) return std::memcpy(t, s, sizeof(T)), void();
+        const std::vector<int64_t>& last = source[rank - 1];
+        for (int64_t j = 0; j < left; ++j) t[j] = s[last[j]];
+        std::memcpy(t + left, s, sizeof(T) * x_width);
+        for (int64_t j = left + x_width; j < width; ++j) t[j] = s[last[j]];
+      });
+    });
   }
 
+  // Begin pads of every axis, then end pads; from the `axes` input (opset 18) for those
+  // axes only, the others unpadded.
   std::vector<int64_t> pads(std::span<const OpInput> in) const {
     std::vector<int64_t> p = in.size() > 1 && in[1].present ? constant_ints(in, 1, "pads") : pads_attr_;
-    if (p.size() != 2 * in[0].shape().size())
-      throw OpError(fmt::format("pads has {} values, expected {} for rank {}", p.size(), 2 * in[0].shape().size(),
-                                in[0].shape().size()));
-    return p;
+    const int64_t rank = static_cast<int64_t>(in[0].shape().size());
+    if (in.size() < 4 || !in[3].present) {
+      if (std::ssize(p) != 2 * rank)
+        throw OpError(fmt::format("pads has {} values, expected {} for rank {}", p.size(), 2 * rank, rank));
+      return p;
+    }
+    const std::vector<int64_t> axes = constant_ints(in, 3, "axes");
+    if (p.size() != 2 * axes.size())
+      throw OpError(fmt::format("pads has {} values, expected {} for {} axes", p.size(), 2 * axes.size(), axes.size()));
+    std::vector<int64_t> all(static_cast<size_t>(2 * rank), 0);
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t d = static_cast<size_t>(normalize_axis(axes[i], rank, "axes"));
+      if (seen[d]) throw OpError(fmt::format("axis {} is given twice", axes[i]));
+      seen[d] = true;
+      all[d] = p[i];
+      all[d + static_cast<size_t>(rank)] = p[i + axes.size()];
+    }
+    return all;
   }
 
   PadMode mode_ = PadMode::kConstant;

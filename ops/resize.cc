@@ -1,6 +1,8 @@
-// Resize (opset 10 to 13: nearest, linear and cubic; the coordinate transformations
-// half_pixel, pytorch_half_pixel, align_corners, asymmetric, tf_half_pixel_for_nn; scales
-// or sizes) and Upsample (opset 7 and 9: nearest or linear, asymmetric), on float32 of any
+// Resize (opset 10 to 19: nearest, linear and cubic; the coordinate transformations
+// half_pixel, half_pixel_symmetric, pytorch_half_pixel, align_corners, asymmetric,
+// tf_half_pixel_for_nn; scales or sizes, for all axes or those of `axes`, sizes kept to
+// the input's aspect ratio by keep_aspect_ratio_policy; antialias where it changes
+// nothing: upsampling or nearest) and Upsample (opset 7 and 9: nearest or linear, asymmetric), on float32 of any
 // rank, as ONNX's reference computes them: each output coordinate maps to a point of the
 // input along each axis, which is read from its taps (1 for nearest, 2 for linear, 4 for
 // cubic), indices clamped to the axis.
@@ -21,7 +23,14 @@ namespace minfer {
 namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
-enum class Transform { kHalfPixel, kPytorchHalfPixel, kAlignCorners, kAsymmetric, kTfHalfPixelForNn };
+enum class Transform {
+  kHalfPixel,
+  kHalfPixelSymmetric,
+  kPytorchHalfPixel,
+  kAlignCorners,
+  kAsymmetric,
+  kTfHalfPixelForNn
+};
 enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
 constexpr size_t kMaxRank = 8;
@@ -50,6 +59,7 @@ Mode parse_mode(const std::string& mode) {
 
 Transform parse_transform(const std::string& t) {
   if (t == "half_pixel") return Transform::kHalfPixel;
+  if (t == "half_pixel_symmetric") return Transform::kHalfPixelSymmetric;
   if (t == "pytorch_half_pixel") return Transform::kPytorchHalfPixel;
   if (t == "align_corners") return Transform::kAlignCorners;
   if (t == "asymmetric") return Transform::kAsymmetric;
@@ -93,6 +103,12 @@ AxisTaps axis_taps(const ResizeSettings& s, int64_t in, int64_t out, double scal
     double x = 0;
     switch (s.transform) {
       case Transform::kHalfPixel: x = (od + 0.5) / scale - 0.5; break;
+      case Transform::kHalfPixelSymmetric: {
+        // The rounded output's centre kept on the input's: half_pixel shifted by what rounding took.
+        const double centre = static_cast<double>(in) / 2;
+        x = centre * (1 - static_cast<double>(out) / length) + (od + 0.5) / scale - 0.5;
+        break;
+      }
       case Transform::kPytorchHalfPixel: x = length == 1 ? -0.5 : (od + 0.5) / scale - 0.5; break;
       case Transform::kAlignCorners: x = length == 1 ? 0 : od * static_cast<double>(in - 1) / (length - 1); break;
       case Transform::kAsymmetric: x = od / scale; break;
@@ -297,7 +313,14 @@ class ResizeOp final : public Op {
       s_.rounding = Rounding::kFloor;
     } else {
       node.attrs.check_known({"mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
-                              "exclude_outside", "extrapolation_value"});
+                              "exclude_outside", "extrapolation_value", "antialias", "axes",
+                              "keep_aspect_ratio_policy"});
+      antialias_ = node.attrs.get_int("antialias", 0) != 0;
+      axes_ = node.attrs.get_ints("axes");
+      const std::string policy = node.attrs.get_string("keep_aspect_ratio_policy", "stretch");
+      if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+        throw OpError(fmt::format("unknown keep_aspect_ratio_policy '{}'", excerpt(policy)));
+      policy_ = policy[0] == 's' ? 0 : policy == "not_larger" ? -1 : 1;
       s_.transform = parse_transform(node.attrs.get_string("coordinate_transformation_mode", "half_pixel"));
       s_.rounding = parse_rounding(node.attrs.get_string("nearest_mode", "round_prefer_floor"));
       s_.cubic_a = node.attrs.get_float("cubic_coeff_a", -0.75);
@@ -375,31 +398,63 @@ class ResizeOp final : public Op {
       if (!opset10_ && in.size() > 3 && in[3].present) sizes = constant_ints(in, 3, "sizes");
     }
     if (scales.empty() == sizes.empty()) throw OpError("exactly one of scales and sizes must be given");
-    Plan p{x, {}};
+    const std::vector<size_t> axes = resized_axes(x.size());
+    const std::vector<double>& given = sizes.empty() ? scales : std::vector<double>(sizes.begin(), sizes.end());
+    if (given.size() != axes.size())
+      throw OpError(
+          fmt::format("{} has {} values for {} axes", sizes.empty() ? "scales" : "sizes", given.size(), axes.size()));
+    Plan p{x, std::vector<double>(x.size(), 1.0)};
     if (!sizes.empty()) {
-      if (sizes.size() != x.size())
-        throw OpError(fmt::format("sizes has {} values for rank {}", sizes.size(), x.size()));
-      for (size_t d = 0; d < x.size(); ++d) {
-        if (sizes[d] < 1) throw OpError(fmt::format("sizes[{}] is {}; it must be positive", d, sizes[d]));
-        p.out[d] = sizes[d];
-        p.scales.push_back(static_cast<double>(sizes[d]) / static_cast<double>(x[d]));
+      for (size_t i = 0; i < axes.size(); ++i)
+        if (sizes[i] < 1) throw OpError(fmt::format("sizes[{}] is {}; it must be positive", i, sizes[i]));
+      // keep_aspect_ratio_policy: one scale for every axis given, the least or the
+      // largest of theirs, and sizes rounded half up from it (the reference's).
+      double common = policy_ < 0 ? INFINITY : 0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const double r = static_cast<double>(sizes[i]) / static_cast<double>(x[axes[i]]);
+        common = policy_ < 0 ? std::min(common, r) : std::max(common, r);
       }
-      return p;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const size_t d = axes[i];
+        p.out[d] = policy_ == 0 ? sizes[i]
+                                : std::max<int64_t>(1, static_cast<int64_t>(common * static_cast<double>(x[d]) + 0.5));
+        p.scales[d] = policy_ == 0 ? static_cast<double>(sizes[i]) / static_cast<double>(x[d]) : common;
+      }
+    } else {
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const size_t d = axes[i];
+        if (!(scales[i] > 0) || !std::isfinite(scales[i]))
+          throw OpError(fmt::format("scales[{}] is {}; it must be positive", i, scales[i]));
+        const double size = std::floor(static_cast<double>(x[d]) * scales[i]);
+        if (size > 1e15) throw OpError(fmt::format("scales[{}] = {} makes the output too large", i, scales[i]));
+        if (size < 1) throw OpError(fmt::format("scales[{}] = {} leaves axis {} empty", i, scales[i], d));
+        p.out[d] = static_cast<int64_t>(size);
+        p.scales[d] = scales[i];
+      }
     }
-    if (scales.size() != x.size())
-      throw OpError(fmt::format("scales has {} values for rank {}", scales.size(), x.size()));
-    for (size_t d = 0; d < x.size(); ++d) {
-      if (!(scales[d] > 0) || !std::isfinite(scales[d]))
-        throw OpError(fmt::format("scales[{}] is {}; it must be positive", d, scales[d]));
-      const double size = std::floor(static_cast<double>(x[d]) * scales[d]);
-      if (size > 1e15) throw OpError(fmt::format("scales[{}] = {} makes the output too large", d, scales[d]));
-      p.out[d] = static_cast<int64_t>(size);
-      p.scales.push_back(scales[d]);
-    }
+    // Antialiasing widens the linear and cubic filters where they shrink an axis.
+    if (antialias_ && s_.mode != Mode::kNearest)
+      for (size_t d = 0; d < x.size(); ++d)
+        if (p.scales[d] < 1) throw UnsupportedError("antialias when downscaling is not supported");
     return p;
   }
 
-  bool upsample_, opset10_ = false;
+  // The axes scales and sizes name: `axes` (opset 18), else all.
+  std::vector<size_t> resized_axes(size_t rank) const {
+    std::vector<size_t> axes;
+    if (axes_.empty())
+      for (size_t d = 0; d < rank; ++d) axes.push_back(d);
+    for (int64_t a : axes_) {
+      const size_t d = static_cast<size_t>(normalize_axis(a, static_cast<int64_t>(rank), "axes"));
+      if (std::find(axes.begin(), axes.end(), d) != axes.end()) throw OpError(fmt::format("axis {} is given twice", a));
+      axes.push_back(d);
+    }
+    return axes;
+  }
+
+  bool upsample_, opset10_ = false, antialias_ = false;
+  std::vector<int64_t> axes_;
+  int policy_ = 0;  // keep_aspect_ratio_policy: 0 stretch, -1 not_larger, 1 not_smaller
   std::vector<double> scales_attr_;
   ResizeSettings s_;
 };

@@ -1,7 +1,8 @@
 // Ops that only move data, of any element type: Flatten, Reshape, Squeeze, Unsqueeze,
-// Identity, Dropout (inference: identity) keep their input's bytes (in place when the
-// planner allows); Concat, Split, Transpose, DepthToSpace and SpaceToDepth rearrange them. All cost 0 FLOPs; their
-// traffic is the data they read and write (a shape or axes input is not data).
+// Identity, Dropout (inference: identity; its optional mask all true) keep their input's
+// bytes (in place when the planner allows); Concat, Split, Transpose, DepthToSpace and
+// SpaceToDepth rearrange them. All cost 0 FLOPs; their traffic is the data they read and
+// write (a shape or axes input is not data).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,7 +25,7 @@ class SameDataOp : public Op {
     t.non_data_inputs = ~1u;  // a shape, axes, or Dropout's ratio and training mode
     return t;
   }
-  std::vector<TensorType> infer(std::span<const OpInput> in) const final {
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     const Shape shape = output_shape(in);  // checks the inputs first
     return {{in[0].dtype(), shape}};
   }
@@ -168,7 +169,6 @@ class IdentityOp final : public SameDataOp {
   explicit IdentityOp(const Node& node) {
     if (node.op_type == "Dropout") {
       node.attrs.check_known({"seed", "ratio", "is_test"});
-      if (node.outputs.size() > 1) throw UnsupportedError("the mask output is not supported (inference only)");
       dropout_ = true;
     } else {
       node.attrs.check_known({});
@@ -178,15 +178,36 @@ class IdentityOp final : public SameDataOp {
     OpTraits t = SameDataOp::traits();
     t.identity = true;
     t.elementwise = true;
+    if (dropout_) t.optional_outputs = 0b10;  // the mask
     return t;
   }
+  // Dropout's optional mask: bool, of the input's shape, all true at inference.
+  std::vector<TensorType> infer(std::span<const OpInput> in) const override {
+    std::vector<TensorType> out = SameDataOp::infer(in);
+    if (dropout_) out.push_back({DType::kBool, out[0].shape});
+    return out;
+  }
+  std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {
+    if (sig.outputs.size() < 2 || !sig.outputs[1].present) return SameDataOp::bind(sig, ctx);
+    return make_kernel(
+        {}, [](const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
+          if (out[0].size() == 0) return;  // folding may meet empty tensors
+          if (out[0].data != in[0].data)
+            std::memcpy(out[0].data, in[0].data, static_cast<size_t>(dtype_size(out[0].type.dtype) * out[0].size()));
+          std::memset(out[1].data, 1, static_cast<size_t>(out[1].size()));
+        });
+  }
   Shape output_shape(std::span<const OpInput> in) const override {
-    // Dropout (opset 12+) may carry ratio and training_mode inputs; training must be off.
+    // Dropout (opset 12+) may carry ratio and training_mode inputs. Training drops at
+    // random, but with a ratio of 0 it keeps everything, mask all true, as inference does
+    // (what torch exports for F.dropout(p=0.0): Swin-T's attention).
     check_input_count(in, 1, dropout_ ? 3 : 1);
     if (in.size() == 3 && in[2].present) {
       if (!in[2].constant) throw OpError("training_mode must be a constant");
-      if (in[2].constant->size() > 0 && in[2].constant->number(0) != 0)
-        throw UnsupportedError("training_mode=true is not supported (inference only)");
+      const bool zero_ratio =
+          in[1].present && in[1].constant && in[1].constant->size() == 1 && in[1].constant->number(0) == 0;
+      if (in[2].constant->size() > 0 && in[2].constant->number(0) != 0 && !zero_ratio)
+        throw UnsupportedError("training_mode=true is not supported (inference only) unless the ratio is a constant 0");
     }
     return in[0].shape();
   }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <variant>
 
 #include "bench/attribute_choices.h"
@@ -280,6 +281,17 @@ PYBIND11_MODULE(_minfer, m) {
         return std::make_shared<Model>(std::move(compiled), spec);
       },
       py::arg("path"), py::arg("options"), py::arg("input_shapes"), py::arg("spec"));
+
+  // [(name, declared dimensions with -1 where dynamic, or None)] of the tensor inputs.
+  m.def(
+      "model_inputs",
+      [](const std::string& path) {
+        std::vector<std::pair<std::string, std::optional<std::vector<int64_t>>>> inputs;
+        for (const InputSignature& in : model_inputs(path))
+          if (in.is_tensor) inputs.emplace_back(in.name, in.has_shape ? std::optional(in.dims) : std::nullopt);
+        return inputs;
+      },
+      py::arg("path"));
 
   m.def(
       "compare",

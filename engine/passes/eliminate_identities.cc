@@ -26,7 +26,13 @@ PassLog eliminate_identities(CompileGraph& g) {
   std::vector<bool> removed(g.size(), false);
   for (size_t i = 0; i < g.size(); ++i) {
     const Node& n = g.node(i);
-    if (!g.op(i).is_identity(g.signature(i)) || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0].empty())
+    // Outputs besides output 0 (Dropout's mask) may go with the node when nothing reads them.
+    bool others_read = false;
+    for (size_t o = 1; o < n.outputs.size(); ++o)
+      others_read =
+          others_read || (!n.outputs[o].empty() && (uses.reads.count(n.outputs[o]) || g.is_graph_output(n.outputs[o])));
+    if (!g.op(i).is_identity(g.signature(i)) || n.outputs.empty() || n.outputs[0].empty() || others_read ||
+        n.inputs.empty() || n.inputs[0].empty())
       continue;
     const std::string in = resolve(alias, n.inputs[0]), out = n.outputs[0];
     if (!g.is_graph_output(out)) {

@@ -1,5 +1,6 @@
 // Removes ops that compute their input unchanged (Op::is_identity: Identity, Dropout at
-// inference, Pad with all pads zero): their readers read the input instead.
+// inference, Pad with all pads zero): their readers read the input instead. A Dropout
+// whose mask is read stays.
 #pragma once
 
 #include "engine/compile_graph.h"

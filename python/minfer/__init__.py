@@ -19,6 +19,7 @@ import inspect
 import json
 import os
 import tempfile
+import threading
 
 import numpy as np
 
@@ -108,20 +109,32 @@ def _as_float32(name, value):
 
 
 class Model:
-    """A compiled model. Any number of Python threads may run it at once."""
+    """A compiled model. Any number of Python threads may run it at once.
 
-    def __init__(self, native):
-        self._native = native
+    A model whose file declares dynamic dimensions (an ONNX export with dynamic_axes) that
+    load() was not given input_shapes for compiles on its first run for the shapes fed,
+    and again for each new set of shapes (the last _SHAPE_SETS kept); its `inputs` show
+    None for those dimensions."""
+
+    _SHAPE_SETS = 8
+
+    def __init__(self, native, dynamic=None):
+        self._native = native  # compiled; for a dynamic model, for the shapes of the last run
+        self._dynamic = dynamic  # (declared {name: shape with None}, compile(shapes) -> native) or None
+        self._by_shapes = collections.OrderedDict()
+        self._lock = threading.Lock()
 
     @property
     def inputs(self):
-        """{name: shape} of the graph inputs, in the model's order."""
+        """{name: shape} of the graph inputs, in the model's order (None for a dynamic dimension)."""
+        if self._dynamic:
+            return dict(self._dynamic[0])
         return {name: tuple(shape) for name, shape in self._native.inputs}
 
     @property
     def outputs(self):
-        """{name: shape} of the graph outputs."""
-        return {name: tuple(shape) for name, shape in self._native.outputs}
+        """{name: shape} of the graph outputs (of the last run's shapes for a dynamic model)."""
+        return {name: tuple(shape) for name, shape in self._compiled().outputs}
 
     def run(self, feeds):
         """Runs the model once: feeds is {input name: array}, or one array for a model of one
@@ -129,16 +142,19 @@ class Model:
         are read in place; others are converted. The GIL is released while it runs."""
         if not isinstance(feeds, collections.abc.Mapping):
             if len(self.inputs) != 1:
-                raise ModelError(f"{self._native.spec}: the model has inputs {list(self.inputs)}; give a dict of them")
+                raise ModelError(f"{self._spec}: the model has inputs {list(self.inputs)}; give a dict of them")
             feeds = {next(iter(self.inputs)): feeds}
-        return self._native.run({name: _as_float32(name, value) for name, value in feeds.items()})
+        arrays = {name: _as_float32(name, value) for name, value in feeds.items()}
+        native = self._for_shapes(arrays) if self._dynamic else self._native
+        return native.run(arrays)
 
     def profile(self, runs=_PROFILE.num_runs, warmup=_PROFILE.warmup_runs, image=None, top_k=_PROFILE.top_k,
                 mean=None, std=None, peak_gflops=None, bandwidth_gbs=None, fma_units=_MACHINE.fma_units, probe=False):
         """engine_bench's measurement: `warmup` unprofiled runs, then `runs` profiled ones, on
         engine_bench's reproducible inputs (or `image`, normalised by `mean` and `std`).
         The roofline's peak_gflops and bandwidth_gbs are measured once per thread count
-        and cached, as engine_bench does, unless given. Returns a Report."""
+        and cached, as engine_bench does, unless given. Returns a Report. A dynamic model
+        is profiled at the shapes of its last run."""
         settings = _minfer.ProfileSettings()
         settings.num_runs = runs
         settings.warmup_runs = warmup
@@ -147,10 +163,48 @@ class Model:
         settings.mean = _float_list(mean)
         settings.std = _float_list(std)
         settings.machine = _machine_options(peak_gflops, bandwidth_gbs, fma_units, probe)
-        return Report(self._native.profile(settings))
+        return Report(self._compiled().profile(settings))
+
+    @property
+    def _spec(self):
+        return self._dynamic[2] if self._dynamic else self._native.spec
+
+    def _compiled(self):
+        with self._lock:
+            native = self._native
+        if native is None:
+            dynamic = [name for name, shape in self._dynamic[0].items() if None in shape]
+            raise ModelError(f"{self._spec}: input '{dynamic[0]}' has dynamic dimensions; run the model once, or load "
+                             f"it with input_shapes={{'{dynamic[0]}': (...)}}")
+        return native
+
+    def _for_shapes(self, arrays):
+        # The declared fixed dimensions must hold: compiling for other ones would change the model.
+        declared, compile_for, spec = self._dynamic
+        for name, shape in declared.items():
+            if name not in arrays:
+                raise ModelError(f"{spec}: input '{name}' is not given")
+            got = arrays[name].shape
+            if shape is not None and (len(got) != len(shape) or any(d not in (None, g) for d, g in zip(shape, got))):
+                wanted = "x".join("?" if d is None else str(d) for d in shape)
+                raise ModelError(f"{spec}: input '{name}' has shape {'x'.join(map(str, got))}, the model takes "
+                                 f"{wanted}")
+        key = tuple((name, arrays[name].shape) for name in declared)
+        with self._lock:
+            native = self._by_shapes.get(key)
+            if native is None:
+                native = compile_for(dict(key))
+                self._by_shapes[key] = native
+                if len(self._by_shapes) > self._SHAPE_SETS:
+                    self._by_shapes.popitem(last=False)
+            self._by_shapes.move_to_end(key)
+            self._native = native
+        return native
 
     def __repr__(self):
-        return f"<minfer.Model {self._native.spec}: inputs {self.inputs}, outputs {self.outputs}>"
+        if self._dynamic:
+            return f"<minfer.Model {self._spec}: inputs {self.inputs}, compiled per input shapes>"
+        return f"<minfer.Model {self._spec}: inputs {self.inputs}, outputs {self.outputs}>"
 
 
 def _float_list(values):
@@ -213,7 +267,14 @@ def _load(path, shown_as, keywords):
     # How compare() names the model: `shown_as` and the keywords that differ from the defaults.
     spec = " ".join([shown_as] + [f"{k}={v!r}" for k, v in keywords.items() if v != _LOAD_DEFAULTS[k]])
     input_shapes = _shapes(keywords.pop("input_shapes"))
-    return Model(_minfer.load(path, _compile_options(**keywords), input_shapes, spec))
+    options = _compile_options(**keywords)
+    declared = {name: None if dims is None else tuple(None if d < 0 else d for d in dims)
+                for name, dims in _minfer.model_inputs(path)}
+    declared.update(input_shapes)
+    if all(shape is not None and None not in shape for shape in declared.values()):
+        return Model(_minfer.load(path, options, input_shapes, spec))
+    # Dynamic dimensions (or none declared): compiled per shapes fed, at run time.
+    return Model(None, (declared, lambda shapes: _minfer.load(path, options, shapes, spec), spec))
 
 
 _LOAD_DEFAULTS = {name: p.default for name, p in inspect.signature(load).parameters.items() if p.kind == p.KEYWORD_ONLY}
@@ -234,7 +295,7 @@ def compare(a, b, *, model=None, runs=_PROFILE.num_runs, warmup=_PROFILE.warmup_
     run.num_runs = runs
     run.warmup_runs = warmup
     run.machine = _machine_options(peak_gflops, bandwidth_gbs, fma_units, probe)
-    sides = [side._native if isinstance(side, Model) else side for side in (a, b)]
+    sides = [side._compiled() if isinstance(side, Model) else side for side in (a, b)]
     return Comparison(_minfer.compare(sides[0], sides[1], "" if model is None else os.fspath(model),
                                       _shapes(input_shapes), _compile_options(**keywords), run))
 

@@ -117,6 +117,20 @@ void add_binary(Graph& g, const char* type, const Shape& a_shape) {
   g.nodes.push_back({"op", type, {"a", "k"}, {"b"}, {}});
 }
 
+// b = a with a part replaced: ScatterND's slice at (0, 1), the other scatters' element
+// at index 1 along axis 1.
+void add_scatter(Graph& g, const char* type, const Shape& a_shape) {
+  const bool nd = std::string(type) == "ScatterND";
+  const Shape one(a_shape.size(), 1);
+  Shape updates = nd ? Shape(a_shape.begin() + 2, a_shape.end()) : one;
+  if (nd) updates.insert(updates.begin(), 1);
+  g.initializers["i"] = nd ? Tensor({1, 2}, std::vector<int64_t>{0, 1}) : Tensor(one, std::vector<int64_t>{1});
+  g.initializers["u"] = tensor(updates, 23);
+  Node n{"op", type, {"a", "i", "u"}, {"b"}, {}};
+  if (!nd) n.attrs.set("axis", int64_t{1});
+  g.nodes.push_back(n);
+}
+
 struct Consumer {
   const char* op_type;
   ConsumerBuilder add;
@@ -141,6 +155,10 @@ const std::vector<Consumer>& in_place_consumers() {
       {"Tanh", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Tanh")); }},
       {"Softplus", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Softplus")); }},
       {"Swish", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Swish")); }},
+      {"Celu", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Celu")); }},
+      {"ThresholdedRelu", [](Graph& g, const Shape&) { g.nodes.push_back(unary("ThresholdedRelu")); }},
+      {"Shrink", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Shrink")); }},
+      {"Mish", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Mish")); }},
       {"Add", [](Graph& g, const Shape& s) { add_binary(g, "Add", s); }},
       {"Sub", [](Graph& g, const Shape& s) { add_binary(g, "Sub", s); }},
       {"Mul", [](Graph& g, const Shape& s) { add_binary(g, "Mul", s); }},
@@ -151,6 +169,27 @@ const std::vector<Consumer>& in_place_consumers() {
          g.nodes.back().attrs.set("fmod", int64_t{1});  // float32 Mod is C's fmod
        }},
       {"PRelu", [](Graph& g, const Shape& s) { add_binary(g, "PRelu", s); }},
+      {"InstanceNormalization",
+       [](Graph& g, const Shape& s) {
+         g.initializers["is"] = tensor({s[1]}, 24, 0.5f, 1.5f);
+         g.initializers["ib"] = tensor({s[1]}, 25);
+         std::string x = "a";
+         if (s.size() < 3) {  // [N, C] as [N, C, 1] (an in-place Unsqueeze)
+           Node u = unary("Unsqueeze");
+           u.name = "u", u.outputs = {"a3"}, x = "a3";
+           u.attrs.set("axes", std::vector<int64_t>{2});
+           g.nodes.push_back(u);
+         }
+         g.nodes.push_back({"op", "InstanceNormalization", {x, "is", "ib"}, {"b"}, {}});
+       }},
+      {"GroupNormalization",
+       [](Graph& g, const Shape& s) {
+         g.initializers["gs"] = tensor({s[1]}, 26, 0.5f, 1.5f);
+         g.initializers["gb"] = tensor({s[1]}, 27);
+         Node n{"op", "GroupNormalization", {"a", "gs", "gb"}, {"b"}, {}};
+         n.attrs.set("num_groups", s[1] % 3 == 0 ? int64_t{3} : int64_t{1});
+         g.nodes.push_back(n);
+       }},
       {"BatchNormalization",
        [](Graph& g, const Shape& s) {
          for (const char* stat : {"bs", "bb", "bm", "bv"}) g.initializers[stat] = tensor({s[1]}, 22, 0.5f, 1.5f);
@@ -202,6 +241,9 @@ const std::vector<Consumer>& in_place_consumers() {
       {"Atanh", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Atanh")); }},
       {"Softsign", [](Graph& g, const Shape&) { g.nodes.push_back(unary("Softsign")); }},
       {"Pow", [](Graph& g, const Shape& s) { add_binary(g, "Pow", s); }},
+      {"ScatterND", [](Graph& g, const Shape& s) { add_scatter(g, "ScatterND", s); }},
+      {"ScatterElements", [](Graph& g, const Shape& s) { add_scatter(g, "ScatterElements", s); }},
+      {"Scatter", [](Graph& g, const Shape& s) { add_scatter(g, "Scatter", s); }},
   };
   return consumers;
 }
@@ -231,6 +273,8 @@ TEST(GraphOutputs, TheTableCoversEveryInPlaceOp) {
     if (type == "MaxPool" || type == "AveragePool") node.attrs.set("kernel_shape", std::vector<int64_t>{1});
     if (type == "Constant") node.attrs.set("value_int", int64_t{1});
     if (type == "Cast") node.attrs.set("to", int64_t{1});
+    if (type == "LRN") node.attrs.set("size", int64_t{3});
+    if (type == "GroupNormalization") node.attrs.set("num_groups", int64_t{1});
     if (type == "DepthToSpace" || type == "SpaceToDepth") node.attrs.set("blocksize", int64_t{2});
     if (type == "Reorder") {
       node.attrs.set("to", std::string("NCHWc"));

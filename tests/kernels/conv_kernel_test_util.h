@@ -42,7 +42,10 @@ inline std::vector<Activation> every_activation() {
           {K::kTanh},
           {K::kSoftplus},
           {K::kSwish, 1.0f},
-          {K::kSwish, 0.5f}};
+          {K::kSwish, 0.5f},
+          {K::kCelu, 0.8f},
+          {K::kShrink, 0.3f, 0.1f},
+          {K::kMish}};
 }
 
 inline ConvGeometry conv_shape(int64_t cin, int64_t h, int64_t w, int64_t cout, int64_t group, int64_t k,

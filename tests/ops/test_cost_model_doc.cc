@@ -57,6 +57,7 @@ TEST(CostModelDoc, ExamplesMatchTheCode) {
   for (const auto& e : examples) {
     SCOPED_TRACE(e["what"].get<std::string>());
     std::vector<TestTensor> inputs;
+    std::vector<size_t> int64_inputs;
     for (const auto& s : e["inputs"]) {
       std::string text = s;
       if (text.empty()) {  // an omitted optional input
@@ -65,6 +66,11 @@ TEST(CostModelDoc, ExamplesMatchTheCode) {
       }
       const bool constant = text[0] == '*';
       if (constant) text = text.substr(1);
+      // "int64:" before the shape marks int64 data (indices: "*int64:3x1=0,1,2").
+      if (text.rfind("int64:", 0) == 0) {
+        text = text.substr(6);
+        int64_inputs.push_back(inputs.size());
+      }
       // A constant's values follow '=' ("*4=1,1,2,2": Resize's scales); 0.5 each otherwise.
       std::vector<float> values;
       if (const size_t eq = text.find('='); eq != std::string::npos) {
@@ -76,8 +82,23 @@ TEST(CostModelDoc, ExamplesMatchTheCode) {
       if (values.empty()) values.assign(num_elements(shape), 0.5f);
       inputs.push_back(constant ? weight(shape, values) : input(shape, {}));
     }
-    const OpResult r =
-        cost_of(e["op"], inputs, parse_attrs(e.value("attrs", nlohmann::json::object())), e.value("outputs", 1));
+    const Attributes attrs = parse_attrs(e.value("attrs", nlohmann::json::object()));
+    OpResult r;
+    if (int64_inputs.empty()) {
+      r = cost_of(e["op"], inputs, attrs, e.value("outputs", 1));
+    } else {  // cost_of's graph with those inputs int64
+      Graph g = single_op_graph(e["op"], inputs, attrs, e.value("outputs", 1));
+      for (size_t i : int64_inputs) {
+        const std::string name = "in" + std::to_string(i);
+        const TestTensor& t = inputs[i];
+        if (t.constant) g.initializers[name] = Tensor(t.shape, std::vector<int64_t>(t.data.begin(), t.data.end()));
+        for (GraphInput& in : g.inputs)
+          if (in.name == name) in.dtype = DType::kInt64;
+      }
+      const auto model = compile(std::move(g));
+      r.cost = model->steps()[0].cost;
+      r.kind = model->steps()[0].kind();
+    }
     const std::pair<const char*, int64_t> fields[] = {{"macs", r.cost.macs},
                                                       {"flops", r.cost.flops},
                                                       {"params", r.cost.params},

@@ -55,7 +55,19 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryCase{"HardSwish", [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }, 5, {}},
         UnaryCase{"Tanh", [](double x) { return std::tanh(x); }, 5, {}},
         UnaryCase{"Softplus", [](double x) { return std::log(1 + std::exp(x)); }, 3, {}},
-        UnaryCase{"Swish", [](double x) { return x / (1 + std::exp(-0.5 * x)); }, 4, {{"alpha", 0.5}}}),
+        UnaryCase{"Swish", [](double x) { return x / (1 + std::exp(-0.5 * x)); }, 4, {{"alpha", 0.5}}},
+        UnaryCase{"Celu",
+                  [](double x) { return std::max(0.0, x) + std::min(0.0, 1.5 * (std::exp(x / 1.5) - 1)); },
+                  5,
+                  {{"alpha", 1.5}}},
+        UnaryCase{"ThresholdedRelu", [](double x) { return x > 0.75 ? x : 0; }, 1, {{"alpha", 0.75}}},
+        UnaryCase{"Mish", [](double x) { return x * std::tanh(std::log(1 + std::exp(x))); }, 9, {}},
+        UnaryCase{"Shrink",
+                  [](double x) { return x < -2  ? x + 0.5
+                                        : x > 2 ? x - 0.5
+                                                : 0; },
+                  2,
+                  {{"lambd", 2.0}, {"bias", 0.5}}}),
     [](const auto& info) { return std::string(info.param.op); });
 
 TEST(Clip, BoundsAsInputs) {

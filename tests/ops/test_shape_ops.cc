@@ -1,6 +1,8 @@
 // Data-movement ops: shapes and element order against definitions written here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/op_test_util.h"
 
 namespace minfer::test {
@@ -87,6 +89,40 @@ TEST(Pad, ConstantReflectEdge) {
   EXPECT_EQ(e.outputs[0], (std::vector<float>{0, 1, 2, 2, 0, 1, 2, 2, 3, 4, 5, 5}));
   OpResult crop = run_op("Pad", {input({2, 3}, x), weight({4}, {0, -1, 0, 0})});
   EXPECT_EQ(crop.outputs[0], (std::vector<float>{1, 2, 4, 5}));
+}
+
+// Reflect and edge on every axis of a 4-D tensor, against the definition: output index
+// i - pad reads x at i mirrored about (reflect, the edge not repeated) or clamped to
+// (edge) the input's ends. Threads split the rows.
+TEST(Pad, ReflectAndEdgeMatchTheDefinitionOnEveryAxis) {
+  const Shape xs{2, 3, 5, 6};
+  const std::vector<int64_t> pads{1, 0, 2, 3, 0, 2, 4, 5};
+  auto x = random_values(2 * 3 * 5 * 6, 11);
+  for (const char* mode : {"reflect", "edge"})
+    for (int threads : {1, 2}) {
+      Attributes a;
+      a.set("mode", std::string(mode));
+      OpResult r =
+          run_op("Pad", {input(xs, x), weight({8}, std::vector<float>(pads.begin(), pads.end()))}, a, 1, threads);
+      const Shape ys{3, 5, 11, 14};
+      ASSERT_EQ(r.shapes[0], ys);
+      int64_t i = 0;
+      for (int64_t n = 0; n < ys[0]; ++n)
+        for (int64_t c = 0; c < ys[1]; ++c)
+          for (int64_t h = 0; h < ys[2]; ++h)
+            for (int64_t w = 0; w < ys[3]; ++w, ++i) {
+              const int64_t at[4] = {n, c, h, w};
+              int64_t src = 0;
+              for (int d = 0; d < 4; ++d) {
+                int64_t k = at[d] - pads[d];
+                if (mode[0] == 'e') k = std::clamp<int64_t>(k, 0, xs[d] - 1);
+                if (k < 0) k = -k;
+                if (k >= xs[d]) k = 2 * (xs[d] - 1) - k;
+                src = src * xs[d] + k;
+              }
+              ASSERT_EQ(r.outputs[0][i], x[src]) << mode << " at " << n << "," << c << "," << h << "," << w;
+            }
+    }
 }
 
 // ONNX's test_constant_pad: constant_value is a graph input, known only at run time.

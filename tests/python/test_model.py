@@ -162,3 +162,44 @@ def test_load_keywords_change_what_runs():
         minfer.load(decoder, max_memory="12X")
     with pytest.raises(minfer.ModelError, match=r"^num_threads must be at least 1, got 0$"):
         minfer.load(decoder, num_threads=0)
+
+
+def conv_pool_model(path):
+    """An ONNX file of x [batch, 3, h, w] (dynamic batch and size) -> 1x1 Conv to 4 channels
+    -> Relu -> GlobalAveragePool -> Flatten [batch, 4], and its weights [4, 3]."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.random.default_rng(3).standard_normal((4, 3, 1, 1)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("GlobalAveragePool", ["r"], ["g"]), helper.make_node("Flatten", ["g"], ["y"])]
+    graph = helper.make_graph(nodes, "dynamic", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                               ["batch", 3, "h", "w"])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])],
+                              [numpy_helper.from_array(w, "w")])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return w[:, :, 0, 0]
+
+
+def test_dynamic_dimensions_compile_for_the_shapes_each_run_feeds(tmp_path):
+    path = tmp_path / "dynamic.onnx"
+    w = conv_pool_model(path)
+    model = minfer.load(path)
+    assert model.inputs == {"x": (None, 3, None, None)}
+    with pytest.raises(minfer.ModelError, match=r"input 'x' has dynamic dimensions; run the model once, or load it "
+                                                r"with input_shapes="):
+        model.outputs
+    rng = np.random.default_rng(4)
+    for shape in [(1, 3, 5, 7), (2, 3, 4, 4), (1, 3, 5, 7)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        expected = np.maximum(np.einsum("oc,nchw->nohw", w, x), 0).mean(axis=(2, 3))
+        y = model.run(x)["y"]
+        np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-6)
+        assert model.outputs == {"y": (shape[0], 4)}
+    # Profiled at the last run's shapes: 1 x 5 x 7 pixels x 3 x 4 MACs.
+    assert model.profile(runs=1, warmup=0).totals["macs"] == 35 * 12
+    with pytest.raises(minfer.ModelError) as error:
+        model.run(np.zeros((1, 4, 5, 5), np.float32))
+    assert str(error.value) == f"{path}: input 'x' has shape 1x4x5x5, the model takes ?x3x?x?"
+    fixed = minfer.load(path, input_shapes={"x": (2, 3, 8, 8)})
+    assert fixed.inputs == {"x": (2, 3, 8, 8)} and fixed.outputs == {"y": (2, 4)}

@@ -150,12 +150,12 @@ def main():
         save(name, model([helper.make_node("Add", ["x", "b"], ["y"], name="add")], [value("x", [size])],
                          [value("y", None)], [ext]))
 
-    # Versions newer than the engine knows (it reads up to IR version 8, opset 17).
+    # Versions newer than the engine knows (it reads up to IR version 13, opset 27).
     save("onnx_newer_opset.onnx",
          model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value("x", [4])], [value("y", None)],
-               opset=18))
+               opset=28))
     newer_ir = relu_model()
-    newer_ir.ir_version = 9
+    newer_ir.ir_version = 14
     save("onnx_newer_ir_version.onnx", newer_ir)
     # A graph with no outputs, and node names holding a newline and a terminal escape.
     save("onnx_no_outputs.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [value("x", [4])], []))
