@@ -22,19 +22,22 @@ struct Groups {
 class GroupNormOp final : public Op {
  public:
   explicit GroupNormOp(const Node& node) {
-    node.attrs.check_known({"epsilon", "num_groups", "stash_type"});
-    if (!node.attrs.has("num_groups")) throw OpError("attribute 'num_groups' is required");
-    groups_ = node.attrs.get_int("num_groups", 1);
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    attrs.check_known({"epsilon", "num_groups", "stash_type"});
+    if (!attrs.has("num_groups")) throw OpError("attribute 'num_groups' is required");
+    groups_ = attrs.get_int("num_groups", 1);
     if (groups_ < 1) throw OpError(fmt::format("num_groups must be at least 1, got {}", groups_));
-    epsilon_ = static_cast<float>(node.attrs.get_float("epsilon", 1e-5));
-    if (node.attrs.get_int("stash_type", 1) != 1)
+    epsilon_ = static_cast<float>(attrs.get_float("epsilon", 1e-5));
+    if (attrs.get_int("stash_type", 1) != 1)
       throw UnsupportedError(
-          fmt::format("stash_type {} is not supported (only 1: float32)", node.attrs.get_int("stash_type", 1)));
+          fmt::format("stash_type {} is not supported (only 1: float32)", attrs.get_int("stash_type", 1)));
   }
 
   OpTraits traits() const override {
     OpTraits t;
     t.inplace_input = 0;  // a group is read whole (mean, variance) before it is written
+    t.fuses_activation = true;
     return t;
   }
 
@@ -46,8 +49,11 @@ class GroupNormOp final : public Op {
   OpCost cost(const OpSignature& sig) const override {
     const Groups g = groups(sig.inputs);
     const int64_t elements = num_elements(sig.inputs[0].shape());
-    const CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", elements) +
-                           CostExpr::of("FLOPs/group", 2) * CostExpr::of("groups", g.batch * g.groups);
+    CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", elements) +
+                     CostExpr::of("FLOPs/group", 2) * CostExpr::of("groups", g.batch * g.groups);
+    if (activation_.kind != ActivationKind::kNone)
+      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
+                          CostExpr::of("elements", elements);
     return op_cost(*this, sig, 0, flops);
   }
 
@@ -55,7 +61,8 @@ class GroupNormOp final : public Op {
     const kernels::NormalizationKernels& k = kernels::normalization_or_scalar(ctx.isa);
     KernelFacts facts;
     facts.kernel = fmt::format("group_norm_{}", isa_name(k.isa));
-    return make_kernel(std::move(facts), [g = groups(sig.inputs), eps = epsilon_, &k](
+    if (activation_.kind != ActivationKind::kNone) facts.details["fused_activation"] = activation_name(activation_);
+    return make_kernel(std::move(facts), [g = groups(sig.inputs), eps = epsilon_, act = activation_, &k](
                                              const RunContext& run, std::span<const TensorView> in,
                                              std::span<const TensorView> out, Workspace) {
       const int64_t units = g.batch * g.groups, n = g.channels_per_group * g.plane;
@@ -72,6 +79,7 @@ class GroupNormOp final : public Op {
           float* row = group + j * g.plane;
           for (int64_t i = 0; i < g.plane; ++i) row[i] = row[i] * scale[c] + bias[c];
         }
+        act.apply(group, n);
       });
     });
   }
@@ -98,6 +106,7 @@ class GroupNormOp final : public Op {
 
   int64_t groups_ = 1;
   float epsilon_ = 1e-5f;
+  Activation activation_;
 };
 
 }  // namespace

@@ -27,13 +27,16 @@ void require_float32(std::span<const OpInput> in) {
 class InstanceNormOp final : public Op {
  public:
   explicit InstanceNormOp(const Node& node) {
-    node.attrs.check_known({"epsilon"});
-    epsilon_ = static_cast<float>(node.attrs.get_float("epsilon", 1e-5));
+    Attributes attrs = node.attrs;
+    activation_ = take_fused_activation(attrs);
+    attrs.check_known({"epsilon"});
+    epsilon_ = static_cast<float>(attrs.get_float("epsilon", 1e-5));
   }
 
   OpTraits traits() const override {
     OpTraits t;
-    t.inplace_input = 0;  // a plane is read whole (mean, variance) before it is written
+    t.inplace_input = 0;        // a plane is read whole (mean, variance) before it is written
+    t.fuses_activation = true;  // style transfer's Relu after each norm
     return t;
   }
 
@@ -44,8 +47,12 @@ class InstanceNormOp final : public Op {
 
   OpCost cost(const OpSignature& sig) const override {
     const Planes p = planes(sig.inputs);
-    const CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", p.batch * p.channels * p.size) +
-                           CostExpr::of("FLOPs/plane", 2) * CostExpr::of("planes", p.batch * p.channels);
+    const int64_t elements = p.batch * p.channels * p.size;
+    CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", elements) +
+                     CostExpr::of("FLOPs/plane", 2) * CostExpr::of("planes", p.batch * p.channels);
+    if (activation_.kind != ActivationKind::kNone)
+      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
+                          CostExpr::of("elements", elements);
     return op_cost(*this, sig, 0, flops);
   }
 
@@ -53,11 +60,12 @@ class InstanceNormOp final : public Op {
     const kernels::NormalizationKernels& k = kernels::normalization_or_scalar(ctx.isa);
     KernelFacts facts;
     facts.kernel = fmt::format("instance_norm_{}", isa_name(k.isa));
-    return make_kernel(std::move(facts), [p = planes(sig.inputs), eps = epsilon_, &k](
+    if (activation_.kind != ActivationKind::kNone) facts.details["fused_activation"] = activation_name(activation_);
+    return make_kernel(std::move(facts), [p = planes(sig.inputs), eps = epsilon_, act = activation_, &k](
                                              const RunContext& run, std::span<const TensorView> in,
                                              std::span<const TensorView> out, Workspace) {
       kernels::instance_norm(k, in[0].f32(), p.batch, p.channels, p.size, in[1].f32(), in[2].f32(), eps, out[0].f32(),
-                             run.num_threads);
+                             run.num_threads, act);
     });
   }
 
@@ -78,6 +86,7 @@ class InstanceNormOp final : public Op {
   }
 
   float epsilon_ = 1e-5f;
+  Activation activation_;
 };
 
 }  // namespace

@@ -84,7 +84,7 @@ LrnParams lrn_params(int64_t size, double alpha, double beta, double bias) {
 }
 
 void instance_norm(const NormalizationKernels& k, const float* x, int64_t batch, int64_t channels, int64_t n,
-                   const float* scale, const float* bias, float epsilon, float* y, int threads) {
+                   const float* scale, const float* bias, float epsilon, float* y, int threads, const Activation& act) {
   const int64_t planes = batch * channels;
   if (planes == 0 || n == 0) return;
   // Three passes over each plane (mean, variance, output).
@@ -93,6 +93,7 @@ void instance_norm(const NormalizationKernels& k, const float* x, int64_t batch,
     for (int64_t plane = planes * t / team; plane < planes * (t + 1) / team; ++plane) {
       const int64_t c = plane % channels;
       k.instance_norm_plane(x + plane * n, n, scale[c], bias[c], epsilon, y + plane * n);
+      act.apply(y + plane * n, n);
     }
   });
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "ops/activation.h"
 #include "profiler/isa.h"
 
 namespace minfer::kernels {
@@ -49,9 +50,11 @@ const NormalizationKernels* normalization_for(Isa isa);
 const NormalizationKernels& normalization_or_scalar(Isa isa);
 
 // InstanceNormalization of x [batch, channels, n] into y (may be x) with scale[c] and
-// bias[c], on up to `threads` threads, each plane by one.
+// bias[c], then `act` (fused: on each plane while it is in cache), on up to `threads`
+// threads, each plane by one.
 void instance_norm(const NormalizationKernels& k, const float* x, int64_t batch, int64_t channels, int64_t n,
-                   const float* scale, const float* bias, float epsilon, float* y, int threads);
+                   const float* scale, const float* bias, float epsilon, float* y, int threads,
+                   const Activation& act = {});
 // LRN of x [batch, channels, plane] into y (not x), on up to `threads` threads, each
 // taking whole chunks of an image's pixels.
 void lrn(const NormalizationKernels& k, const float* x, int64_t batch, int64_t channels, int64_t plane,

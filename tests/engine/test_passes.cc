@@ -3,6 +3,7 @@
 // fusion keeps outputs and FLOPs and drops the intermediate tensor's bytes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -347,6 +348,43 @@ TEST(FuseActivations, ConvBnReluBecomesOneNodeWithTheSameFlops) {
   EXPECT_EQ(before->total_cost().bytes_written - after->total_cost().bytes_written, 4 * elements);
   EXPECT_LT(test::max_rel_error(run_graph(conv_bn_relu(true), true, true), run_graph(conv_bn_relu(true), true, false)),
             1e-6);
+}
+
+// InstanceNormalization and GroupNormalization take the Relu after them (a style
+// transfer network's): the same values as the two steps, and the FLOPs; the activation's
+// pass over memory gone.
+TEST(FuseActivations, NormalizationsTakeTheActivationAfterThem) {
+  for (const char* op : {"InstanceNormalization", "GroupNormalization"}) {
+    Graph g;
+    g.source = "<norm_relu>";
+    g.inputs = {{"x", {2, 4, 3, 5}}};
+    g.initializers["s"] = Tensor({4}, std::vector<float>{0.5f, 1.0f, -2.0f, 1.5f});
+    g.initializers["b"] = Tensor({4}, std::vector<float>{0.25f, -0.5f, 0.0f, 1.0f});
+    Node norm{"norm", op, {"x", "s", "b"}, {"n"}, {}};
+    if (std::string(op) == "GroupNormalization") norm.attrs.set("num_groups", int64_t{2});
+    g.nodes.push_back(norm);
+    g.nodes.push_back({"relu", "Relu", {"n"}, {"y"}, {}});
+    g.outputs = {"y"};
+    CompileOptions unfused_options;
+    unfused_options.passes.fuse = false;
+    auto unfused = compile(g, unfused_options);
+    auto fused = compile(g);
+    ASSERT_EQ(fused->steps().size(), 1u) << op;
+    EXPECT_EQ(fused->steps()[0].facts().details["fused_activation"], "Relu");
+    EXPECT_EQ(fused->total_cost().flops, unfused->total_cost().flops);
+    EXPECT_LT(fused->total_cost().bytes_read, unfused->total_cost().bytes_read);
+    const std::vector<float> x = random_values(120, 61, -3.0f, 3.0f);
+    std::vector<float> y[2];
+    for (int k = 0; k < 2; ++k) {
+      Session s(k ? fused : unfused);
+      s.set_input("x", x);
+      s.run();
+      const auto out = s.output("y");
+      y[k].assign(out.begin(), out.end());
+    }
+    EXPECT_EQ(y[0], y[1]) << op;
+    EXPECT_TRUE(std::any_of(y[1].begin(), y[1].end(), [](float v) { return v == 0.0f; })) << op;
+  }
 }
 
 // A residual block's Add takes the Relu after it (one pass over the sum instead of
