@@ -76,7 +76,7 @@ CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
         // An older opset's node is checked only by its op type: its attributes are
         // those of the upgrade's input.
         with_node_context(graph_, node, [&] {
-          if (graph_.opset >= 13 || !is_known_op(node.op_type)) create_op(node);
+          if ((graph_.opset >= 13 || !is_known_op(node.op_type)) && node.op_type != "If") create_op(node);
         });
       } catch (const UnsupportedModelError& e) {
         unsupported.add(node_context(graph_, node), node.op_type, e.what());
@@ -85,24 +85,79 @@ CompileGraph::CompileGraph(Graph graph, MemoryBudget& budget) {
     }
     const std::string context = node_context(graph_, node), op_type = node.op_type;  // node is moved from below
     try {
-      if (graph_.opset >= kOpsetWithoutUpgrades) {
-        add_node(std::move(node), budget);
-        continue;
-      }
-      UpgradedNode up = with_node_context(graph_, node, [&] {
-        return upgrade_to_opset13(node, graph_.opset, [&](const std::string& name) { return type(name).shape; });
-      });
-      for (auto& [name, value] : up.constants) add_constant(name, std::move(value));
-      for (Node& n : up.nodes) add_node(std::move(n), budget);
+      add_upgraded(std::move(node), {}, budget);
     } catch (const UnsupportedModelError& e) {
       unsupported.add(context, op_type, e.what());
     }
   }
   unsupported.throw_if_any(graph_.source);
+  graph_.branches.clear();  // the Ifs ran theirs
   graph_.opset = 13;
   check_tensor_sizes(budget.limit());
   // Constants only folding read are gone with the nodes that read them.
   remove_nodes(std::vector<bool>(graph_.nodes.size(), false));
+}
+
+void CompileGraph::add_upgraded(Node node, const std::map<std::string, std::string>& scope, MemoryBudget& budget) {
+  if (node.op_type == "If" && node.attrs.has("then_branch")) return add_branch(node, scope, budget);
+  for (std::string& in : node.inputs) in = in_scope(scope, in);
+  if (graph_.opset >= kOpsetWithoutUpgrades) return add_node(std::move(node), budget);
+  UpgradedNode up = with_node_context(graph_, node, [&] {
+    return upgrade_to_opset13(node, graph_.opset, [&](const std::string& name) { return type(name).shape; });
+  });
+  for (auto& [name, value] : up.constants) add_constant(name, std::move(value));
+  for (Node& n : up.nodes) add_node(std::move(n), budget);
+}
+
+// An If runs the branch its condition picks, which must be known by now (a constant, or
+// folded from shapes): the branch's nodes and constants join the graph under names
+// prefixed with the If's (values of the scopes around it keep theirs), and Identity nodes
+// give its outputs the If's names. A condition computed at run time is refused.
+void CompileGraph::add_branch(const Node& node, const std::map<std::string, std::string>& outer, MemoryBudget& budget) {
+  const Graph* branch = with_node_context(graph_, node, [&] {
+    const Tensor* cond = constant(in_scope(outer, node.inputs.at(0)));
+    if (!cond)
+      throw UnsupportedError(
+          "its condition is computed at run time; an If runs only when its condition is known as the model "
+          "compiles (a constant, or computed from shapes)");
+    if (cond->size() != 1) throw OpError(fmt::format("the condition has {} values, not one", cond->size()));
+    const int64_t index = node.attrs.get_int(cond->number(0) != 0 ? "then_branch" : "else_branch", -1);
+    if (index < 0 || index >= static_cast<int64_t>(graph_.branches.size()))
+      throw OpError(fmt::format("branch {} does not exist", index));
+    const Graph& b = graph_.branches[static_cast<size_t>(index)];
+    if (b.outputs.size() != node.outputs.size())
+      throw OpError(fmt::format("the branch has {} outputs, the If {}", b.outputs.size(), node.outputs.size()));
+    return &b;
+  });
+  const std::string prefix = node.name + "/";
+  std::map<std::string, std::string> scope = outer;
+  for (const auto& [name, value] : branch->initializers) {
+    scope[name] = unique_name(prefix + name);
+    add_constant(scope[name], value);
+  }
+  for (Node inner : branch->nodes) {  // a copy: add_upgraded moves it
+    inner.name = prefix + inner.name;
+    for (std::string& out : inner.outputs)
+      if (!out.empty()) out = scope[out] = unique_name(prefix + out);
+    if (inner.op_type == "If" && inner.attrs.has("then_branch")) {
+      add_branch(inner, scope, budget);  // its inputs and branches read through `scope`
+      continue;
+    }
+    add_upgraded(std::move(inner), scope, budget);
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (!node.outputs[i].empty())
+      add_node({fmt::format("{}output_{}", prefix, i),
+                "Identity",
+                {in_scope(scope, branch->outputs[i])},
+                {node.outputs[i]},
+                {}},
+               budget);
+}
+
+std::string CompileGraph::in_scope(const std::map<std::string, std::string>& scope, const std::string& name) {
+  const auto it = scope.find(name);
+  return it == scope.end() ? name : it->second;
 }
 
 namespace {

@@ -72,6 +72,11 @@ class CompileGraph {
 
  private:
   void add_node(Node node, MemoryBudget& budget);
+  // The node upgraded from an older opset and added; an If becomes its branch's nodes.
+  // `scope` renames the values a branch defines (inputs are read through it).
+  void add_upgraded(Node node, const std::map<std::string, std::string>& scope, MemoryBudget& budget);
+  void add_branch(const Node& node, const std::map<std::string, std::string>& outer, MemoryBudget& budget);
+  static std::string in_scope(const std::map<std::string, std::string>& scope, const std::string& name);
   void check_tensor_sizes(int64_t limit) const;
   std::unique_ptr<Op> build_op(const Node& node);
 

@@ -44,6 +44,11 @@ struct Graph {
   std::vector<std::string> outputs;
   std::map<std::string, Tensor> initializers;
   std::vector<Node> nodes;
+  // The branches of ONNX If nodes (nodes, constants and outputs; no inputs), which an If
+  // names by index in its then_branch and else_branch attributes; the If's inputs after
+  // its condition are the outer values its branches read. Compiling runs the branch its
+  // condition picks (engine/compile_graph.cc); nested Ifs' branches are listed here too.
+  std::vector<Graph> branches;
   Preprocess preprocess;
   std::string labels_file;          // as the model names it; empty if none
   std::vector<std::string> labels;  // its lines: the name of each output class

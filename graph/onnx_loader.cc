@@ -193,7 +193,44 @@ class OnnxImporter {
     return name;
   }
 
-  void import_node(int index, const onnx::NodeProto& proto) {
+  void import_node(int index, const onnx::NodeProto& proto) { graph_.nodes.push_back(read_node(index, proto)); }
+
+  // An If's branch, a graph of no inputs that reads values of the scopes around it: its
+  // constants decoded now, its nodes read as the graph's are (in a scope that ends with
+  // it), appended to graph_.branches; `outer` gets the values it reads from outside.
+  int64_t import_branch(const onnx::GraphProto& g, std::vector<std::string>& outer) {
+    if (g.input_size() > 0) throw OpError("a branch takes no inputs");
+    if (g.sparse_initializer_size() > 0) throw UnsupportedError("sparse initializers are not supported");
+    const std::set<std::string> scope = defined_;
+    Graph branch;
+    std::set<std::string> local;
+    for (const onnx::TensorProto& t : g.initializer()) {
+      branch.initializers[t.name()] = tensor_from_proto(t, dir_, &budget_);
+      defined_.insert(t.name());
+      local.insert(t.name());
+    }
+    auto read = [&](const std::string& name) {
+      if (!name.empty() && !local.count(name) && std::find(outer.begin(), outer.end(), name) == outer.end())
+        outer.push_back(name);
+    };
+    for (int i = 0; i < g.node_size(); ++i) {
+      Node node = read_node(i, g.node(i));
+      for (const std::string& in : node.inputs) read(in);
+      local.insert(node.outputs.begin(), node.outputs.end());
+      branch.nodes.push_back(std::move(node));
+    }
+    for (const onnx::ValueInfoProto& v : g.output()) {
+      if (!defined_.count(v.name())) throw OpError(fmt::format("branch output '{}' is not defined", v.name()));
+      read(v.name());
+      read_.insert(v.name());
+      branch.outputs.push_back(v.name());
+    }
+    defined_ = scope;
+    graph_.branches.push_back(std::move(branch));
+    return static_cast<int64_t>(graph_.branches.size()) - 1;
+  }
+
+  Node read_node(int index, const onnx::NodeProto& proto) {
     Node node;
     node.op_type = proto.op_type();
     node.name =
@@ -217,9 +254,25 @@ class OnnxImporter {
       for (const std::string& out : node.outputs)
         if (!out.empty() && !defined_.insert(out).second)
           throw OpError(fmt::format("output '{}' is already defined", out));
+      if (node.op_type == "If") return read_if(node, proto);
       node.attrs = convert_attributes(proto, dir_, budget_);
     });
-    graph_.nodes.push_back(std::move(node));
+    return node;
+  }
+
+  // If: the branches imported, then_branch and else_branch their indices in
+  // graph_.branches, the values they read from outside appended to the inputs.
+  void read_if(Node& node, const onnx::NodeProto& proto) {
+    std::vector<std::string> outer;
+    for (const onnx::AttributeProto& a : proto.attribute()) {
+      if ((a.name() != "then_branch" && a.name() != "else_branch") || !a.has_g())
+        throw OpError(fmt::format("unknown attribute '{}'", a.name()));
+      node.attrs.set(a.name(), import_branch(a.g(), outer));
+    }
+    if (!node.attrs.has("then_branch") || !node.attrs.has("else_branch"))
+      throw OpError("an If needs then_branch and else_branch");
+    if (node.inputs.size() != 1) throw OpError(fmt::format("an If has one input, got {}", node.inputs.size()));
+    node.inputs.insert(node.inputs.end(), outer.begin(), outer.end());
   }
 
   void import_outputs() {
