@@ -308,9 +308,8 @@ class VariadicOp final : public Op {
           broadcast_apply<T>(&zero, scalar, in[0].as<T>(), index[0], dst, total, rows[0], [](T, T b) { return b; });
           for (size_t i = 1; i < in.size(); ++i)
             broadcast_apply<T>(dst, identity, in[i].as<T>(), index[i], dst, total, rows[i], fn);
-          if constexpr (std::is_same_v<T, float>)
-            if (scale != 1.0f)
-              for (int64_t i = 0; i < total; ++i) dst[i] *= scale;
+          if (scale != 1.0f)  // Mean's divide; Min and Max (the int64 ones) pass 1
+            for (int64_t i = 0; i < total; ++i) dst[i] = static_cast<T>(dst[i] * scale);
         });
   }
 
