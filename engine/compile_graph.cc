@@ -323,6 +323,22 @@ void CompileGraph::retype_outputs(size_t i) {
   });
 }
 
+void CompileGraph::check_types() const {
+  for (size_t i = 0; i < graph_.nodes.size(); ++i) {
+    const Node& node = graph_.nodes[i];
+    with_node_context(graph_, node, [&] {
+      const std::vector<TensorType> out = ops_[i]->infer(signature(i).inputs);
+      for (size_t o = 0; o < node.outputs.size() && o < out.size(); ++o) {
+        if (node.outputs[o].empty()) continue;
+        const TensorType& recorded = type(node.outputs[o]);
+        if (out[o] != recorded)
+          throw OpError(fmt::format("internal error: output '{}' was recorded as {} but the rewritten node makes {}",
+                                    node.outputs[o], type_str(recorded), type_str(out[o])));
+      }
+    });
+  }
+}
+
 void CompileGraph::insert_node(size_t at, Node node) {
   with_node_context(graph_, node, [&] {
     for (const Node& other : graph_.nodes)

@@ -53,6 +53,10 @@ class CompileGraph {
   // Infers node i's output types again (a pass changed its attributes or inputs' types)
   // and records them for its outputs' names.
   void retype_outputs(size_t i);
+  // Infers every node's outputs again and throws OpError, naming the node, where one
+  // differs from the type recorded for it: a rewrite that changed what a node computes
+  // (its shape) without saying so, whose kernel would fill a buffer of another size.
+  void check_types() const;
   // Puts `node` before node `at` (at == size(): last), its op built and its outputs'
   // types inferred; no other node may produce its outputs.
   void insert_node(size_t at, Node node);

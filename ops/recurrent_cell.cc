@@ -47,12 +47,21 @@ void RecurrentCell::tanh(float* y, int64_t n) const {
   c_.activations->tanh(y, n);
 }
 
+void RecurrentCell::relu(float* y, int64_t n) const {
+  clip_values(c_.clip, y, n);
+  Activation{ActivationKind::kRelu}.apply(y, n);
+}
+
 int64_t RecurrentCell::sigmoid_flops() {
   return Activation{ActivationKind::kSigmoid}.flops_per_element();
 }
 
 int64_t RecurrentCell::tanh_flops() {
   return Activation{ActivationKind::kTanh}.flops_per_element();
+}
+
+int64_t RecurrentCell::relu_flops() {
+  return Activation{ActivationKind::kRelu}.flops_per_element();
 }
 
 }  // namespace minfer

@@ -34,6 +34,7 @@ struct CellConfig {
   bool has_bias = false, has_peephole = false;
   bool input_forget = false;                                // LSTM: f = 1 - i
   bool linear_before_reset = false;                         // GRU: r (.) (Ht-1*Rh^T + Rbh)
+  bool relu = false;                                        // RNN: f = Relu (PyTorch's nonlinearity='relu'), not Tanh
   bool weights_packed = false;                              // W and R are initializers, packed when the op binds
   const kernels::GemmKernel* gemm = nullptr;                // the GEMM micro-kernel the products run
   const kernels::VectorActivations* activations = nullptr;  // sigmoid and tanh
@@ -124,9 +125,11 @@ class RecurrentCell {
   // Clips (under `clip`) then applies sigmoid or tanh to n values.
   void sigmoid(float* y, int64_t n) const;
   void tanh(float* y, int64_t n) const;
+  void relu(float* y, int64_t n) const;
   // FLOPs per element (ops/activation.cc) and of a gate input's clip (max, min).
   static int64_t sigmoid_flops();
   static int64_t tanh_flops();
+  static int64_t relu_flops();
   int64_t clip_flops() const { return c_.clip ? 2 : 0; }
   // The cell's named buffers within the workspace.
   static BufferSpan buffer(const char* name, int64_t offset, int64_t bytes, int first, int last) {

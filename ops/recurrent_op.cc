@@ -283,13 +283,17 @@ class RecurrentOp final : public Op {
       throw OpError(fmt::format("attribute 'hidden_size' must be positive, got {}", p_.hidden_size));
     const std::vector<std::string> acts = node.attrs.get_strings("activations");
     const size_t per_direction = kind.activations.size();
-    bool defaults = acts.empty() || acts.size() == per_direction * static_cast<size_t>(p_.directions);
+    const bool one_per_direction = acts.size() == per_direction * static_cast<size_t>(p_.directions);
+    bool defaults = acts.empty() || one_per_direction;
     for (size_t i = 0; defaults && i < acts.size(); ++i)
       defaults = same_name(acts[i], kind.activations[i % per_direction]);
-    if (!defaults)
-      throw UnsupportedError(fmt::format("activations [{}]: only the default {} (per direction) is implemented",
+    p_.cell.relu = !defaults && kind.relu_activation && per_direction == 1 && one_per_direction &&
+                   std::all_of(acts.begin(), acts.end(), [&](const std::string& a) { return same_name(a, kind.relu_activation); });
+    if (!defaults && !p_.cell.relu)
+      throw UnsupportedError(fmt::format("activations [{}]: only the default {}{} (per direction) is implemented",
                                          excerpt(fmt::format("{}", fmt::join(acts, ", "))),
-                                         fmt::join(kind.activations, ", ")));
+                                         fmt::join(kind.activations, ", "),
+                                         kind.relu_activation ? fmt::format(" or {}", kind.relu_activation) : ""));
     if (node.attrs.has("clip")) {
       const double clip = node.attrs.get_float("clip", 0.0);
       if (!(clip > 0.0)) throw OpError(fmt::format("attribute 'clip' must be positive, got {}", clip));

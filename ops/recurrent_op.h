@@ -19,11 +19,14 @@ namespace minfer {
 struct RecurrentKind {
   const char* op_type;                   // "LSTM", for messages
   int gates;                             // gate blocks in W and R: H rows each
-  std::vector<const char*> activations;  // the default activations of one direction, the only ones run
+  std::vector<const char*> activations;  // the default activations of one direction
   bool CellConfig::*flag = nullptr;      // the op's own 0/1 attribute, when it has one
   const char* flag_name = nullptr;       // its name ("input_forget", "linear_before_reset")
   bool cell_state = false;               // LSTM: C (initial_c, input 6; Y_c, output 2) and P (input 7)
   std::unique_ptr<RecurrentCell> (*make_cell)(const CellConfig& config);
+  // RNN: Relu, run instead of the default when every direction names it (PyTorch's
+  // nonlinearity='relu'), with `relu` set in the cell's configuration; nullptr: none.
+  const char* relu_activation = nullptr;
 };
 
 // `kind` must outlive the op (a static in the op's file).

@@ -85,6 +85,32 @@ struct ResizeSettings {
   bool exclude_outside = false;
 };
 
+// Output coordinate `o`'s position on the input axis, by the transform's formula in
+// `Real` arithmetic.
+template <typename Real>
+Real source_coordinate(Transform transform, int64_t in, int64_t out, double scale_given, int64_t o) {
+  // The reference's output length in the transforms is scale * in, not the rounded size
+  // (but see align_corners).
+  const Real scale = static_cast<Real>(scale_given), length = scale * static_cast<Real>(in);
+  const Real od = static_cast<Real>(o), half = static_cast<Real>(0.5);
+  switch (transform) {
+    case Transform::kHalfPixel: return (od + half) / scale - half;
+    case Transform::kHalfPixelSymmetric: {
+      // The rounded output's centre kept on the input's: half_pixel shifted by what rounding took.
+      const Real centre = static_cast<Real>(in) / 2;
+      return centre * (1 - static_cast<Real>(out) / length) + (od + half) / scale - half;
+    }
+    case Transform::kPytorchHalfPixel: return length == 1 ? -half : (od + half) / scale - half;
+    // The output's own size, not scale * in: PyTorch's align_corners=True and ONNX
+    // Runtime map the corners of the rounded output (ONNX's reference, and its two
+    // *_downsample_scales_*_align_corners cases, use 2.4 for 4 x 0.6 where they use 2).
+    case Transform::kAlignCorners: return out == 1 ? 0 : od * static_cast<Real>(in - 1) / static_cast<Real>(out - 1);
+    case Transform::kAsymmetric: return od / scale;
+    case Transform::kTfHalfPixelForNn: return (od + half) / scale;
+  }
+  return 0;
+}
+
 // The taps of every output coordinate of one axis from `in` to `out` elements at
 // `scale` (out / in unless the scales input said otherwise).
 AxisTaps axis_taps(const ResizeSettings& s, int64_t in, int64_t out, double scale) {
@@ -98,22 +124,11 @@ AxisTaps axis_taps(const ResizeSettings& s, int64_t in, int64_t out, double scal
       t.weight.push_back(1.0f);
       continue;
     }
-    // The reference's output length in the transforms is scale * in, not the rounded size.
-    const double length = scale * static_cast<double>(in), od = static_cast<double>(o);
-    double x = 0;
-    switch (s.transform) {
-      case Transform::kHalfPixel: x = (od + 0.5) / scale - 0.5; break;
-      case Transform::kHalfPixelSymmetric: {
-        // The rounded output's centre kept on the input's: half_pixel shifted by what rounding took.
-        const double centre = static_cast<double>(in) / 2;
-        x = centre * (1 - static_cast<double>(out) / length) + (od + 0.5) / scale - 0.5;
-        break;
-      }
-      case Transform::kPytorchHalfPixel: x = length == 1 ? -0.5 : (od + 0.5) / scale - 0.5; break;
-      case Transform::kAlignCorners: x = length == 1 ? 0 : od * static_cast<double>(in - 1) / (length - 1); break;
-      case Transform::kAsymmetric: x = od / scale; break;
-      case Transform::kTfHalfPixelForNn: x = (od + 0.5) / scale; break;
-    }
+    // Nearest picks by rounding the position, so it is computed as ONNX Runtime and
+    // PyTorch compute it, in float: 3 / 0.6f is 5 in float, 4.9999998 in double (PyTorch's
+    // Upsample(scale_factor=0.6) reads input 5 for output 3). Weights sum in double.
+    const double x = s.mode == Mode::kNearest ? source_coordinate<float>(s.transform, in, out, scale, o)
+                                              : source_coordinate<double>(s.transform, in, out, scale, o);
     // The reference's base tap: the point lies `r` past it, r in (0, 1] (an integral
     // point is all weight on the tap after the base).
     const double fl = std::floor(x);
@@ -425,7 +440,9 @@ class ResizeOp final : public Op {
         const size_t d = axes[i];
         if (!(scales[i] > 0) || !std::isfinite(scales[i]))
           throw OpError(fmt::format("scales[{}] is {}; it must be positive", i, scales[i]));
-        const double size = std::floor(static_cast<double>(x[d]) * scales[i]);
+        // In float, as ONNX Runtime computes it (the scales are float32): 10 x 0.7f is 7
+        // in float, 6.9999999 in double, and PyTorch's Upsample(scale_factor=0.7) makes 7.
+        const double size = std::floor(static_cast<float>(x[d]) * static_cast<float>(scales[i]));
         if (size > 1e15) throw OpError(fmt::format("scales[{}] = {} makes the output too large", i, scales[i]));
         if (size < 1) throw OpError(fmt::format("scales[{}] = {} leaves axis {} empty", i, scales[i], d));
         p.out[d] = static_cast<int64_t>(size);

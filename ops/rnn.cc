@@ -1,4 +1,4 @@
-// RNN (ONNX opset 14: Ht = f(Xt*W^T + Ht-1*R^T + Wb + Rb), f = Tanh) over
+// RNN (ONNX opset 14: Ht = f(Xt*W^T + Ht-1*R^T + Wb + Rb), f = Tanh or Relu) over
 // ops/recurrent_op.cc's shared op and kernel, one RnnCell step per time step and
 // direction, under the plans of docs/gru.md: "minimal" keeps H and one B x H scratch;
 // "fused" projects every step's input in one GEMM before the first step ([seq, B, H]).
@@ -32,7 +32,9 @@ class RnnCell final : public RecurrentCell {
   std::vector<GateSpan> recurrent_blocks() const override { return {kGate}; }
 
   int64_t gate_matmuls() const override { return 1; }
-  int64_t elementwise_flops_per_unit() const override { return (c_.has_bias ? 2 : 0) + clip_flops() + tanh_flops(); }
+  int64_t elementwise_flops_per_unit() const override {
+    return (c_.has_bias ? 2 : 0) + clip_flops() + (c_.relu ? relu_flops() : tanh_flops());
+  }
   std::vector<std::string> sub_steps() const override {
     std::string pre = "Xt*W^T + Ht-1*R^T" + std::string(c_.has_bias ? " + Wb + Rb" : "");
     if (c_.clip) pre = "clip(" + pre + ")";
@@ -70,16 +72,21 @@ class RnnCell final : public RecurrentCell {
     float* h = workspace.data();
     recurrent_matmul(ctx, *w.gates, kGate, h, c_.batch, w.bias ? w.bias + hidden : nullptr, s, ld, true,
                      gemm_scratch(workspace));
-    for (int64_t b = 0; b < c_.batch; ++b) tanh(s + b * ld, hidden);
+    for (int64_t b = 0; b < c_.batch; ++b) c_.relu ? relu(s + b * ld, hidden) : tanh(s + b * ld, hidden);
     for (int64_t b = 0; b < c_.batch; ++b)  // last: Ht-1 was last read by the GEMM
       if (active(b)) std::copy_n(s + b * ld, hidden, h + b * hidden);
   }
 };
 
 const RecurrentKind kRnn = {
-    "RNN", 1, {"Tanh"}, nullptr, nullptr, false, [](const CellConfig& c) -> std::unique_ptr<RecurrentCell> {
-      return std::make_unique<RnnCell>(c);
-    }};
+    "RNN",
+    1,
+    {"Tanh"},
+    nullptr,
+    nullptr,
+    false,
+    [](const CellConfig& c) -> std::unique_ptr<RecurrentCell> { return std::make_unique<RnnCell>(c); },
+    "Relu"};
 
 }  // namespace
 

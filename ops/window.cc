@@ -45,9 +45,12 @@ int64_t window_output_size(int64_t in, int64_t k, int64_t stride, int64_t dilati
                            bool ceil_mode) {
   const int64_t span = checked_add({checked_mul({k - 1, dilation}), 1});
   const int64_t padded = checked_add({in, pad_begin, pad_end});
-  if (span > padded) throw OpError(fmt::format("kernel extent {} is larger than the padded input {}", span, padded));
   const int64_t steps = padded - span;
-  int64_t out = (ceil_mode ? checked_add({steps, stride - 1}) / stride : steps / stride) + 1;
+  // In ceil mode one window may reach past the end of an input shorter than it (PyTorch's
+  // and ONNX's ceil((padded - span) / stride) + 1 is then 1), as long as it starts inside.
+  if (steps < 0 && !(ceil_mode && steps > -stride))
+    throw OpError(fmt::format("kernel extent {} is larger than the padded input {}", span, padded));
+  int64_t out = (ceil_mode ? std::max<int64_t>(0, checked_add({steps, stride - 1}) / stride) : steps / stride) + 1;
   // As ONNX and PyTorch: in ceil mode a last window that starts in the end padding is dropped.
   if (ceil_mode && (out - 1) * stride >= in + pad_begin) --out;
   return out;

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "engine/passes/tensor_uses.h"
+#include "ops/window.h"
 
 namespace minfer {
 namespace {
@@ -50,7 +51,35 @@ std::optional<std::vector<int64_t>> merged_pads(const Node& reader, const std::v
   if (reader.op_type == "AveragePool" && pads_itself && reader.attrs.get_int("count_include_pad", 0) == 0)
     return std::nullopt;
   for (size_t i = 0; i < own.size(); ++i) own[i] += more[i];
+  // A pool refuses pads as wide as its window (windows of padding alone), which a Pad
+  // wider than the window would make.
+  if (reader.op_type == "AveragePool") {
+    const std::vector<int64_t> kernel = reader.attrs.get_ints("kernel_shape");
+    for (size_t i = 0; i < own.size(); ++i)
+      if (kernel.size() * 2 != own.size() || own[i] >= kernel[i % kernel.size()]) return std::nullopt;
+  }
   return own;
+}
+
+// Whether the reader's output keeps its size with the Pad's pads as its own. It does,
+// except in ceil mode: a last window that starts in the reader's own end padding is
+// dropped, one that starts in the Pad's is not (PyTorch 1.13 exports AvgPool2d(padding,
+// ceil_mode=True) as such a Pad; the ONNX file's own shapes then have that window's row).
+bool same_output_size(const Shape& input, const Node& reader, const std::vector<int64_t>& own,
+                      const std::vector<int64_t>& merged) {
+  const WindowAttrs w = parse_window_attrs(reader.attrs);
+  if (!w.ceil_mode) return true;
+  const size_t axes = own.size() / 2;
+  if (input.size() != axes + 2 || w.kernel_shape.size() != axes) return false;
+  for (size_t a = 0; a < axes; ++a) {
+    const int64_t in = input[a + 2], k = w.kernel_shape[a];
+    const int64_t s = a < w.strides.size() ? w.strides[a] : 1, d = a < w.dilations.size() ? w.dilations[a] : 1;
+    const int64_t padded = in + merged[a] - own[a] + merged[a + axes] - own[a + axes];
+    if (window_output_size(padded, k, s, d, own[a], own[a + axes], true) !=
+        window_output_size(in, k, s, d, merged[a], merged[a + axes], true))
+      return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -71,6 +100,8 @@ PassLog fuse_pads(CompileGraph& g) {
     const Node reader = g.node(*r);
     const std::optional<std::vector<int64_t>> pads = merged_pads(reader, *more);
     if (!pads) continue;
+    const std::vector<int64_t> own = reader.attrs.get_ints("pads", std::vector<int64_t>(more->size(), 0));
+    if (!same_output_size(g.type(pad.inputs[0]).shape, reader, own, *pads)) continue;
     Cost before = g.cost(i);
     before += g.cost(*r);
     Attributes attrs = reader.attrs;

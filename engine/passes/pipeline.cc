@@ -43,6 +43,7 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
   logs.push_back(thread_splits(graph));
   // Last: the layouts follow the nodes the other passes leave.
   if (options.blocked_layout) logs.push_back(blocked_layout(graph, active_isa()));
+  graph.check_types();
   return logs;
 }
 

@@ -1021,6 +1021,29 @@ TEST(FusePads, ZeroPadsBecomeThePoolsAndTheConvsOwn) {
   for (size_t i = 0; i < fused[1].size(); ++i) EXPECT_NEAR(fused[1][i], unfused[1][i], 1e-5) << i;
 }
 
+// In ceil mode a pool drops a last window that starts in its own end padding but not one
+// that starts in a Pad's zeros (PyTorch 1.13 exports AvgPool2d(padding=1, ceil_mode=True)
+// so): the Pad is kept where fusing would drop a row, fused where the size holds.
+TEST(FusePads, CeilModePoolsKeepTheirOutputSize) {
+  auto pool_graph = [](int64_t stride) {
+    Graph g = padded_pool_and_conv();  // x 9x9, the Pad adds rows 1 above, 2 below
+    g.nodes.resize(2);
+    g.outputs = {"y"};
+    g.nodes[1].attrs.set("strides", std::vector<int64_t>{stride, stride});
+    g.nodes[1].attrs.set("ceil_mode", int64_t{1});
+    return g;
+  };
+  // Stride 2: the padded 12 rows give 6 windows; the last starts at row 10, in the Pad's
+  // zeros below the 9 rows and its 1 above, so fused it would be dropped.
+  Graph kept = pool_graph(2);
+  EXPECT_EQ(apply(kept, fuse_pads).actions.size(), 0u);
+  EXPECT_EQ(run_outputs(pool_graph(2), true)[0].size(), 2u * 8 * 6 * 6);
+  // Stride 3: the last of 4 windows starts at row 9, inside the padded input either way.
+  Graph merged = pool_graph(3);
+  EXPECT_EQ(apply(merged, fuse_pads).actions.size(), 1u);
+  EXPECT_EQ(run_outputs(pool_graph(3), true), run_outputs(pool_graph(3), false));
+}
+
 TEST(FusePads, KeepsWhatCannotBeFused) {
   auto fused = [](const std::function<void(Graph&)>& change) {
     Graph g = padded_pool_and_conv();
@@ -1060,6 +1083,8 @@ TEST(FusePads, KeepsWhatCannotBeFused) {
             }),
             1u);
   EXPECT_EQ(fused([](Graph& g) { g.nodes[1].op_type = "MaxPool"; }), 1u);
+  // A Pad as wide as the pool's window (2 rows below a 2x2 one): the pool refuses such pads.
+  EXPECT_EQ(fused([](Graph& g) { g.nodes[1].attrs.set("kernel_shape", std::vector<int64_t>{2, 2}); }), 1u);
   // The padded tensor read elsewhere too.
   EXPECT_EQ(fused([](Graph& g) { g.outputs.push_back("pa"); }), 1u);
 }

@@ -30,6 +30,8 @@ Attributes parse_attrs(const nlohmann::json& attrs) {
       a.set(item.key(), v.get<double>());
     else if (v.is_string())
       a.set(item.key(), v.get<std::string>());
+    else if (!v.empty() && v[0].is_string())
+      a.set(item.key(), v.get<std::vector<std::string>>());
     else
       a.set(item.key(), v.get<std::vector<int64_t>>());
   }

@@ -22,6 +22,7 @@ struct GruCase {
   double clip = 0.0;               // 0: no clip attribute
   bool weights_as_inputs = false;  // W and R fed at run time instead of initializers
   std::string op = "GRU";          // or "RNN" (one gate, Tanh)
+  bool relu = false;               // RNN: activations Relu (PyTorch's nonlinearity='relu')
 };
 
 int64_t directions(const GruCase& c) {
@@ -45,7 +46,9 @@ GruData make_data(const GruCase& c) {
   GruData d;
   d.x = random_values(c.seq * c.batch * c.input, 21);
   d.w = random_values(dirs * g * h * c.input, 22, -0.6f, 0.6f);
-  d.r = random_values(dirs * g * h * h, 23, -0.6f, 0.6f);
+  // Relu does not bound the state: smaller recurrent weights keep it from growing each step.
+  const float rw = c.relu ? 2.0f / static_cast<float>(h) : 0.6f;
+  d.r = random_values(dirs * g * h * h, 23, -rw, rw);
   if (c.bias) d.b = random_values(dirs * 2 * g * h, 24);
   if (c.ragged)
     for (int64_t b = 0; b < c.batch; ++b) d.lengths.push_back(static_cast<float>(1 + (3 * b + c.seq - 1) % c.seq));
@@ -91,7 +94,10 @@ GruOutputs reference(const GruCase& c, const GruData& d) {
         };
         std::vector<double> next(hn);
         if (c.op == "RNN") {
-          for (int64_t j = 0; j < hn; ++j) next[j] = std::tanh(clip(xw(0, j) + hr(0, j, h) + wb(j) + rb(j)));
+          for (int64_t j = 0; j < hn; ++j) {
+            const double pre = clip(xw(0, j) + hr(0, j, h) + wb(j) + rb(j));
+            next[j] = c.relu ? std::max(pre, 0.0) : std::tanh(pre);
+          }
         } else {
           std::vector<double> z(hn), rg(hn), rh(hn);
           for (int64_t j = 0; j < hn; ++j) {
@@ -137,13 +143,15 @@ Attributes gru_attrs(const GruCase& c, const std::string& plan) {
   a.set("plan", plan);
   if (c.clip > 0) a.set("clip", c.clip);
   if (c.linear_before_reset) a.set("linear_before_reset", int64_t{1});
+  if (c.relu) a.set("activations", std::vector<std::string>(static_cast<size_t>(directions(c)), "Relu"));
   return a;
 }
 
 void PrintTo(const GruCase& c, std::ostream* os) {
   *os << c.op << "_" << c.direction << "_s" << c.seq << "_b" << c.batch << "_d" << c.input << "_h" << c.hidden
       << (c.linear_before_reset ? "_lbr" : "") << (c.bias ? "_bias" : "") << (c.initial_h ? "_init" : "")
-      << (c.ragged ? "_ragged" : "") << (c.clip > 0 ? "_clip" : "") << (c.weights_as_inputs ? "_wruntime" : "");
+      << (c.ragged ? "_ragged" : "") << (c.clip > 0 ? "_clip" : "") << (c.weights_as_inputs ? "_wruntime" : "")
+      << (c.relu ? "_relu" : "");
 }
 
 struct PlanCase {
@@ -206,6 +214,14 @@ std::vector<PlanCase> plan_cases() {
                                           {3, 2, 19, 33, "bidirectional", false, true, false, true, 0.0, true},
                                           {2, 16, 40, 256, "forward", false, true, true}}) {
     rnn.op = "RNN";
+    base.push_back(rnn);
+  }
+  // Relu: unbounded states over steps, clipped or not, on two threads too.
+  for (GruCase rnn : std::vector<GruCase>{{6, 4, 10, 7, "bidirectional", false, true, true, true, 0.6},
+                                          {7, 3, 5, 9, "reverse", false, true, true, true},
+                                          {3, 16, 40, 256, "forward", false, true, true}}) {
+    rnn.op = "RNN";
+    rnn.relu = true;
     base.push_back(rnn);
   }
   std::vector<PlanCase> cases;
@@ -411,8 +427,16 @@ TEST(Gru, BadAttributesAndShapesAreRefusedNamingTheNode) {
                                           with("activations", std::vector<std::string>{"sigmoid", "TANH"}), 2)));
   GruCase rnn = c;
   rnn.op = "RNN";
-  expect_refused("RNN", rnn, with("activations", std::vector<std::string>{"Relu"}),
-                 "<test>: node 'node' (RNN): activations [Relu]: only the default Tanh (per direction) is implemented");
+  expect_refused("RNN", rnn, with("activations", std::vector<std::string>{"Sigmoid"}),
+                 "<test>: node 'node' (RNN): activations [Sigmoid]: only the default Tanh or Relu (per direction) is "
+                 "implemented");
+  GruCase both = rnn;  // one activation per direction, both Relu or both Tanh
+  both.direction = "bidirectional";
+  Attributes mixed = gru_attrs(both, "minimal");
+  mixed.set("activations", std::vector<std::string>{"Relu", "Tanh"});
+  expect_refused("RNN", both, mixed, "activations [Relu, Tanh]: only the default Tanh or Relu (per direction)");
+  mixed.set("activations", std::vector<std::string>{"relu", "Relu"});
+  EXPECT_NO_THROW(compile(single_op_graph("RNN", gru_inputs(both, make_data(both)), mixed, 2)));
   expect_refused("RNN", rnn, with("linear_before_reset", int64_t{1}), "unsupported attribute 'linear_before_reset'");
 
   std::vector<TestTensor> in = gru_inputs(c, make_data(c));

@@ -86,7 +86,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, PoolTest,
                                            PoolCase{1, 1, 9, 9, 3, 3, 3, 3, 1, 1, 1, 1, true, true},
                                            // Enough work for two threads; window wider than the stride.
                                            PoolCase{2, 32, 30, 31, 3, 3, 2, 2, 1, 1, 1, 1, false, false},
-                                           PoolCase{1, 3, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, false, true}));
+                                           PoolCase{1, 3, 4, 4, 5, 5, 1, 1, 2, 2, 2, 2, false, true},
+                                           // Ceil mode: one window longer than the input (PyTorch's
+                                           // MaxPool2d(3, 3, ceil_mode=True) on 2x2 gives 1x1).
+                                           PoolCase{1, 2, 2, 2, 3, 3, 3, 3, 0, 0, 0, 0, true, false},
+                                           PoolCase{1, 2, 3, 2, 4, 3, 3, 2, 1, 0, 0, 0, true, true}));
 
 TEST(PoolCost, SeedMaxPoolExample) {
   // Seed 003: 2x2/2 max-pool on 112x112x128 = 1,605,632 FLOPs.
@@ -121,6 +125,12 @@ TEST(Pool, RejectsBadWindows) {
   Attributes big;
   big.set("kernel_shape", std::vector<int64_t>{5, 5});
   EXPECT_THROW(compile(single_op_graph("MaxPool", {input({1, 1, 4, 4}, {})}, big)), ModelError);
+  // In ceil mode too, unless the window can start inside the input (stride > overhang).
+  big.set("ceil_mode", int64_t{1});
+  EXPECT_EQ(compile_error("MaxPool", {input({1, 1, 4, 4}, {})}, big),
+            "<test>: node 'node' (MaxPool): kernel extent 5 is larger than the padded input 4");
+  big.set("strides", std::vector<int64_t>{2, 2});
+  EXPECT_NO_THROW(compile(single_op_graph("MaxPool", {input({1, 1, 4, 4}, {})}, big)));
 }
 
 TEST(Pool, WindowsPast32BitsAreRefused) {

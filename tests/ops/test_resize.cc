@@ -83,6 +83,37 @@ TEST(Resize, NearestModesAgainstDefinition) {
   }
 }
 
+// PyTorch's nn.Upsample(scale_factor=s) exports Resize with the scales as float32, and
+// PyTorch and ONNX Runtime size and place in float (values written from torch 1.13):
+// 10 x 0.7f is 7 elements (6.9999999 in double); nearest's output 3 of scale 0.6 reads
+// input 5 (3 / 0.6f is 5 in float, 4.9999998 in double).
+TEST(Resize, ScalesSizeAndPlaceInFloatAsPyTorch) {
+  std::vector<float> x(10);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i);
+  const OpResult down = run_op("Resize", {input({1, 10}, x), omitted(), weight({2}, {1, 0.7f})},
+                               resize_attrs("nearest", "asymmetric", "floor"));
+  ASSERT_EQ(down.shapes[0], (Shape{1, 7}));
+  const OpResult nearest = run_op("Resize", {input({1, 10}, x), omitted(), weight({2}, {1, 0.6f})},
+                                  resize_attrs("nearest", "asymmetric", "floor"));
+  EXPECT_EQ(nearest.outputs[0], (std::vector<float>{0, 1, 3, 5, 6, 8}));  // torch: [0, 1, 3, 5, 6, 8]
+}
+
+// align_corners maps the corners of the rounded output, as PyTorch's
+// F.interpolate(x, scale_factor=0.6, mode='linear', align_corners=True) does: 4 -> 2
+// elements read inputs 0 and 3 (ONNX's reference maps 2.4 elements: 0 and 2.14).
+TEST(Resize, AlignCornersMapsTheRoundedOutput) {
+  const OpResult r = run_op("Resize", {input({1, 4}, {1, 2, 3, 4}), omitted(), weight({2}, {1, 0.6f})},
+                            resize_attrs("linear", "align_corners"));
+  ASSERT_EQ(r.shapes[0], (Shape{1, 2}));
+  expect_near_all(r.outputs[0], {1, 4});
+  // 5 -> 7 elements (scale 1.5, 7.5 unrounded): output o at o * 4 / 6.
+  const std::vector<float> ramp = {0, 1, 2, 3, 4};
+  const OpResult up = run_op("Resize", {input({1, 5}, ramp), omitted(), weight({2}, {1, 1.5f})},
+                             resize_attrs("linear", "align_corners"));
+  ASSERT_EQ(up.shapes[0], (Shape{1, 7}));
+  for (int64_t o = 0; o < 7; ++o) EXPECT_NEAR(up.outputs[0][o], static_cast<float>(o) * 4 / 6, 1e-6) << o;
+}
+
 // Opset 9's Upsample: scales as an input, nearest replicates pixels.
 TEST(Upsample, NearestReplicates) {
   Attributes a;
