@@ -508,8 +508,17 @@ void BlockedConv::winograd_items(std::span<const PaddedInput> inputs, std::span<
     kernel_->winograd_output({products, all_out * tiles * C, blocks, fx, tiles, tw, bias_blocks + ob_first * C,
                               residual, act, out, out_block, rows, s_.out_w, any_skipped ? skip : nullptr});
     if (layouts_.output_blocked) {
+      // The band's own tiles only: an NCHWc output's bands split tile rows, so another
+      // band's tiles (another thread's) may share its first and last rows.
       if (!in_registers && activation.kind != ActivationKind::kNone)
-        for (int64_t f = 0; f < blocks; ++f) activation.apply(out + f * plane * C, rows * s_.out_w * C);
+        for (int64_t tile = 0; tile < tiles;) {
+          const int64_t ty = (fx + tile) / tw, tx = (fx + tile) % tw, n = std::min(tw - tx, tiles - tile);
+          const int64_t x0 = 2 * tx, x1 = std::min(2 * (tx + n), s_.out_w);
+          for (int64_t f = 0; f < blocks; ++f)
+            for (int64_t i = 0; i < 2 && 2 * ty + i < rows; ++i)
+              activation.apply(out + f * plane * C + ((2 * ty + i) * s_.out_w + x0) * C, (x1 - x0) * C);
+          tile += n;
+        }
       continue;
     }
     // To NCHW a group at a time (store_band counts blocks within a group).

@@ -269,6 +269,7 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
       ConvGeometry s;
       bool by_rows;  // on two threads
       kernels::BlockedAlgorithm algorithm = kernels::BlockedAlgorithm::kDirect;
+      ActivationKind act = ActivationKind::kRelu;
     };
     const std::vector<Case> cases = {
         // 7 rows: by rows with one or two tiles of output blocks, by blocks with 8 or more.
@@ -283,6 +284,11 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         {conv_shape(4 * c, 7, 100, 4 * c, 1, 3, 1, 1, 1, 1, 1), true, kernels::BlockedAlgorithm::kWinograd},
         {conv_shape(4 * c, 5, 100, 8 * c, 1, 3, 1, 1, 1, 1, 1), false, kernels::BlockedAlgorithm::kWinograd},
         {conv_shape(2 * c, 12, 12, 8 * c, 1, 3, 1, 1, 1, 1, 1), false, kernels::BlockedAlgorithm::kWinograd},
+        // Five tile rows of 50 tiles in six bands on two threads: an NCHWc output's bands
+        // end within tile rows, and Tanh, applied after the output transform (not on the
+        // registers) and not idempotent, must reach each band's tiles once.
+        {conv_shape(4 * c, 9, 100, 4 * c, 1, 3, 1, 1, 1, 1, 1), true, kernels::BlockedAlgorithm::kWinograd,
+         ActivationKind::kTanh},
     };
     for (const Case& k : cases) {
       const ConvGeometry& s = k.s;
@@ -290,7 +296,9 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
       const auto [x, wt, b, r] = random_operands(s, batch, seed);
       seed += 4;
       std::vector<float> expected = naive_conv(s, batch, x, wt, b.data(), {});
-      for (size_t i = 0; i < expected.size(); ++i) expected[i] = std::max(expected[i] + r[i], 0.0f);
+      for (size_t i = 0; i < expected.size(); ++i) expected[i] += r[i];
+      const Activation act{k.act};
+      act.apply(expected.data(), static_cast<int64_t>(expected.size()));
       for (int layout = 0; layout < 4; ++layout) {
         const kernels::BlockedLayouts layouts{(layout & 1) != 0, (layout & 2) != 0};
         const kernels::BlockedConv conv(s, wt.data(), isa, layouts, k.algorithm);
@@ -303,8 +311,8 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         for (int threads : {1, 2, 3}) {
           std::vector<float> y(expected.size(), NAN);
           Scratch scratch(conv, batch, threads);
-          conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), scratch.workspace, scratch.own,
-                   threads, rin.data(), wt.data());
+          conv.run(batch, xin.data(), b.data(), act, y.data(), scratch.workspace, scratch.own, threads, rin.data(),
+                   wt.data());
           outputs[threads - 1] = layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y;
         }
         SCOPED_TRACE(testing::Message() << conv.kernel().name << " " << describe(s, batch) << " input NCHWc "
@@ -321,8 +329,8 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         // piece a line short of thread_floats() is an error, not an overrun.
         std::vector<float> y(expected.size(), NAN);
         Scratch scratch(conv, batch, 2);
-        conv.run(batch, xin.data(), b.data(), {ActivationKind::kRelu}, y.data(), scratch.workspace, scratch.own, 3,
-                 rin.data(), wt.data());
+        conv.run(batch, xin.data(), b.data(), act, y.data(), scratch.workspace, scratch.own, 3, rin.data(),
+                 wt.data());
         ASSERT_EQ(layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y, outputs[0]);
         for (int threads : {1, 2}) {
           if (conv.thread_floats(batch, threads) == 0) continue;
