@@ -78,8 +78,15 @@ std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vect
 void fill_inputs_deterministic(Session& session, uint64_t seed) {
   std::mt19937_64 rng(seed);
   for (int v : session.model().input_values()) {
-    for (float& x : session.input(session.model().values()[v].name))
-      x = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-53);
+    const ValueSlot& slot = session.model().values()[v];
+    const auto n = static_cast<size_t>(num_elements(slot.type.shape));
+    if (slot.type.dtype == DType::kInt64) {
+      session.set_input(slot.name, std::vector<int64_t>(n, 0));
+    } else if (slot.type.dtype == DType::kBool) {
+      session.set_input(slot.name, std::vector<uint8_t>(n, 0));
+    } else {
+      for (float& x : session.input(slot.name)) x = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-53);
+    }
   }
 }
 

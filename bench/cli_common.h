@@ -29,7 +29,9 @@ std::optional<int> parse_command_line(CLI::App& app, const char* tool, int argc,
 // The same for arguments already taken apart (in command-line order, without the program).
 std::optional<int> parse_command_line(CLI::App& app, const char* tool, std::vector<std::string> args);
 
-// Fills every graph input with reproducible pseudo-random values in [0, 1).
+// Fills every float32 graph input with reproducible pseudo-random values in [0, 1), and
+// every int64 one (token ids, indices) with zeros and every bool one with false: values
+// any vocabulary or axis takes, where random integers could index past its end.
 void fill_inputs_deterministic(Session& session, uint64_t seed = 1);
 
 // "0.485,0.456,0.406" -> {0.485, 0.456, 0.406}; throws UsageError naming the flag.

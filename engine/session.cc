@@ -55,6 +55,11 @@ void Session::set_input(const std::string& name, std::span<const int64_t> data) 
   std::copy(data.begin(), data.end(), reinterpret_cast<int64_t*>(input_bytes(name, DType::kInt64, data.size())));
 }
 
+void Session::set_input(const std::string& name, std::span<const uint8_t> data) {
+  uint8_t* out = reinterpret_cast<uint8_t*>(input_bytes(name, DType::kBool, data.size()));
+  for (size_t i = 0; i < data.size(); ++i) out[i] = data[i] != 0;
+}
+
 std::span<float> Session::input(const std::string& name) {
   float* data = reinterpret_cast<float*>(input_bytes(name, DType::kFloat32, SIZE_MAX));
   return {data, static_cast<size_t>(num_elements(shape(name)))};

@@ -23,6 +23,7 @@ class Session {
   // or size.
   void set_input(const std::string& name, std::span<const float> data);
   void set_input(const std::string& name, std::span<const int64_t> data);
+  void set_input(const std::string& name, std::span<const uint8_t> data);  // bool: 0 or 1
   // The named float32 graph input's buffer, to fill in place.
   std::span<float> input(const std::string& name);
 

@@ -55,6 +55,32 @@ class Comparison {
 
 using NamedShapes = std::vector<std::pair<std::string, Shape>>;
 
+// The feed for an input of element type `dtype`, C-contiguous of that type: the array
+// itself where it is, else a converted copy. A float32 input takes real, integer and bool
+// arrays; an int64 one (token ids, indices) integer and bool arrays, not reals, whose
+// fractions a conversion would drop; a bool one bool arrays.
+py::array as_input(const std::string& source, const std::string& name, DType dtype, const py::array& array) {
+  const char kind = array.dtype().kind();
+  const std::string kinds = dtype == DType::kFloat32 ? "biuf" : dtype == DType::kInt64 ? "biu" : "b";
+  if (kinds.find(kind) == std::string::npos)
+    throw UsageError(fmt::format("{}: input '{}' is {}; an array of {} is not converted to it", source, name,
+                                 dtype_name(dtype), std::string(py::str(array.dtype()))));
+  constexpr int kFlags = py::array::c_style | py::array::forcecast;
+  switch (dtype) {
+    case DType::kFloat32: return py::array_t<float, kFlags>::ensure(array);
+    case DType::kInt64: return py::array_t<int64_t, kFlags>::ensure(array);
+    case DType::kBool: return py::array_t<bool, kFlags>::ensure(array);
+  }
+  return {};
+}
+
+// The element type of an array as_input returned.
+DType dtype_of_array(const py::array& array) {
+  if (array.dtype().is(py::dtype::of<float>())) return DType::kFloat32;
+  if (array.dtype().is(py::dtype::of<int64_t>())) return DType::kInt64;
+  return DType::kBool;
+}
+
 // A compiled model and the sessions that run it. Each run takes an idle session (or
 // makes one) and gives it back after, so runs from several Python threads at once
 // never share a session, and a thread pool reuses as many sessions as it has threads.
@@ -68,36 +94,50 @@ class Model {
   NamedShapes inputs() const { return named_shapes(model_->input_values()); }
   NamedShapes outputs() const { return named_shapes(model_->output_values()); }
 
-  // `feeds`: every graph input by name, float32 and C-contiguous (the Python layer
-  // converts other arrays), read in place. Returns every output as a new array.
-  py::dict run(const std::map<std::string, py::array_t<float, py::array::c_style>>& feeds) {
-    std::vector<std::pair<std::string, std::span<const float>>> inputs;
-    for (const auto& [name, shape] : this->inputs()) {
-      auto feed = feeds.find(name);
-      if (feed == feeds.end())
-        throw UsageError(fmt::format("{}: input '{}' is not given", model_->graph().source, name));
-      const py::array_t<float, py::array::c_style>& array = feed->second;
+  // `feeds`: every graph input by name, as numpy arrays; each is read in place where it
+  // has the input's element type and is C-contiguous, else converted (as_input). Returns
+  // every output as a new array of its element type.
+  py::dict run(const std::map<std::string, py::array>& feeds) {
+    const std::string& source = model_->graph().source;
+    std::vector<std::pair<std::string, py::array>> inputs;
+    for (int v : model_->input_values()) {
+      const ValueSlot& slot = model_->values()[v];
+      auto feed = feeds.find(slot.name);
+      if (feed == feeds.end()) throw UsageError(fmt::format("{}: input '{}' is not given", source, slot.name));
+      py::array array = as_input(source, slot.name, slot.type.dtype, feed->second);
       const Shape given(array.shape(), array.shape() + array.ndim());
-      if (given != shape)
-        throw UsageError(fmt::format("{}: input '{}' has shape {}, the model takes {}", model_->graph().source, name,
-                                     shape_str(given), shape_str(shape)));
-      inputs.emplace_back(name, std::span<const float>(array.data(), static_cast<size_t>(array.size())));
+      if (given != slot.type.shape)
+        throw UsageError(fmt::format("{}: input '{}' has shape {}, the model takes {}", source, slot.name,
+                                     shape_str(given), shape_str(slot.type.shape)));
+      inputs.emplace_back(slot.name, std::move(array));
     }
     for (const auto& feed : feeds)
       if (std::none_of(inputs.begin(), inputs.end(), [&](const auto& in) { return in.first == feed.first; }))
-        throw UsageError(fmt::format("{}: '{}' is not a graph input", model_->graph().source, feed.first));
+        throw UsageError(fmt::format("{}: '{}' is not a graph input", source, feed.first));
 
     Lease lease(*this);
     {
       py::gil_scoped_release release;
-      for (const auto& [name, data] : inputs) lease.session->set_input(name, data);
+      for (const auto& [name, array] : inputs) {
+        const auto n = static_cast<size_t>(array.size());
+        switch (dtype_of_array(array)) {
+          case DType::kFloat32: lease.session->set_input(name, {static_cast<const float*>(array.data()), n}); break;
+          case DType::kInt64: lease.session->set_input(name, {static_cast<const int64_t*>(array.data()), n}); break;
+          case DType::kBool: lease.session->set_input(name, {static_cast<const uint8_t*>(array.data()), n}); break;
+        }
+      }
       lease.session->run();
     }
     py::dict outputs;
-    for (const auto& [name, shape] : this->outputs()) {
-      py::array_t<float> array(std::vector<py::ssize_t>(shape.begin(), shape.end()));
-      const std::span<const float> data = lease.session->output(name);
-      std::memcpy(array.mutable_data(), data.data(), data.size_bytes());
+    for (int v : model_->output_values()) {
+      const std::string& name = model_->values()[v].name;
+      const Session::Value value = lease.session->value(name);
+      const std::vector<py::ssize_t> shape(value.type.shape.begin(), value.type.shape.end());
+      py::array array = value.type.dtype == DType::kFloat32 ? py::array(py::array_t<float>(shape))
+                        : value.type.dtype == DType::kInt64 ? py::array(py::array_t<int64_t>(shape))
+                                                            : py::array(py::array_t<bool>(shape));
+      std::memcpy(array.mutable_data(), value.data,
+                  static_cast<size_t>(num_elements(value.type.shape) * dtype_size(value.type.dtype)));
       outputs[py::str(name)] = std::move(array);
     }
     return outputs;

@@ -101,11 +101,12 @@ class Comparison(_Document):
     """Two sides run in turns: the document engine_bench --compare --format json prints."""
 
 
-def _as_float32(name, value):
+def _as_array(name, value):
+    # The library converts each array to its input's element type (float32, int64, bool).
     array = np.asarray(value)
     if array.dtype.kind not in "biuf":
-        raise ModelError(f"input '{name}': values of dtype {array.dtype} cannot be converted to float32")
-    return np.ascontiguousarray(array, dtype=np.float32)  # no copy when it already is
+        raise ModelError(f"input '{name}': values of dtype {array.dtype} are not real numbers")
+    return array
 
 
 class Model:
@@ -138,13 +139,15 @@ class Model:
 
     def run(self, feeds):
         """Runs the model once: feeds is {input name: array}, or one array for a model of one
-        input. Returns {output name: numpy.ndarray (float32)}. Float32 C-contiguous arrays
-        are read in place; others are converted. The GIL is released while it runs."""
+        input. Returns {output name: numpy.ndarray} (float32, or int64 or bool where the
+        output is). An array of the input's element type (float32, or int64 for token ids
+        and indices), C-contiguous, is read in place; others are converted (but not reals
+        to int64). The GIL is released while it runs."""
         if not isinstance(feeds, collections.abc.Mapping):
             if len(self.inputs) != 1:
                 raise ModelError(f"{self._spec}: the model has inputs {list(self.inputs)}; give a dict of them")
             feeds = {next(iter(self.inputs)): feeds}
-        arrays = {name: _as_float32(name, value) for name, value in feeds.items()}
+        arrays = {name: _as_array(name, value) for name, value in feeds.items()}
         native = self._for_shapes(arrays) if self._dynamic else self._native
         return native.run(arrays)
 

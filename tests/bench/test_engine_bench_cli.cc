@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "bench/cli_common.h"
+#include "engine/engine.h"
 #include "profiler/isa.h"
 #include "tests/cli_test_util.h"
 #include "tests/onnx_test_util.h"
@@ -204,6 +206,24 @@ TEST(EngineBenchCli, RunsOnnxModelsAsNetJson) {
   EXPECT_EQ(dynamic.err, "engine_bench: " + path +
                              ": input 'x' has dynamic dimension 0 ('N'); give a static shape with --input_shape "
                              "x:d1,d2,...\n");
+}
+
+// Token ids (int64) into an embedding table: engine_bench feeds ids of 0, which index any
+// table, where random integers could index past its end (a table of 3 rows: row 0 is
+// 0.5, 1.5, so the output 1.0 is that row's mean and no other).
+TEST(EngineBenchCli, Int64InputsAreFedZeros) {
+  OnnxBuilder b;
+  b.input("ids", {2, 5}, DataType::kInt64).output("y");
+  b.initializer("table", {3, 2}, {0.5f, 1.5f, 7, 9, 20, 30});
+  b.node("Gather", {"table", "ids"}, {"emb"});
+  b.node("ReduceMean", {"emb"}, {"y"});
+  const std::string path = b.save("embedding.onnx");
+  CommandResult r = run("--model " + path + " --num_runs 1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  Session session(compile_file(path));
+  cli::fill_inputs_deterministic(session);
+  session.run();
+  EXPECT_EQ(session.output("y")[0], 1.0f);
 }
 
 const std::string kDigits = kSource + "/models/digits_cnn.json";
