@@ -208,6 +208,23 @@ class IndexingNet(torch.nn.Module):
         return z + s + y.scatter(2, self.perm, y * 0.5) + picked.sum(0)
 
 
+class EinsumAttention(torch.nn.Module):
+    """Self-attention on [N, T, E] written with torch.einsum, exported as Einsum nodes: the
+    scores "bhid,bhjd->bhij" and the weighted values "bhij,bhjd->bhid"."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):
+        n, t, e = x.shape
+        q, k, v = self.qkv(x).reshape(n, t, 3, self.heads, e // self.heads).permute(2, 0, 3, 1, 4)
+        a = torch.einsum("bhid,bhjd->bhij", q, k).mul(q.shape[-1] ** -0.5).softmax(-1)
+        return self.out(torch.einsum("bhij,bhjd->bhid", a, v).transpose(1, 2).reshape(n, t, e))
+
+
 # torchvision classifiers that export at opset 13, by constructor; VGG is left out only for
 # its size (507 MiB of weights at the 224x224 its classifier needs). ShuffleNetV2's x.chunk
 # exports as Slices of run-time data, its channel shuffle as Reshape/Transpose/Reshape.
@@ -287,6 +304,12 @@ def count_costs(model, x):
         n, t, e = inputs[0].shape
         macs += n * t * 3 * e * e + 2 * n * m.num_heads * t * t * (e // m.num_heads) + n * t * e * e
 
+    def einsum_attention(m, inputs, out):
+        # The two einsums per head, T*T*d MACs each (its Linears' hooks count the rest).
+        nonlocal macs
+        n, t, e = inputs[0].shape
+        macs += 2 * n * m.heads * t * t * (e // m.heads)
+
     def window_attention(m, inputs, out):
         # torchvision's Swin attention calls F.linear and matmul itself, so no Linear hook
         # fires: its qkv and output projections (4 C x C per token) and the two products
@@ -310,6 +333,8 @@ def count_costs(model, x):
         elif isinstance(module, torch.nn.MultiheadAttention):
             assert module.batch_first and module._qkv_same_embed_dim
             hooks.append(module.register_forward_hook(attention))
+        elif isinstance(module, EinsumAttention):
+            hooks.append(module.register_forward_hook(einsum_attention))
         elif isinstance(module, torchvision.models.swin_transformer.ShiftedWindowAttention):
             hooks.append(module.register_forward_hook(window_attention))
     # With gradients on: without them, an eval-mode TransformerEncoderLayer takes its fused
@@ -362,6 +387,7 @@ def main():
         "norm_net": norm_net_case(),
         "transformer": (torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True), torch.rand(2, 10, 32)),
         "indexing": (IndexingNet(), torch.rand(2, 6, 8)),
+        "einsum_attention": (EinsumAttention(), torch.rand(2, 10, 32)),
     }
     cases.update({name: torchvision_case(name) for name in TORCHVISION})
     costs = {}
