@@ -182,11 +182,9 @@ class BinaryOp final : public Op {
 
   OpCost cost(const OpSignature& sig) const override {
     const int64_t elements = num_elements(sig.outputs[0].shape());
-    CostExpr flops = CostExpr::of("FLOPs/element", op_ == Arith::kPRelu ? 2 : 1) * CostExpr::of("elements", elements);
-    if (activation_.kind != ActivationKind::kNone)
-      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
-                          CostExpr::of("elements", elements);
-    return op_cost(*this, sig, 0, flops);
+    const CostExpr flops =
+        CostExpr::of("FLOPs/element", op_ == Arith::kPRelu ? 2 : 1) * CostExpr::of("elements", elements);
+    return op_cost(*this, sig, 0, plus_activation_flops(flops, activation_, "elements", elements));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext&) const override {

@@ -49,12 +49,9 @@ class GroupNormOp final : public Op {
   OpCost cost(const OpSignature& sig) const override {
     const Groups g = groups(sig.inputs);
     const int64_t elements = num_elements(sig.inputs[0].shape());
-    CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", elements) +
-                     CostExpr::of("FLOPs/group", 2) * CostExpr::of("groups", g.batch * g.groups);
-    if (activation_.kind != ActivationKind::kNone)
-      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
-                          CostExpr::of("elements", elements);
-    return op_cost(*this, sig, 0, flops);
+    const CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", elements) +
+                           CostExpr::of("FLOPs/group", 2) * CostExpr::of("groups", g.batch * g.groups);
+    return op_cost(*this, sig, 0, plus_activation_flops(flops, activation_, "elements", elements));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {

@@ -48,12 +48,9 @@ class InstanceNormOp final : public Op {
   OpCost cost(const OpSignature& sig) const override {
     const Planes p = planes(sig.inputs);
     const int64_t elements = p.batch * p.channels * p.size;
-    CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", elements) +
-                     CostExpr::of("FLOPs/plane", 2) * CostExpr::of("planes", p.batch * p.channels);
-    if (activation_.kind != ActivationKind::kNone)
-      flops = flops + CostExpr::of("activation FLOPs/element", activation_.flops_per_element()) *
-                          CostExpr::of("elements", elements);
-    return op_cost(*this, sig, 0, flops);
+    const CostExpr flops = CostExpr::of("FLOPs/element", 7) * CostExpr::of("elements", elements) +
+                           CostExpr::of("FLOPs/plane", 2) * CostExpr::of("planes", p.batch * p.channels);
+    return op_cost(*this, sig, 0, plus_activation_flops(flops, activation_, "elements", elements));
   }
 
   std::unique_ptr<Kernel> bind(const OpSignature& sig, const BindContext& ctx) const override {

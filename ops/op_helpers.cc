@@ -69,12 +69,13 @@ OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flo
   return c;
 }
 
+CostExpr plus_activation_flops(const CostExpr& flops, const Activation& act, const char* what, int64_t elements) {
+  if (act.kind == ActivationKind::kNone) return flops;
+  return flops + CostExpr::of("activation FLOPs/element", act.flops_per_element()) * CostExpr::of(what, elements);
+}
+
 CostExpr product_flops(const CostExpr& macs, const Activation& act, int64_t output_elements) {
-  CostExpr flops = CostExpr(2) * macs;
-  if (act.kind != ActivationKind::kNone)
-    flops = flops + CostExpr::of("activation FLOPs/element", act.flops_per_element()) *
-                        CostExpr::of("output elements", output_elements);
-  return flops;
+  return plus_activation_flops(CostExpr(2) * macs, act, "output elements", output_elements);
 }
 
 Op::AffineFold fold_affine_into_weights(const OpSignature& sig, bool runs_activation, int64_t channels,

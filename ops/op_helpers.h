@@ -34,6 +34,9 @@ OpCost op_cost(const Op& op, const OpSignature& sig, CostExpr macs, CostExpr flo
 // The FLOPs of a product of `macs` multiply-adds with `act` in its epilogue: 2 per
 // multiply-add, plus the activation's FLOPs per element on each of `output_elements`.
 CostExpr product_flops(const CostExpr& macs, const Activation& act, int64_t output_elements);
+// `flops` plus, when `act` is an activation (one an op took in), its FLOPs per element on
+// each of `elements`, named `what` in the formula.
+CostExpr plus_activation_flops(const CostExpr& flops, const Activation& act, const char* what, int64_t elements);
 
 // How a following per-channel y * scale + shift folds into a weighted op (Conv,
 // ConvTranspose, Gemm): the blocker when the weights (input 1) or the bias (input 2,
