@@ -49,8 +49,8 @@ Term parse_term(const std::string& text, const std::string& equation) {
     const int label = letter_label(text[i]);
     if (label < 0) throw OpError(fmt::format("equation '{}': '{}' is not a letter", equation, text[i]));
     if (std::count(t.labels.begin(), t.labels.end(), label))
-      throw UnsupportedError(fmt::format("equation '{}': a letter repeated in one term (a diagonal) is not supported",
-                                         equation));
+      throw UnsupportedError(
+          fmt::format("equation '{}': a letter repeated in one term (a diagonal) is not supported", equation));
     t.labels.push_back(label);
   }
   return t;
@@ -82,8 +82,8 @@ class EinsumOp final : public Op {
       begin = comma + 1;
     }
     if (inputs_.size() > 2)
-      throw UnsupportedError(fmt::format("equation '{}': {} operands (one or two are supported)", equation_,
-                                         inputs_.size()));
+      throw UnsupportedError(
+          fmt::format("equation '{}': {} operands (one or two are supported)", equation_, inputs_.size()));
     if (arrow != std::string::npos) {
       output_ = parse_term(eq.substr(arrow + 2), equation_);
     } else {  // implicit: the ellipsis first, then the letters that appear once, in order
@@ -258,7 +258,7 @@ std::unique_ptr<Kernel> EinsumOp::bind(const OpSignature& sig, const BindContext
     f.kernel = "strided_copy";
     f.details = {{"equation", equation_}};
     return make_kernel(std::move(f), [copy = std::move(r.copy)](const RunContext& run, std::span<const TensorView> in,
-                                                                 std::span<const TensorView> out, Workspace) {
+                                                                std::span<const TensorView> out, Workspace) {
       copy.run(in[0].f32(), out[0].f32(), 0, 0, run.num_threads);
     });
   }
@@ -273,8 +273,8 @@ std::unique_ptr<Kernel> EinsumOp::bind(const OpSignature& sig, const BindContext
   const Shape out_strides = dense_strides(sig.outputs[0].shape());
   for (int l : c_order) {
     c_dims.push_back(size.at(l));
-    c_to_out.push_back(out_strides[static_cast<size_t>(std::find(e.output.begin(), e.output.end(), l) -
-                                                       e.output.begin())]);
+    c_to_out.push_back(
+        out_strides[static_cast<size_t>(std::find(e.output.begin(), e.output.end(), l) - e.output.begin())]);
   }
   const bool c_identity = c_order == e.output;
   const StridedCopy c_copy(c_dims, dense_strides(c_dims), c_to_out, 4);
@@ -287,37 +287,36 @@ std::unique_ptr<Kernel> EinsumOp::bind(const OpSignature& sig, const BindContext
   const int64_t gemm_at = lines(a_floats) + lines(b_floats) + lines(c_floats);
   KernelFacts f;
   f.kernel = "gemm";
-  f.details = {{"equation", equation_}, {"gemm_kernel", kernel.name}, {"batch", g.batch}, {"m", g.m},
-               {"n", g.n},           {"k", g.k}};
+  f.details = {
+      {"equation", equation_}, {"gemm_kernel", kernel.name}, {"batch", g.batch}, {"m", g.m}, {"n", g.n}, {"k", g.k}};
   f.workspace_bytes =
       4 * gemm_at + kernels::gemm_workspace_bytes(kernel, g.m, g.n, g.k, ctx.num_threads, kernels::GemmPacked::kNone);
-  return make_kernel(
-      std::move(f), [a = std::move(a), b = std::move(b), c_copy, c_identity, two, g, a_floats, b_floats, gemm_at,
-                     &kernel](const RunContext& run, std::span<const TensorView> in, std::span<const TensorView> out,
-                              Workspace workspace) {
-        const std::span<float> ws = workspace.floats();
-        require_workspace(ws, gemm_at, "Einsum");
-        float* a_buf = ws.data();
-        float* b_buf = a_buf + (a_floats + 15) / 16 * 16;
-        float* c_buf = b_buf + (b_floats + 15) / 16 * 16;
-        const float* x = in[0].f32();
-        if (!a.identity) a.copy.run(x, a_buf, 0, 0, run.num_threads);
-        const float* av = a.identity ? x : a_buf;
-        const float* bv = b_buf;
-        if (!two) {
-          std::fill_n(b_buf, g.k, 1.0f);
-        } else if (b.identity) {
-          bv = in[1].f32();
-        } else {
-          b.copy.run(in[1].f32(), b_buf, 0, 0, run.num_threads);
-        }
-        float* cv = c_identity ? out[0].f32() : c_buf;
-        for (int64_t i = 0; i < g.batch; ++i)
-          kernels::gemm(g.m, g.n, g.k, 1.0f, kernels::GemmOperand(av + i * g.m * g.k, g.k),
-                        kernels::GemmOperand(two ? bv + i * g.k * g.n : bv, g.n), 0.0f, cv + i * g.m * g.n, g.n, {},
-                        ws.subspan(static_cast<size_t>(gemm_at)), run.num_threads, kernel);
-        if (!c_identity) c_copy.run(c_buf, out[0].f32(), 0, 0, run.num_threads);
-      });
+  return make_kernel(std::move(f), [a = std::move(a), b = std::move(b), c_copy, c_identity, two, g, a_floats, b_floats,
+                                    gemm_at, &kernel](const RunContext& run, std::span<const TensorView> in,
+                                                      std::span<const TensorView> out, Workspace workspace) {
+    const std::span<float> ws = workspace.floats();
+    require_workspace(ws, gemm_at, "Einsum");
+    float* a_buf = ws.data();
+    float* b_buf = a_buf + (a_floats + 15) / 16 * 16;
+    float* c_buf = b_buf + (b_floats + 15) / 16 * 16;
+    const float* x = in[0].f32();
+    if (!a.identity) a.copy.run(x, a_buf, 0, 0, run.num_threads);
+    const float* av = a.identity ? x : a_buf;
+    const float* bv = b_buf;
+    if (!two) {
+      std::fill_n(b_buf, g.k, 1.0f);
+    } else if (b.identity) {
+      bv = in[1].f32();
+    } else {
+      b.copy.run(in[1].f32(), b_buf, 0, 0, run.num_threads);
+    }
+    float* cv = c_identity ? out[0].f32() : c_buf;
+    for (int64_t i = 0; i < g.batch; ++i)
+      kernels::gemm(g.m, g.n, g.k, 1.0f, kernels::GemmOperand(av + i * g.m * g.k, g.k),
+                    kernels::GemmOperand(two ? bv + i * g.k * g.n : bv, g.n), 0.0f, cv + i * g.m * g.n, g.n, {},
+                    ws.subspan(static_cast<size_t>(gemm_at)), run.num_threads, kernel);
+    if (!c_identity) c_copy.run(c_buf, out[0].f32(), 0, 0, run.num_threads);
+  });
 }
 
 }  // namespace

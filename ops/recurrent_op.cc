@@ -287,8 +287,9 @@ class RecurrentOp final : public Op {
     bool defaults = acts.empty() || one_per_direction;
     for (size_t i = 0; defaults && i < acts.size(); ++i)
       defaults = same_name(acts[i], kind.activations[i % per_direction]);
-    p_.cell.relu = !defaults && kind.relu_activation && per_direction == 1 && one_per_direction &&
-                   std::all_of(acts.begin(), acts.end(), [&](const std::string& a) { return same_name(a, kind.relu_activation); });
+    p_.cell.relu =
+        !defaults && kind.relu_activation && per_direction == 1 && one_per_direction &&
+        std::all_of(acts.begin(), acts.end(), [&](const std::string& a) { return same_name(a, kind.relu_activation); });
     if (!defaults && !p_.cell.relu)
       throw UnsupportedError(fmt::format("activations [{}]: only the default {}{} (per direction) is implemented",
                                          excerpt(fmt::format("{}", fmt::join(acts, ", "))),

@@ -329,8 +329,7 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         // piece a line short of thread_floats() is an error, not an overrun.
         std::vector<float> y(expected.size(), NAN);
         Scratch scratch(conv, batch, 2);
-        conv.run(batch, xin.data(), b.data(), act, y.data(), scratch.workspace, scratch.own, 3, rin.data(),
-                 wt.data());
+        conv.run(batch, xin.data(), b.data(), act, y.data(), scratch.workspace, scratch.own, 3, rin.data(), wt.data());
         ASSERT_EQ(layouts.output_blocked ? reorder_nchwc(y, batch, s.cout, out_pixels, c, false) : y, outputs[0]);
         for (int threads : {1, 2}) {
           if (conv.thread_floats(batch, threads) == 0) continue;

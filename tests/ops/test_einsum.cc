@@ -53,11 +53,11 @@ std::vector<float> naive_einsum(const std::vector<std::string>& labels, const st
 }
 
 struct EinsumCase {
-  std::string equation;                    // as the model writes it
-  std::vector<std::string> labels;         // each operand's letters, "..." written out
-  std::string out;                         // the output's letters
+  std::string equation;             // as the model writes it
+  std::vector<std::string> labels;  // each operand's letters, "..." written out
+  std::string out;                  // the output's letters
   std::vector<Shape> shapes;
-  int64_t macs;                            // worked by hand: the product of every letter's size
+  int64_t macs;  // worked by hand: the product of every letter's size
 };
 
 TEST(Einsum, MatchesTheDefinitionWithItsCost) {
@@ -65,13 +65,13 @@ TEST(Einsum, MatchesTheDefinitionWithItsCost) {
       // Attention's scores and weighted values: batch b, h; rows i; columns j; k = d.
       {"bhid,bhjd->bhij", {"bhid", "bhjd"}, "bhij", {{2, 3, 5, 4}, {2, 3, 6, 4}}, 2 * 3 * 5 * 6 * 4},
       {"bhij,bhjd->bhid", {"bhij", "bhjd"}, "bhid", {{2, 3, 5, 6}, {2, 3, 6, 4}}, 2 * 3 * 5 * 4 * 6},
-      {"ij,jk", {"ij", "jk"}, "ik", {{5, 4}, {4, 7}}, 5 * 4 * 7},            // implicit output
-      {"ij,jk->ki", {"ij", "jk"}, "ki", {{5, 4}, {4, 7}}, 5 * 4 * 7},        // the product transposed
-      {"ij,kj->ik", {"ij", "kj"}, "ik", {{5, 4}, {7, 4}}, 5 * 4 * 7},        // B transposed
-      {"i,j->ij", {"i", "j"}, "ij", {{5}, {3}}, 15},                         // outer product: k = 1
-      {"i,i->", {"i", "i"}, "", {{5}, {5}}, 5},                              // inner product
+      {"ij,jk", {"ij", "jk"}, "ik", {{5, 4}, {4, 7}}, 5 * 4 * 7},      // implicit output
+      {"ij,jk->ki", {"ij", "jk"}, "ki", {{5, 4}, {4, 7}}, 5 * 4 * 7},  // the product transposed
+      {"ij,kj->ik", {"ij", "kj"}, "ik", {{5, 4}, {7, 4}}, 5 * 4 * 7},  // B transposed
+      {"i,j->ij", {"i", "j"}, "ij", {{5}, {3}}, 15},                   // outer product: k = 1
+      {"i,i->", {"i", "i"}, "", {{5}, {5}}, 5},                        // inner product
       {"ijk,ikl->jil", {"ijk", "ikl"}, "jil", {{3, 4, 5}, {3, 5, 2}}, 3 * 4 * 5 * 2},
-      {"ij,jk->i", {"ij", "jk"}, "i", {{5, 4}, {4, 7}}, 5 * 4 * 7},          // k of B alone summed
+      {"ij,jk->i", {"ij", "jk"}, "i", {{5, 4}, {4, 7}}, 5 * 4 * 7},  // k of B alone summed
       {"nchw,kc->nkhw", {"nchw", "kc"}, "nkhw", {{2, 32, 7, 6}, {48, 32}}, 2 * 32 * 7 * 6 * 48},
       // "...": right-aligned leading axes, size 1 repeating (a's 1 against b's 5).
       {"...ij,...jk->...ik", {"abij", "bjk"}, "abik", {{2, 1, 3, 4}, {5, 4, 6}}, 2 * 5 * 3 * 4 * 6},
