@@ -197,6 +197,14 @@ std::unique_ptr<Op> CompileGraph::build_op(const Node& node) {
 
 void CompileGraph::add_node(Node node, MemoryBudget& budget) {
   with_node_context(graph_, node, [&] {
+    // An empty tensor joins nothing: a Concat leaves it out (PyTorch exports x.roll(1, d)
+    // on an axis of size 1 as the Concat of a whole slice and an empty one).
+    if (node.op_type == "Concat") {
+      std::vector<std::string> kept;
+      for (const std::string& name : node.inputs)
+        if (!empty_values_.count(name)) kept.push_back(name);
+      if (!kept.empty()) node.inputs = std::move(kept);
+    }
     std::unique_ptr<Op> op = build_op(node);
     const OpTraits traits = op->traits();
     OpSignature sig;
@@ -234,12 +242,30 @@ void CompileGraph::add_node(Node node, MemoryBudget& budget) {
         if (!node.outputs[i].empty()) graph_.initializers[node.outputs[i]] = std::move(values[i]);
       return;
     }
-    // Shape computations folded above may meet empty tensors; kernels never do.
+    // Shape computations folded above may meet empty tensors; kernels never do. A node
+    // whose every output is empty computes nothing: its outputs are empty constants, which
+    // a Concat leaves out (above); any other reader is refused here in turn.
+    const auto empty = [&](size_t i) { return num_elements(sig.outputs[i].shape()) == 0; };
+    bool all_empty = !node.outputs.empty();
+    for (size_t i = 0; i < node.outputs.size(); ++i) all_empty = all_empty && (node.outputs[i].empty() || empty(i));
+    if (all_empty) {
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i].empty()) continue;
+        graph_.initializers[node.outputs[i]] = Tensor(out[i].dtype, out[i].shape);
+        empty_values_.insert(node.outputs[i]);
+      }
+      return;
+    }
     for (size_t i = 0; i < node.outputs.size(); ++i)
-      for (int64_t d : sig.outputs[i].shape())
-        if (d <= 0)
-          throw UnsupportedError(fmt::format("output '{}' would have shape {}; empty tensors are not supported",
-                                             node.outputs[i], shape_str(sig.outputs[i].shape())));
+      if (empty(i))
+        throw UnsupportedError(fmt::format("output '{}' would have shape {}; empty tensors are not supported",
+                                           node.outputs[i], shape_str(sig.outputs[i].shape())));
+    for (size_t i = 0; i < sig.inputs.size(); ++i)
+      if (empty_values_.count(node.inputs[i]) && !(traits.shape_only_inputs >> i & 1u))
+        throw UnsupportedError(
+            fmt::format("input '{}' is empty (shape {}); empty tensors are supported only as "
+                        "Concat inputs",
+                        node.inputs[i], shape_str(sig.inputs[i].shape())));
     ops_.push_back(std::move(op));
     graph_.nodes.push_back(std::move(node));
   });

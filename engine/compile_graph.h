@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,8 @@ class CompileGraph {
   Graph graph_;
   std::vector<std::shared_ptr<const Op>> ops_;  // ops_[i] was built from graph_.nodes[i]
   std::map<std::string, TensorType> types_;
+  // The empty outputs of nodes that compute nothing (add_node), now empty constants.
+  std::set<std::string> empty_values_;
   int64_t ops_built_ = 0;
 };
 
