@@ -1,5 +1,6 @@
 """Models built at random from torch.nn layers, exported to ONNX and run at one and two
-threads against PyTorch's own output: the layers (convolutions of every window, stride,
+threads (and with each choice of algorithm the machine could make) against PyTorch's own
+output: the layers (convolutions of every window, stride,
 dilation, group and padding mode, transposed ones, pools, activations, normalisations,
 upsamplings, element-wise tails) and the blocks of real networks (residual, inverted
 residual with squeeze-and-excitation, depthwise-separable, concatenated branches) at
@@ -201,8 +202,12 @@ def test_random_model_matches_pytorch(seed, tmp_path):
         warnings.simplefilter("ignore")
         torch.onnx.export(model, x, path, opset_version=pick(12, 13, 17), input_names=["input"],
                           output_names=["output"])
-    for threads in (1, 2):
-        y = minfer.load(path, num_threads=threads).run(x.numpy())["output"]
+    scale = max(1.0, float(np.abs(expected).max()))
+    # Then with the kernel choices that depend on the machine (Winograd by cache sizes, a
+    # ConvTranspose's method by its shape) made each way, as another CPU may make them.
+    for threads, options in ((1, {}), (2, {}), (2, {"conv_algorithm": "winograd", "deconv_method": "conv"}),
+                             (2, {"conv_algorithm": "direct", "deconv_method": "col2im"})):
+        y = minfer.load(path, num_threads=threads, **options).run(x.numpy())["output"]
         assert y.shape == expected.shape, model
-        scale = max(1.0, float(np.abs(expected).max()))
-        np.testing.assert_allclose(y, expected, rtol=0, atol=2e-4 * scale, err_msg=f"{threads} threads: {model}")
+        np.testing.assert_allclose(y, expected, rtol=0, atol=2e-4 * scale,
+                                   err_msg=f"{threads} threads, {options}: {model}")
