@@ -58,11 +58,15 @@ class CastOp final : public Op {
     node.attrs.check_known({"to", "saturate", "round_mode"});
     if (!node.attrs.has("to")) throw OpError("attribute 'to' is required");
     const auto to = static_cast<DataType>(node.attrs.get_int("to", 0));
-    // float16, bfloat16 and float64 would be computed as float32: not what the cast means.
+    // float16 and bfloat16 would be computed as float32: not what the cast means (it
+    // rounds). float64 is float32 here, as the loaders read float64 constants: exact for
+    // float32 and bool data (PyTorch casts a float tensor to double for
+    // torch.nan_to_num), not for int64 data past 2^24, refused in infer().
     const std::optional<DType> dtype = engine_dtype(to);
-    if (!dtype || to == DataType::kFloat16 || to == DataType::kBFloat16 || to == DataType::kDouble)
+    if (!dtype || to == DataType::kFloat16 || to == DataType::kBFloat16)
       throw UnsupportedError(fmt::format("casting to {} is not supported", data_type_name(to)));
     to_ = *dtype;
+    to_double_ = to == DataType::kDouble;
   }
   OpTraits traits() const override {
     OpTraits t;
@@ -72,6 +76,10 @@ class CastOp final : public Op {
   }
   std::vector<TensorType> infer(std::span<const OpInput> in) const override {
     check_input_count(in, like_ ? 2 : 1, like_ ? 2 : 1);
+    if (to_double_ && in[0].dtype() == DType::kInt64)
+      throw UnsupportedError(
+          "casting int64 to float64 is not supported (computed as float32, it would round "
+          "integers past 2^24)");
     return {{like_ ? in[1].dtype() : to_, in[0].shape()}};
   }
   OpCost cost(const OpSignature& sig) const override { return op_cost(*this, sig, 0, 0); }
@@ -88,6 +96,7 @@ class CastOp final : public Op {
 
  private:
   bool like_;
+  bool to_double_ = false;  // `to` is float64, run as float32
   DType to_ = DType::kFloat32;
 };
 

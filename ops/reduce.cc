@@ -14,6 +14,8 @@
 // log and add; Mean's division per output is absorbed, as GlobalAveragePool's, which
 // ReduceMean over all spatial axes of N x C x ... is (its kind says so).
 //
+// ReduceSum, ReduceProd, ReduceMax and ReduceMin also take int64 data, summed exactly.
+//
 // ArgMax and ArgMin give the int64 index of the extreme along one axis (the first, or
 // with select_last_index the last, of equal ones; a NaN counts as the extreme): 1 FLOP
 // (a compare) per input element.
@@ -85,6 +87,27 @@ float combine(Combine c, float acc, float v) {
     case Combine::kMin: return nan_min(acc, v);
     case Combine::kMul: return acc * v;
     default: return acc + v;
+  }
+}
+
+// int64 data (PyTorch's shape arithmetic; any() and all() export as sums of a cast):
+// Sum, Prod, Max and Min, exact, wrapping past 2^63 as two's complement does.
+int64_t int_initial(Combine c) {
+  switch (c) {
+    case Combine::kMax: return std::numeric_limits<int64_t>::min();
+    case Combine::kMin: return std::numeric_limits<int64_t>::max();
+    case Combine::kMul: return 1;
+    default: return 0;
+  }
+}
+
+int64_t int_combine(Combine c, int64_t acc, int64_t v) {
+  const auto wrap = [](uint64_t r) { return static_cast<int64_t>(r); };
+  switch (c) {
+    case Combine::kMax: return std::max(acc, v);
+    case Combine::kMin: return std::min(acc, v);
+    case Combine::kMul: return wrap(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v));
+    default: return wrap(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
   }
 }
 
@@ -180,16 +203,17 @@ std::vector<ReducePass> plan_passes(const Shape& shape, const std::vector<bool>&
 
 class ReduceKernel final : public Kernel {
  public:
-  ReduceKernel(KernelFacts facts, const ReduceFn& fn, std::vector<ReducePass> passes, int64_t count)
-      : Kernel(std::move(facts)), fn_(fn), passes_(std::move(passes)), count_(count) {
+  ReduceKernel(KernelFacts facts, const ReduceFn& fn, std::vector<ReducePass> passes, int64_t count, bool int64)
+      : Kernel(std::move(facts)), fn_(fn), passes_(std::move(passes)), count_(count), int64_(int64) {
     int64_t scratch = 0;
     for (size_t k = 0; k + 1 < passes_.size(); ++k) scratch += passes_[k].outer * passes_[k].inner;
-    mutable_facts().workspace_bytes = scratch * static_cast<int64_t>(sizeof(float));
+    mutable_facts().workspace_bytes = scratch * (int64 ? 8 : 4);
   }
 
   void run(const RunContext&, std::span<const TensorView> in, std::span<const TensorView> out,
            Workspace workspace) const override {
     workspace.require(facts().workspace_bytes, "Reduce");
+    if (int64_) return run_int64(in[0].as<int64_t>(), out[0].as<int64_t>(), workspace);
     const float* x = in[0].f32();
     float* scratch = workspace.floats().data();
     for (size_t k = 0; k < passes_.size(); ++k) {
@@ -218,9 +242,28 @@ class ReduceKernel final : public Kernel {
   }
 
  private:
+  // The passes on int64 data: Sum, Prod, Max and Min (no map, no finish).
+  void run_int64(const int64_t* x, int64_t* out, Workspace workspace) const {
+    auto* scratch = reinterpret_cast<int64_t*>(workspace.floats().data());
+    for (size_t k = 0; k < passes_.size(); ++k) {
+      const ReducePass& p = passes_[k];
+      int64_t* y = k + 1 == passes_.size() ? out : scratch;
+      for (int64_t o = 0; o < p.outer; ++o)
+        for (int64_t i = 0; i < p.inner; ++i) {
+          int64_t acc = int_initial(fn_.combine);
+          for (int64_t j = 0; j < p.reduced; ++j)
+            acc = int_combine(fn_.combine, acc, x[(o * p.reduced + j) * p.inner + i]);
+          y[o * p.inner + i] = acc;
+        }
+      x = y;
+      scratch += p.outer * p.inner;
+    }
+  }
+
   const ReduceFn fn_;
   const std::vector<ReducePass> passes_;
   const int64_t count_;  // input elements per output element
+  const bool int64_;
 };
 
 class ReduceOp final : public Op {
@@ -248,7 +291,7 @@ class ReduceOp final : public Op {
       else if (keepdims_)
         y.push_back(1);
     }
-    return {{DType::kFloat32, y}};
+    return {{in[0].dtype(), y}};
   }
 
   OpCost cost(const OpSignature& sig) const override {
@@ -265,7 +308,8 @@ class ReduceOp final : public Op {
     const Shape& x = sig.inputs[0].shape();
     const int64_t outputs = num_elements(sig.outputs[0].shape());
     KernelFacts facts;
-    if (global_pool(x, reduced))
+    const bool int64 = sig.inputs[0].dtype() == DType::kInt64;
+    if (!int64 && global_pool(x, reduced))
       facts.op_class = fn_.combine == Combine::kMax ? "global_max_pool" : "global_average_pool";
     if (facts.op_class == "global_average_pool" && outputs > 0) {
       // GlobalAveragePool's kernel: SIMD sums in double, threads over the planes.
@@ -276,14 +320,15 @@ class ReduceOp final : public Op {
       });
     }
     return std::make_unique<ReduceKernel>(std::move(facts), fn_, plan_passes(x, reduced),
-                                          outputs == 0 ? 0 : num_elements(x) / outputs);
+                                          outputs == 0 ? 0 : num_elements(x) / outputs, int64);
   }
 
  private:
   // Which dims of input 0 are reduced: the axes given, else all, else (noop) none.
   std::vector<bool> reduced_dims(std::span<const OpInput> in) const {
     check_input_count(in, 1, 2);
-    require_float(in.first(1));
+    const bool exact = fn_.map == Map::kNone && fn_.finish == Finish::kNone && fn_.combine != Combine::kLogSumExp;
+    if (!(exact && in[0].dtype() == DType::kInt64)) require_float(in.first(1));
     const int64_t rank = static_cast<int64_t>(in[0].shape().size());
     std::vector<int64_t> axes = axes_;
     if (in.size() > 1 && in[1].present) {

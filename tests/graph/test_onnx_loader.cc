@@ -230,6 +230,31 @@ TEST(OnnxLoader, ShapeOpsRunOnRunTimeData) {
   EXPECT_EQ(run_graph(load_onnx(b.save("gather.onnx")), {{"x", {1, -2, 3, 4, 5, -6}}}), (std::vector<float>{4, 5, -6}));
 }
 
+// float64 is float32 here, as the loader reads float64 constants: a Cast of float32 data
+// to float64 is exact (torch.nan_to_num casts to double before IsInf), one of int64 data
+// is refused, float32 rounding integers past 2^24 (16777217 would become 16777216).
+TEST(OnnxLoader, CastToFloat64RunsAsFloat32WhereThatIsExact) {
+  OnnxBuilder b;
+  b.input("x", {2, 3}).output("y");
+  set_attr(b.node("Cast", {"x"}, {"d"}), "to", int64_t{onnx::TensorProto::DOUBLE});
+  b.node("Neg", {"d"}, {"n"});
+  set_attr(b.node("Cast", {"n"}, {"y"}), "to", int64_t{onnx::TensorProto::FLOAT});
+  EXPECT_EQ(run_graph(load_onnx(b.save("double.onnx")), {{"x", {1, -2, 3.5f, 4, 5, -6}}}),
+            (std::vector<float>{-1, 2, -3.5f, -4, -5, 6}));
+  OnnxBuilder ints;
+  ints.input("x", {2, 3}, DataType::kInt64).output("y");
+  set_attr(ints.node("Cast", {"x"}, {"y"}), "to", int64_t{onnx::TensorProto::DOUBLE});
+  const std::string path = ints.save("int_double.onnx");
+  try {
+    compile(load_onnx(path));
+    ADD_FAILURE() << "loaded";
+  } catch (const UnsupportedModelError& e) {
+    EXPECT_EQ(std::string(e.what()), path +
+                                         ": node 'Cast_0' (Cast): casting int64 to float64 is not supported "
+                                         "(computed as float32, it would round integers past 2^24)");
+  }
+}
+
 TEST(OnnxLoader, RefusesWhatTheEngineLacksInOneLine) {
   struct Case {
     std::function<void(OnnxBuilder&)> build;

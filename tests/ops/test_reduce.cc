@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include "tests/op_test_util.h"
 
@@ -150,6 +151,55 @@ TEST(Reduce, AxesAsInputAndNoopWithEmptyAxes) {
 }
 
 // A NaN anywhere in a group makes its maximum and minimum NaN, as in numpy.
+// int64 data (PyTorch's shape arithmetic, any() and all()): Sum, Prod, Max and Min exactly,
+// wrapping past 2^63 as two's complement does; the others stay float-only.
+TEST(Reduce, Int64SumsProductsAndExtremesExactly) {
+  const Shape xs = {2, 3, 4};
+  std::vector<int64_t> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int64_t>(i * 7919 % 1000) - 500;
+  x[5] = int64_t{1} << 62;  // with x[17] (same output of an axis-0 sum), past 2^63
+  x[17] = int64_t{1} << 62;
+  using Fold = std::function<uint64_t(uint64_t, int64_t)>;
+  const std::vector<std::tuple<const char*, uint64_t, Fold>> ops = {
+      {"ReduceSum", 0, [](uint64_t a, int64_t v) { return a + static_cast<uint64_t>(v); }},
+      {"ReduceProd", 1, [](uint64_t a, int64_t v) { return a * static_cast<uint64_t>(v); }},
+      {"ReduceMax", static_cast<uint64_t>(std::numeric_limits<int64_t>::min()),
+       [](uint64_t a, int64_t v) { return static_cast<uint64_t>(std::max(static_cast<int64_t>(a), v)); }},
+      {"ReduceMin", static_cast<uint64_t>(std::numeric_limits<int64_t>::max()),
+       [](uint64_t a, int64_t v) { return static_cast<uint64_t>(std::min(static_cast<int64_t>(a), v)); }},
+  };
+  for (const auto& [op, initial, fold] : ops)
+    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{0}, std::vector<int64_t>{0, 2}}) {
+      SCOPED_TRACE(op);
+      Graph g;
+      g.inputs.push_back({"x", xs, DType::kInt64});
+      Attributes a;
+      a.set("axes", axes);
+      a.set("keepdims", int64_t{0});
+      g.nodes.push_back({"reduce", op, {"x"}, {"y"}, a});
+      g.outputs = {"y"};
+      Session s(compile(std::move(g)));
+      s.set_input("x", std::span<const int64_t>(x));
+      s.run();
+      const Session::Value y = s.value("y");
+      ASSERT_EQ(y.type.dtype, DType::kInt64);
+      const auto* got = reinterpret_cast<const int64_t*>(y.data);
+      const bool last = axes.size() == 2;  // over axes 0 and 2: one value per axis-1 index
+      ASSERT_EQ(num_elements(y.type.shape), last ? 3 : 12);
+      for (int64_t o = 0; o < (last ? 3 : 12); ++o) {
+        uint64_t want = initial;
+        for (int64_t i = 0; i < 24; ++i)
+          if (last ? i / 4 % 3 == o : i % 12 == o) want = fold(want, x[static_cast<size_t>(i)]);
+        EXPECT_EQ(got[o], static_cast<int64_t>(want)) << o;
+      }
+    }
+  Graph mean;
+  mean.inputs.push_back({"x", xs, DType::kInt64});
+  mean.nodes.push_back({"reduce", "ReduceMean", {"x"}, {"y"}, {}});
+  mean.outputs = {"y"};
+  EXPECT_THROW(compile(std::move(mean)), ModelError);
+}
+
 TEST(Reduce, MaxAndMinPropagateNaN) {
   auto x = random_values(40, 33);
   x[37] = std::numeric_limits<float>::quiet_NaN();
