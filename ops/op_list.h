@@ -127,5 +127,6 @@ MINFER_OP("ArgMin", make_arg_reduce)
 MINFER_OP("TopK", make_top_k)
 MINFER_OP("CumSum", make_cum_sum)
 MINFER_OP("Einsum", make_einsum)
+MINFER_OP("OneHot", make_one_hot)
 // Not ONNX: put by the blocked_layout pass between layouts (ops/blocked_layout.h).
 MINFER_OP("Reorder", make_reorder)
