@@ -17,9 +17,10 @@ folder) by bench_models.py: opset 13, random weights, a fixed seed. The sides ru
     spinning, as minfer's OpenMP ones wait passively; with --spinning both sides' idle
     threads spin, each engine's default (libgomp's wait policy unset, ORT's allow_spinning):
     the fair setting on an otherwise idle machine, where two threads gain most from it.
-Each side runs `runs` timed runs after `warmup` untimed ones per round, the sides
-alternating round by round so that a noisy, shared machine slows both alike; each figure
-is the median over rounds of each round's median, the peak RSS the largest of the rounds
+Each side runs `runs` timed runs after `warmup` untimed ones per round, the sides and the
+thread counts alternating round by round so that a noisy, shared machine slows them alike
+(a second table gives each engine's speedup of more threads over one, from runs made in
+the same minutes); each figure is the median over rounds of each round's median, the peak RSS the largest of the rounds
 (each child's own, from GNU time; ONNX Runtime's includes node's, ~51 MiB with
 onnxruntime-node loaded). Before timing, each model runs once on each side on numpy's
 inputs (minfer through its Python module, from --python_dir) and the table gives the
@@ -143,6 +144,23 @@ def format_table(rows):
     return "\n".join(lines)
 
 
+def speedup_rows(name, model_rows):
+    """For each thread count above one: each engine's one-thread median over its median at
+    that count. model_rows: {threads: summarize()'s row} of one model."""
+    one = model_rows.get(1)
+    if not one:
+        return []
+    return [{"model": name, "threads": t, "minfer": one["minfer_ms"] / r["minfer_ms"], "ort": one["ort_ms"] / r["ort_ms"]}
+            for t, r in sorted(model_rows.items()) if t > 1]
+
+
+def format_speedups(speedups):
+    lines = ["| model | threads | minfer speedup | ONNX Runtime speedup |", "| --- | ---: | ---: | ---: |"]
+    for s in speedups:
+        lines.append(f"| {s['model']} | {s['threads']} | **{s['minfer']:.2f}x** | {s['ort']:.2f}x |")
+    return "\n".join(lines)
+
+
 class Sides:
     """Runs one model on both sides at one thread count."""
 
@@ -207,7 +225,7 @@ def main():
                         help="run both sides of the one-thread rows on this CPU (taskset -c): where the host's "
                              "vCPUs differ in speed (a busy neighbour on one), either side may otherwise get the "
                              "slower one round by round")
-    parser.add_argument("--json", help="also write the rows here")
+    parser.add_argument("--json", help='also write the rows and speedups here: {"rows": [...], "speedups": [...]}')
     parser.add_argument("--ort_dir", default=ORT_DIR,
                         help="folder holding run_ort.js and node_modules/onnxruntime-node (default: bench/ort)")
     args = parser.parse_args()
@@ -223,7 +241,7 @@ def main():
     names = bench_models.parse_names(args.models, bench_models.ISSUE_14)
     thread_counts = [int(t) for t in args.threads.split(",")]
 
-    rows, isa, ort_version = [], None, None
+    rows, speedups, isa, ort_version = [], [], None, None
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = args.model_dir or tmp
         os.makedirs(model_dir, exist_ok=True)
@@ -232,39 +250,55 @@ def main():
             if not os.path.exists(path):
                 bench_models.export(*bench_models.build(name), path)
             feeds, manifest = write_inputs(input_specs(path), os.path.join(tmp, name))
+            # Every thread count's runs alternate in the same rounds, so that the speedups of
+            # more threads over one compare runs made in the same minutes of a shared machine.
+            runners, checked = {}, {}
             for threads in thread_counts:
                 sides = Sides(args, path, manifest, threads)
                 try:
-                    diff, scale, ort_version = check_outputs(minfer, path, feeds, threads, sides,
-                                                      os.path.join(tmp, name, "ort_out"))
-                    rounds = compare_common.alternate(args.rounds, {"minfer": sides.minfer, "ort": sides.ort})
+                    checked[threads] = check_outputs(minfer, path, feeds, threads, sides,
+                                                     os.path.join(tmp, name, "ort_out"))
                 except (minfer.ModelError, compare_common.ChildError) as e:
-                    note = "refused: " + first_line(e)
+                    checked[threads] = "refused: " + first_line(e)
                 except OrtError as e:
-                    note = "ONNX Runtime failed: " + first_line(e)
+                    checked[threads] = "ONNX Runtime failed: " + first_line(e)
                 except (OutputsDiffer, ValueError) as e:
-                    note = first_line(e)
+                    checked[threads] = first_line(e)
                 else:
-                    note = None
-                if note:
-                    rows.append({"model": name, "threads": threads, "note": note})
-                    print(f"{name} {threads} thread(s): {note}", file=sys.stderr)
+                    runners[f"minfer@{threads}"], runners[f"ort@{threads}"] = sides.minfer, sides.ort
+                    isa = isa or sides.kernel_isa
+            try:
+                rounds = compare_common.alternate(args.rounds, runners)
+            except (minfer.ModelError, compare_common.ChildError) as e:
+                checked = {t: "refused: " + first_line(e) for t in thread_counts}
+            except OrtError as e:
+                checked = {t: "ONNX Runtime failed: " + first_line(e) for t in thread_counts}
+            model_rows = {}
+            for threads in thread_counts:
+                if isinstance(checked[threads], str):
+                    rows.append({"model": name, "threads": threads, "note": checked[threads]})
+                    print(f"{name} {threads} thread(s): {checked[threads]}", file=sys.stderr)
                     continue
-                row = summarize(name, threads, rounds)
+                diff, scale, ort_version = checked[threads]
+                row = summarize(name, threads, {side: rounds[f"{side}@{threads}"] for side in ("minfer", "ort")})
                 row["max_abs_diff"], row["max_abs_output"] = diff, scale
                 rows.append(row)
-                isa = isa or sides.kernel_isa
+                model_rows[threads] = row
                 print(f"{name:18s} {threads} thread(s): minfer {row['minfer_ms']:9.3f} ms  ORT {row['ort_ms']:9.3f} ms"
                       f"  minfer/ORT {row['ratio']:.3f}  max abs diff {diff:.2g} of {scale:.2g}", file=sys.stderr)
+            speedups.extend(speedup_rows(name, model_rows))
 
     pinned = f"; one-thread rows on CPU {args.pin}" if args.pin else ""
     pinned += f"; ONNX Runtime from {args.ort_dir}" if os.path.abspath(args.ort_dir) != ORT_DIR else ""
     print(f"onnxruntime-node {ort_version} (spinning {'on' if args.spinning else 'off'}, on both sides), minfer kernel ISA "
           f"{isa}; {args.rounds} rounds x {args.runs} runs per side, medians (ms){pinned}\n")
     print(format_table(rows))
+    if speedups:
+        print("\nSpeedup of more threads over one (each engine's one-thread median over its own):\n")
+        print(format_speedups(speedups))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump({"rows": rows, "speedups": speedups}, f, indent=1)
 
 
 if __name__ == "__main__":

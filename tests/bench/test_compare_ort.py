@@ -68,6 +68,17 @@ def test_max_abs_diff_and_disagreement():
         compare_ort.max_abs_diff(ours, {"y": theirs["y"]})
 
 
+def test_speedups_are_each_engines_one_thread_median_over_its_own():
+    rows = {1: compare_ort.summarize("r", 1, {"minfer": [(10.0, 1)], "ort": [(12.0, 1)]}),
+            2: compare_ort.summarize("r", 2, {"minfer": [(5.0, 1)], "ort": [(8.0, 1)]}),
+            4: compare_ort.summarize("r", 4, {"minfer": [(4.0, 1)], "ort": [(3.0, 1)]})}
+    speedups = compare_ort.speedup_rows("r", rows)
+    assert speedups == [{"model": "r", "threads": 2, "minfer": 2.0, "ort": 1.5},
+                        {"model": "r", "threads": 4, "minfer": 2.5, "ort": 4.0}]
+    assert compare_ort.speedup_rows("r", {2: rows[2]}) == []  # no one-thread row to compare with
+    assert compare_ort.format_speedups(speedups).splitlines()[2] == "| r | 2 | **2.00x** | 1.50x |"
+
+
 def test_alternate_reverses_the_order_every_other_round():
     calls = []
     figures = compare_common.alternate(3, {"a": lambda: calls.append("a") or len(calls),
