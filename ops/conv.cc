@@ -26,6 +26,7 @@
 #include "ops/kernels/direct_conv.h"
 #include "ops/kernels/pointwise_conv.h"
 #include "ops/kernels/threads.h"
+#include "ops/kernels/workspace.h"
 #include "ops/op_helpers.h"
 #include "ops/reference/depthwise_conv.h"
 #include "ops/window.h"
@@ -345,7 +346,8 @@ class ConvKernel final : public Kernel {
     return method_ == ConvMethod::kPointwiseDirect || blocked_scale() ||
            (method_ == ConvMethod::kPointwise && gemm_.pointwise() && !gemm_.pixels_as_rows());
   }
-  int64_t scaled_floats() const { return checked_mul({g_.batch, g_.cin, g_.h, g_.w}); }
+  // Whole lines, so that the kernel's workspace after the scaled copy stays line-aligned.
+  int64_t scaled_floats() const { return whole_lines(checked_mul({g_.batch, g_.cin, g_.h, g_.w})); }
   // In NCHWc the blocked kernel (the 1x1 layers fuse_channel_scale gives it sum
   // directly) folds a fused scale into a copy of its packed weights per image where they
   // are fewer floats than an image's input (RegNetY's 784 -> 784 layer at 7x7 took 1.24x

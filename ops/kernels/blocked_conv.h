@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/aligned_buffer.h"
 #include "ops/activation.h"
 #include "ops/kernels/tensor_layouts.h"
 #include "ops/kernels/workspace.h"
@@ -308,7 +309,7 @@ class BlockedConv {
   int64_t chunk_blocks_ = 0, band_rows_ = 0;
   // Direct: [group][output block][input block][kh][kw][c in][c out]; Winograd: the
   // transformed 4x4 weights, [16][group][output block][input block][c in][c out].
-  std::vector<float> weights_;
+  AlignedVector<float> weights_;
 };
 
 // Defined in blocked_conv_<isa>.cc; constant-initialised.
