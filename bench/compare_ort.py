@@ -252,7 +252,7 @@ def main():
             feeds, manifest = write_inputs(input_specs(path), os.path.join(tmp, name))
             # Every thread count's runs alternate in the same rounds, so that the speedups of
             # more threads over one compare runs made in the same minutes of a shared machine.
-            runners, checked = {}, {}
+            runners, checked, ran = {}, {}, []
             for threads in thread_counts:
                 sides = Sides(args, path, manifest, threads)
                 try:
@@ -266,13 +266,14 @@ def main():
                     checked[threads] = first_line(e)
                 else:
                     runners[f"minfer@{threads}"], runners[f"ort@{threads}"] = sides.minfer, sides.ort
-                    isa = isa or sides.kernel_isa
+                    ran.append(sides)
             try:
                 rounds = compare_common.alternate(args.rounds, runners)
             except (minfer.ModelError, compare_common.ChildError) as e:
                 checked = {t: "refused: " + first_line(e) for t in thread_counts}
             except OrtError as e:
                 checked = {t: "ONNX Runtime failed: " + first_line(e) for t in thread_counts}
+            isa = isa or next((sides.kernel_isa for sides in ran if sides.kernel_isa), None)
             model_rows = {}
             for threads in thread_counts:
                 if isinstance(checked[threads], str):
