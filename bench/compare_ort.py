@@ -20,9 +20,9 @@ folder) by bench_models.py: opset 13, random weights, a fixed seed. The sides ru
 Each side runs `runs` timed runs after `warmup` untimed ones per round, the sides and the
 thread counts alternating round by round so that a noisy, shared machine slows them alike
 (a second table gives each engine's speedup of more threads over one, from runs made in
-the same minutes); each figure is the median over rounds of each round's median, the peak RSS the largest of the rounds
-(each child's own, from GNU time; ONNX Runtime's includes node's, ~51 MiB with
-onnxruntime-node loaded). Before timing, each model runs once on each side on numpy's
+the same minutes); each figure is the median over rounds of each round's median, the
+peak RSS the largest of the rounds (each child's own, from GNU time; ONNX Runtime's
+includes node's, ~51 MiB with onnxruntime-node loaded). Before timing, each model runs once on each side on numpy's
 inputs (minfer through its Python module, from --python_dir) and the table gives the
 largest absolute difference between their outputs; where they differ by more than 1e-3
 of the largest output the row says so instead of quoting a speed. A model minfer refuses is a row "refused: <its error>".
