@@ -43,7 +43,14 @@ bool blocked_conv_applies(const ConvGeometry& s, Isa isa, BlockedLayouts layouts
   if (!k) return false;
   if ((layouts.input_blocked && s.cin % k->lanes != 0) || (layouts.output_blocked && s.cout % k->lanes != 0))
     return false;
-  return s.group == 1 || (s.cin_per_group() % k->lanes == 0 && s.cout_per_group() % k->lanes == 0);
+  const int64_t cin_g = s.cin_per_group(), cout_g = s.cout_per_group();
+  if (s.group == 1 || (cin_g % k->lanes == 0 && cout_g % k->lanes == 0)) return true;
+  // In NCHW each group's channels may also be blocks of their own, the last one partly
+  // zero lanes (the input copy and the output's reorder take a group's channels alone),
+  // where that runs at most twice the multiply-adds (fewer input channels than a block
+  // are copied as that many lanes, so only the output's zero lanes count): RegNetY's 13
+  // and 55 groups of 8 channels on AVX-512, which no merge of neighbouring groups divides.
+  return !layouts.any() && blocks_of(cout_g, k->lanes) * k->lanes <= 2 * cout_g;
 }
 
 bool winograd_applies(const ConvGeometry& s, Isa isa) {

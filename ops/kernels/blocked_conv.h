@@ -120,8 +120,10 @@ const BlockedConvKernel* blocked_conv_kernel(Isa isa);
 // only to add its zero border, not at all without padding; an NCHWc output is summed in
 // place, with no reorder): a kernel exists for
 // isa, the groups are whole blocks (group 1 with any channel counts, padded with zeros;
-// or input and output channels per group multiples of c), and the channels of an NCHWc
-// input or output are a multiple of c. Whether it is chosen is Conv's decision.
+// or input and output channels per group multiples of c) or, with both tensors NCHW,
+// each group's channels blocks of their own whose output lanes are at least half
+// channels, and the channels of an NCHWc input or output are a multiple of c. Whether it
+// is chosen is Conv's decision.
 bool blocked_conv_applies(const ConvGeometry& s, Isa isa, BlockedLayouts layouts = {});
 
 // Whether Winograd F(2x2, 3x3) can run s (one blocked_conv_applies to): a 3x3 window,

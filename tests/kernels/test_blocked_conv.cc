@@ -94,19 +94,33 @@ std::vector<Isa> simd_isas() {
   return isas;
 }
 
-TEST(BlockedConvKernels, AppliesToWholeBlockGroupsOnly) {
+// Groups of whole blocks in any layout; in NCHW also groups whose output channels fill at
+// least half of their own blocks (no more than twice the multiply-adds).
+TEST(BlockedConvKernels, AppliesToGroupsOfWholeBlocksOrHalfFullOnesInNchw) {
   const ConvGeometry regular = conv_shape(17, 9, 9, 40, 1, 3, 1, 1, 1, 1, 1);
   const ConvGeometry groups16 = conv_shape(64, 9, 9, 64, 4, 3, 1, 1, 1, 1, 1);
   const ConvGeometry groups8 = conv_shape(32, 9, 9, 32, 4, 3, 1, 1, 1, 1, 1);
+  const ConvGeometry groups4 = conv_shape(12, 9, 9, 12, 3, 3, 1, 1, 1, 1, 1);
+  const kernels::BlockedLayouts nchwc_in{true, false}, nchwc_out{false, true};
   EXPECT_FALSE(kernels::blocked_conv_applies(regular, Isa::kScalar));
   if (isa_runnable(Isa::kAvx2)) {
     EXPECT_TRUE(kernels::blocked_conv_applies(regular, Isa::kAvx2));
     EXPECT_TRUE(kernels::blocked_conv_applies(groups8, Isa::kAvx2));
-    EXPECT_FALSE(kernels::blocked_conv_applies(conv_shape(12, 9, 9, 24, 3, 3, 1, 1, 1, 1, 1), Isa::kAvx2));
+    EXPECT_TRUE(kernels::blocked_conv_applies(groups8, Isa::kAvx2, nchwc_in));
+    // 4 input channels per group as 4 lanes, 8 output channels a whole block.
+    EXPECT_TRUE(kernels::blocked_conv_applies(conv_shape(12, 9, 9, 24, 3, 3, 1, 1, 1, 1, 1), Isa::kAvx2));
+    EXPECT_TRUE(kernels::blocked_conv_applies(groups4, Isa::kAvx2));  // 4 of 8 output lanes
+    EXPECT_FALSE(kernels::blocked_conv_applies(conv_shape(9, 9, 9, 9, 3, 3, 1, 1, 1, 1, 1), Isa::kAvx2));  // 3 of 8
   }
   if (isa_runnable(Isa::kAvx512)) {
     EXPECT_TRUE(kernels::blocked_conv_applies(groups16, Isa::kAvx512));
-    EXPECT_FALSE(kernels::blocked_conv_applies(groups8, Isa::kAvx512));  // 8 channels per group
+    EXPECT_TRUE(kernels::blocked_conv_applies(groups16, Isa::kAvx512, nchwc_out));
+    EXPECT_TRUE(kernels::blocked_conv_applies(groups8, Isa::kAvx512));  // 8 of 16 output lanes
+    EXPECT_TRUE(kernels::blocked_conv_applies(conv_shape(72, 9, 9, 72, 3, 3, 1, 1, 1, 1, 1), Isa::kAvx512));  // 24
+    // The same groups in NCHWc: its blocks would straddle groups.
+    EXPECT_FALSE(kernels::blocked_conv_applies(groups8, Isa::kAvx512, nchwc_in));
+    EXPECT_FALSE(kernels::blocked_conv_applies(groups8, Isa::kAvx512, nchwc_out));
+    EXPECT_FALSE(kernels::blocked_conv_applies(groups4, Isa::kAvx512));  // 4 of 16 output lanes
   } else {
     EXPECT_EQ(kernels::blocked_conv_kernel(Isa::kAvx512), nullptr);
   }
@@ -179,6 +193,35 @@ TEST(BlockedConvKernels, MatchNaiveLoopOnGroupsOfWholeBlocks) {
         if (!check(isa, a, 2, true, {}, seed++)) return;
         if (!check(isa, b, 1, false, {}, seed++)) return;
       }
+  }
+}
+
+// Groups whose channels are not whole blocks, in NCHW: each group's input channels copied
+// as blocks of their own (fewer than a block: that many lanes; more: the last block part
+// zeros), its output channels summed in blocks of their own and only the group's stored.
+// RegNetY's 13 groups of 8 (half blocks on AVX-512, whole ones on AVX2), 3 groups of a
+// block and a half in and out, 5 groups of half a block in and a whole one out, 2 groups
+// of 3 lanes more than a block in and a block and a half out; strides, padding, dilation,
+// 5x5 windows, bias or none, an activation.
+TEST(BlockedConvKernels, MatchNaiveLoopOnGroupsOfPartBlocks) {
+  uint32_t seed = 1500;
+  for (Isa isa : simd_isas()) {
+    const int64_t c = kernels::blocked_conv_kernel(isa)->lanes;
+    const int64_t half = c / 2, one_half = c + c / 2;
+    for (int64_t stride : {1, 2}) {
+      const ConvGeometry shapes[] = {
+          conv_shape(13 * 8, 11, 13, 13 * 8, 13, 3, stride, 1, 1, 1, 1),
+          conv_shape(3 * one_half, 9, 10, 3 * one_half, 3, 3, stride, 1, 1, 1, 1),
+          conv_shape(5 * half, 8, 7, 5 * c, 5, 3, stride, 0, 1, 2, 1),
+          conv_shape(2 * (c + 3), 12, 9, 2 * one_half, 2, 5, stride, 2, 1, 1, 1),
+          conv_shape(2 * (c + 3), 12, 9, 2 * one_half, 2, 3, stride, 2, 2, 1, 2, 2),
+      };
+      for (const ConvGeometry& s : shapes) {
+        ASSERT_TRUE(kernels::blocked_conv_applies(s, isa)) << describe(s, 1);
+        if (!check(isa, s, 2, true, {ActivationKind::kRelu}, seed++)) return;
+        if (!check(isa, s, 1, false, {}, seed++)) return;
+      }
+    }
   }
 }
 

@@ -23,10 +23,11 @@ struct ConvCase {
 
 // The kernel Conv must choose on the target the test runs: on AVX2 and AVX-512 the blocked
 // direct convolution replaces im2col + GEMM for windows larger than 1x1 with constant
-// weights and one group (no case here has groups of whole 8- or 16-channel blocks),
-// except strided ones on AVX2, by Winograd F(2x2, 3x3) for 3x3 stride-1 windows over
+// weights and one group, except strided ones on AVX2, or groups whose output channels
+// fill at least half of their own 8- or 16-channel blocks (no case here merges
+// neighbouring groups), by Winograd F(2x2, 3x3) for 3x3 stride-1 windows over
 // whole input blocks where it multiplies at most 0.6x as often (the cases here pad to
-// the same size); the direct pointwise kernel replaces the pointwise GEMM
+// the same size; none with groups runs it); the direct pointwise kernel replaces the pointwise GEMM
 // for unpadded 1x1 convolutions with one group, K within the GEMM's K block on AVX2
 // (256; any K on AVX-512) and three tiles of pixels on AVX-512 (3 vectors each: 144), four
 // on AVX2 (96).
@@ -37,11 +38,13 @@ std::string expected_kernel(const ConvCase& c) {
   if (std::string(c.kernel) == "pointwise_gemm" && active_isa() != Isa::kScalar && c.group == 1 &&
       (avx512 || c.cin <= 256) && out_pixels >= (avx512 ? 144 : 96))
     return "pointwise_direct";
-  const bool winograd = c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 &&
-                        c.cin % (avx512 ? 16 : 8) == 0 &&
+  const int64_t lanes = avx512 ? 16 : 8, cout_g = c.cout / c.group;
+  const bool winograd = c.group == 1 && c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 &&
+                        c.cin % lanes == 0 &&
                         16 * ((c.h + 1) / 2) * ((c.w + 1) / 2) * 10 <= 9 * c.h * c.w * 6;  // same padding
-  if (std::string(c.kernel) == "im2col_gemm" && c.group == 1 && c.kh * c.kw > 1 && active_isa() != Isa::kScalar &&
-      !(active_isa() == Isa::kAvx2 && strided))
+  const bool blocked_groups =
+      c.group == 1 ? !(active_isa() == Isa::kAvx2 && strided) : (cout_g + lanes - 1) / lanes * lanes <= 2 * cout_g;
+  if (std::string(c.kernel) == "im2col_gemm" && blocked_groups && c.kh * c.kw > 1 && active_isa() != Isa::kScalar)
     return winograd ? "blocked_winograd" : "blocked_direct";
   return c.kernel;
 }
@@ -148,13 +151,14 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{1, 31, 9, 8, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, "im2col_gemm"},       // two k-blocks
         ConvCase{2, 16, 9, 10, 20, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},       // Winograd on SIMD
         ConvCase{2, 21, 6, 7, 33, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 3, true, "pointwise_gemm"},     // odd groups
-        ConvCase{1, 9, 8, 8, 15, 3, 3, 2, 1, 2, 1, 2, 1, 2, 1, 3, true, "im2col_gemm"}));       // grouped, mixed
+        ConvCase{1, 9, 8, 8, 15, 3, 3, 2, 1, 2, 1, 2, 1, 2, 1, 3, true, "im2col_gemm"},         // grouped, mixed
+        ConvCase{2, 24, 9, 11, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 3, true, "im2col_gemm"}));     // 3 groups of 8
 
 // One case per Conv kernel (and per GEMM orientation), with and without a bias: the
 // fused epilogues must run in each.
 const ConvCase kOneCasePerKernel[] = {
     {1, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "direct_simd"},
-    {2, 6, 9, 7, 10, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},
+    {2, 6, 9, 7, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, true, "im2col_gemm"},     // the GEMM everywhere
     {2, 19, 9, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, false, "im2col_gemm"},  // blocked on SIMD targets
     {2, 16, 9, 7, 21, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true, "im2col_gemm"},   // Winograd on SIMD targets
     {1, 8, 5, 6, 12, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, true, "pointwise_gemm"},
