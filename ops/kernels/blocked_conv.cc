@@ -96,7 +96,13 @@ BlockedAlgorithm default_blocked_algorithm(const ConvGeometry& s, Isa isa) {
   if (!winograd_applies(s, isa)) return BlockedAlgorithm::kDirect;
   const int64_t tiles_h = (s.out_h + 1) / 2, tiles_w = (s.out_w + 1) / 2;
   const bool fewer_multiplies = 16 * tiles_h * tiles_w * 10 <= 9 * s.out_h * s.out_w * 6;
-  const bool weights_in_l3 = transformed_weight_bytes(s, blocked_conv_kernel(isa)->lanes) <= 16 * 1024 * 1024;
+  // Past 16 MiB the transformed weights come from memory once per band (a tile row at
+  // such channel counts): worth it from 14 tiles a row, each weight read then
+  // multiplying 14 tiles or more (FCN-ResNet50's head, 2048 -> 512 at 28x28, 64 MiB: 0.67x the direct time on
+  // AVX-512, 0.57x on AVX2, in the model on Zen 5), not at 7 (1024 -> 1024 at 14x14:
+  // 0.76-0.90x on AVX-512 but 0.95-1.15x on AVX2).
+  const bool weights_in_l3 =
+      transformed_weight_bytes(s, blocked_conv_kernel(isa)->lanes) <= 16 * 1024 * 1024 || tiles_w >= 14;
   // Groups of one or two blocks leave little to multiply per transformed value: RegNetX's
   // (16 channels per group) measured 0.71-0.91x at 56x56 to 14x14 but 1.30x at 7x7.
   const bool enough_tiles = s.group == 1 || tiles_h * tiles_w >= 7 * 7;

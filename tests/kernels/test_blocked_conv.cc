@@ -473,9 +473,11 @@ TEST(BlockedConvKernels, WinogradWhereItRunsFewerMultiplies) {
     EXPECT_EQ(algorithm(conv_shape(4 * c, 7, 7, 4 * c, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
     // 5x5: 9 tiles x 16 = 144 against 225 (0.64x).
     EXPECT_EQ(algorithm(conv_shape(4 * c, 5, 5, 4 * c, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
-    // 1024 -> 1024 at 14x14: 64 MiB of transformed weights, read once per band (512 ->
-    // 512: 16 MiB, from L3).
+    // 1024 -> 1024 at 14x14: 64 MiB of transformed weights, read once per band of 7
+    // tiles (512 -> 512: 16 MiB, from L3); 2048 -> 512 at 28x28: 64 MiB per 14 tiles.
     EXPECT_EQ(algorithm(conv_shape(1024, 14, 14, 1024, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
+    EXPECT_EQ(algorithm(conv_shape(2048, 28, 28, 512, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
+    EXPECT_EQ(algorithm(conv_shape(2048, 26, 26, 512, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kDirect);
     EXPECT_EQ(algorithm(conv_shape(512, 14, 14, 512, 1, 3, 1, 1, 1, 1, 1)), BlockedAlgorithm::kWinograd);
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 2, 1, 1, 1, 1), isa));
     EXPECT_FALSE(kernels::winograd_applies(conv_shape(4 * c, 56, 56, 4 * c, 1, 3, 1, 2, 2, 2, 2, 2), isa));
