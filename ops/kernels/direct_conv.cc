@@ -13,12 +13,14 @@
 namespace minfer::kernels {
 namespace {
 
-// Floats of the padded input rows one output row reads: cin * kh rows of `stride` phases.
-// Checked: a stride far beyond the input makes a row long (compile refuses what does not
-// fit instead of a wrapped size reaching the kernel).
-int64_t row_scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
+// Floats of the padded input rows a band of `rows` output rows reads: each channel's
+// direct_conv_band_input_rows of `stride` phases. Checked: a stride far beyond the input
+// makes a row long (compile refuses what does not fit instead of a wrapped size reaching
+// the kernel).
+int64_t band_scratch_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t rows) {
   const Window2d& w = s.win;
-  return checked_mul({s.cin, w.kh, w.sw, padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw)});
+  const int64_t in_rows = checked_add({checked_mul({rows - 1, w.sh}), checked_mul({w.kh - 1, w.dh}), 1});
+  return checked_mul({s.cin, in_rows, w.sw, padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw)});
 }
 
 // The padded rows of a band of output rows stay in L2 (under this many bytes) while each
@@ -29,12 +31,13 @@ constexpr int64_t kBandBytes = int64_t{96} << 10;
 constexpr int64_t kMaxBandRows = 8;
 
 int64_t band_rows(const DirectConvKernel& k, const ConvGeometry& s) {
-  const int64_t half = (s.out_h + 1) / 2;
-  return std::clamp<int64_t>(kBandBytes / (4 * row_scratch_floats(k, s)), 1, std::min(kMaxBandRows, half));
+  int64_t band = std::min(kMaxBandRows, (s.out_h + 1) / 2);
+  while (band > 1 && band_scratch_floats(k, s, band) > kBandBytes / 4) --band;
+  return std::max<int64_t>(band, 1);
 }
 
 int64_t scratch_floats(const DirectConvKernel& k, const ConvGeometry& s) {
-  return whole_lines(checked_mul({band_rows(k, s), row_scratch_floats(k, s)}));
+  return whole_lines(band_scratch_floats(k, s, band_rows(k, s)));
 }
 
 int64_t bands_per_image(const DirectConvKernel& k, const ConvGeometry& s) {

@@ -33,6 +33,13 @@ inline constexpr int64_t kDirectConvMaxCin = 4;
 inline constexpr int64_t kDirectConvMaxTaps = 1024;
 
 // A band of output rows (all output channels) of one image.
+// The input rows (of each channel) a band of `rows` output rows reads, from its first
+// output row's top window row to its last one's bottom: they share rows where the stride
+// is below the window's height.
+inline int64_t direct_conv_band_input_rows(const ConvGeometry& s, int64_t rows) {
+  return (rows - 1) * s.win.sh + (s.win.kh - 1) * s.win.dh + 1;
+}
+
 struct DirectConvRow {
   const ConvGeometry* shape;
   const float* x;        // the image [cin, h, w]
@@ -41,7 +48,7 @@ struct DirectConvRow {
   const Activation* activation;
   float* y;          // the image's output [cout, out_h, out_w]
   int64_t oy, rows;  // the band: output rows [oy, oy + rows)
-  float* scratch;    // the padded input rows each row of the band reads, one set per row
+  float* scratch;    // the padded input rows the band reads, each channel's in order
 };
 
 struct DirectConvKernel {

@@ -14,7 +14,7 @@ namespace minfer::kernels {
 namespace {
 
 struct DirectConvTile {
-  const float* panel;     // the padded rows (cin * kh of them) at the tile's first column
+  const float* panel;     // the band's padded rows at the tile's output row's first, its first column
   int64_t taps;           // cin * kh * kw
   const int64_t* tap_at;  // [taps]: where tap t reads, from the panel
   const float* weights;   // the tile's first output channel; channels ckk apart, tap t at [t]
@@ -78,24 +78,35 @@ void direct_conv_rows(const DirectConvRow& a) {
   const Window2d& win = s.win;
   const Activation act = *a.activation;  // a local copy: stores to y cannot alias it
   const int64_t phase_len = padded_phase_len(s.out_w, W, win.kw, win.dw, win.sw);
-  const int64_t row_len = win.sw * phase_len, rows = s.cin * win.kh, panel_len = rows * row_len;
-  // Output row oy + b reads the padded rows at scratch + b * panel_len.
-  for (int64_t b = 0; b < a.rows; ++b)
-    for (int64_t ci = 0; ci < s.cin; ++ci)
-      for (int64_t ki = 0; ki < win.kh; ++ki) {
-        const int64_t iy = (a.oy + b) * win.sh - win.pad_top + ki * win.dh;
-        const float* src = iy >= 0 && iy < s.h ? a.x + (ci * s.h + iy) * s.w : nullptr;
-        float* dst = a.scratch + b * panel_len + (ci * win.kh + ki) * row_len;
-        if (win.sw == 2)
-          fill_padded_row_stride2<V>(src, s.w, win.pad_left, phase_len, dst);
-        else
-          fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, dst);
-      }
+  const int64_t row_len = win.sw * phase_len, in_rows = direct_conv_band_input_rows(s, a.rows);
+  // Each channel's padded input rows of the band once, in order (output row oy + b reads
+  // rows b * sh + ki * dh of them, the rows its neighbours read too): a 3x3 stride-2
+  // layer copies 2 rows a channel per output row, not 3; a 7x7 one 2, not 7. Rows no
+  // window reads (a stride past the window) are skipped.
+  for (int64_t r = 0; r < in_rows; ++r) {
+    bool read = false;
+    for (int64_t ki = 0; ki < win.kh && !read; ++ki) {
+      const int64_t from = r - ki * win.dh;
+      read = from >= 0 && from % win.sh == 0 && from / win.sh < a.rows;
+    }
+    if (!read) continue;
+    const int64_t iy = a.oy * win.sh - win.pad_top + r;
+    for (int64_t ci = 0; ci < s.cin; ++ci) {
+      const float* src = iy >= 0 && iy < s.h ? a.x + (ci * s.h + iy) * s.w : nullptr;
+      float* dst = a.scratch + (ci * in_rows + r) * row_len;
+      if (win.sw == 2)
+        fill_padded_row_stride2<V>(src, s.w, win.pad_left, phase_len, dst);
+      else
+        fill_padded_row(src, s.w, win.pad_left, win.sw, phase_len, dst);
+    }
+  }
   int64_t tap_at[kDirectConvMaxTaps];
-  const int64_t taps = rows * win.kw;
+  const int64_t taps = s.cin * win.kh * win.kw;
   for (int64_t kj = 0; kj < win.kw; ++kj) {
     const int64_t t = kj * win.dw, offset = (t % win.sw) * phase_len + t / win.sw;
-    for (int64_t row = 0; row < rows; ++row) tap_at[row * win.kw + kj] = row * row_len + offset;
+    for (int64_t ci = 0; ci < s.cin; ++ci)
+      for (int64_t ki = 0; ki < win.kh; ++ki)
+        tap_at[(ci * win.kh + ki) * win.kw + kj] = (ci * in_rows + ki * win.dh) * row_len + offset;
   }
   const int64_t plane = s.out_h * s.out_w, ckk = taps;
   DirectConvTile t{a.scratch, taps, tap_at, nullptr, ckk, nullptr, nullptr, plane, W};
@@ -113,7 +124,7 @@ void direct_conv_rows(const DirectConvRow& a) {
           const int64_t tile_vectors = row_vectors / n + (i < row_vectors % n ? 1 : 0);
           const int64_t cols = std::min<int64_t>(tile_vectors * W, s.out_w - ox);
           const int vectors = static_cast<int>(tile_vectors);
-          t.panel = a.scratch + b * panel_len + ox;
+          t.panel = a.scratch + b * win.sh * row_len + ox;
           t.y = a.y + oc * plane + (a.oy + b) * s.out_w + ox;
           t.last_lanes = cols - (vectors - 1) * W;
           if (channels == R && vectors == NV)

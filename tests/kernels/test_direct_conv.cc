@@ -101,8 +101,8 @@ TEST(DirectConvKernels, MatchReferenceOverEveryPadding) {
 }
 
 // The first layers of real models and odd windows: 7x7 stride 2, rectangular kernels,
-// stride 3, dilation 2, up to the 1024-tap table; output widths around the 24- and 48-column
-// tiles; batches.
+// stride 3, dilation 2, strides past the window (input rows no window reads), up to the
+// 1024-tap table; output widths around the 24- and 48-column tiles; batches.
 TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
   struct Case {
     int64_t batch, cin, h, w, cout, kh, kw, stride, dilation, pt, pl, pb, pr;
@@ -117,6 +117,8 @@ TEST(DirectConvKernels, MatchReferenceOnWindowsStridesAndDilations) {
       {1, 4, 19, 37, 4, 3, 3, 1, 2, 2, 2, 2, 2},    // dilation 2
       {1, 3, 21, 45, 6, 3, 3, 2, 2, 2, 2, 2, 2},    // stride 2, dilation 2
       {3, 1, 9, 9, 3, 1, 1, 1, 1, 0, 0, 0, 0},      // 1x1
+      {1, 2, 37, 30, 5, 1, 1, 2, 1, 0, 0, 0, 0},    // 1x1 stride 2: rows no window reads
+      {1, 3, 40, 31, 4, 2, 2, 3, 1, 1, 0, 1, 0},    // 2x2 stride 3: a row of three unread
       {1, 3, 51, 51, 5, 11, 11, 4, 1, 2, 2, 2, 2},  // AlexNet's 11x11 stride 4: 363 taps
       {1, 4, 20, 36, 3, 16, 16, 1, 1, 0, 0, 0, 0},  // 1024 taps: the whole tap table
   };
