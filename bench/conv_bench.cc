@@ -305,14 +305,16 @@ void register_all() {
       {"edge_256x12_256", 256, 12, 256, 1, 1, 1},
   };
   for (const Layer& l : pointwise) add_regular("pointwise", l, false, true);
-  // ResNet-50's stride-2 3x3 layers (its stride-1 ones have ResNet-18's shapes), and
-  // RegNetX-400MF's grouped 3x3 layers (16 channels per group).
+  // ResNet-50's stride-2 3x3 layers (its stride-1 ones have ResNet-18's shapes),
+  // RegNetX-400MF's grouped 3x3 layers (16 channels per group) and RegNetY-400MF's of 8
+  // channels per group in counts no merge divides (blocks of their own on AVX-512).
   const std::vector<Layer> more = {
       {"resnet50_3x3s2_128x56", 128, 56, 128, 3, 2, 1}, {"resnet50_3x3s2_256x28", 256, 28, 256, 3, 2, 1},
       {"resnet50_3x3s2_512x14", 512, 14, 512, 3, 2, 1}, {"regnet_g2_32x56", 32, 56, 32, 3, 1, 2},
       {"regnet_g4_64x28", 64, 28, 64, 3, 1, 4},         {"regnet_g10_160x14", 160, 14, 160, 3, 1, 10},
       {"regnet_g25_400x7", 400, 7, 400, 3, 1, 25},      {"sq_3x3_16x55_64", 16, 55, 64, 3, 1, 1},
       {"sq_3x3_32x27_128", 32, 27, 128, 3, 1, 1},       {"regnet_g4_64x56_s2", 64, 56, 64, 3, 2, 4},
+      {"regnety_g13_104x28", 104, 28, 104, 3, 1, 13},   {"regnety_g55_440x7", 440, 7, 440, 3, 1, 55},
   };
   for (const Layer& l : more) add_regular("gemm_conv", l, false, true);
 }
