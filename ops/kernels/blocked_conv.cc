@@ -98,9 +98,9 @@ BlockedAlgorithm default_blocked_algorithm(const ConvGeometry& s, Isa isa) {
   const bool fewer_multiplies = 16 * tiles_h * tiles_w * 10 <= 9 * s.out_h * s.out_w * 6;
   // Past 16 MiB the transformed weights come from memory once per band (a tile row at
   // such channel counts): worth it from 14 tiles a row, each weight read then
-  // multiplying 14 tiles or more (FCN-ResNet50's head, 2048 -> 512 at 28x28, 64 MiB: 0.67x the direct time on
-  // AVX-512, 0.57x on AVX2, in the model on Zen 5), not at 7 (1024 -> 1024 at 14x14:
-  // 0.76-0.90x on AVX-512 but 0.95-1.15x on AVX2).
+  // multiplying 14 tiles or more (FCN-ResNet50's head, 2048 -> 512 at 28x28, 64 MiB:
+  // 0.67x the direct time on AVX-512, 0.57x on AVX2, in the model on Zen 5), not at 7
+  // (1024 -> 1024 at 14x14: 0.76-0.90x on AVX-512 but 0.95-1.15x on AVX2).
   const bool weights_in_l3 =
       transformed_weight_bytes(s, blocked_conv_kernel(isa)->lanes) <= 16 * 1024 * 1024 || tiles_w >= 14;
   // Groups of one or two blocks leave little to multiply per transformed value: RegNetX's

@@ -19,8 +19,8 @@ namespace {
 // the kernel).
 int64_t band_scratch_floats(const DirectConvKernel& k, const ConvGeometry& s, int64_t rows) {
   const Window2d& w = s.win;
-  const int64_t in_rows = checked_add({checked_mul({rows - 1, w.sh}), checked_mul({w.kh - 1, w.dh}), 1});
-  return checked_mul({s.cin, in_rows, w.sw, padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw)});
+  return checked_mul(
+      {s.cin, direct_conv_band_input_rows(s, rows), w.sw, padded_phase_len(s.out_w, k.lanes, w.kw, w.dw, w.sw)});
 }
 
 // The padded rows of a band of output rows stay in L2 (under this many bytes) while each

@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "graph/shape.h"
 #include "ops/activation.h"
 #include "ops/kernels/workspace.h"
 #include "ops/reference/conv2d.h"
@@ -32,14 +33,14 @@ inline constexpr int64_t kDirectConvMaxCin = 4;
 // 16 x 16, or AlexNet's 3 x 11 x 11.
 inline constexpr int64_t kDirectConvMaxTaps = 1024;
 
-// A band of output rows (all output channels) of one image.
 // The input rows (of each channel) a band of `rows` output rows reads, from its first
 // output row's top window row to its last one's bottom: they share rows where the stride
-// is below the window's height.
+// is below the window's height. Checked (a stride or dilation far beyond the input).
 inline int64_t direct_conv_band_input_rows(const ConvGeometry& s, int64_t rows) {
-  return (rows - 1) * s.win.sh + (s.win.kh - 1) * s.win.dh + 1;
+  return checked_add({checked_mul({rows - 1, s.win.sh}), checked_mul({s.win.kh - 1, s.win.dh}), 1});
 }
 
+// A band of output rows (all output channels) of one image.
 struct DirectConvRow {
   const ConvGeometry* shape;
   const float* x;        // the image [cin, h, w]

@@ -14,7 +14,7 @@ namespace minfer::kernels {
 namespace {
 
 struct DirectConvTile {
-  const float* panel;     // the band's padded rows at the tile's output row's first, its first column
+  const float* panel;     // the band's padded rows from the first its output row reads, at its first column
   int64_t taps;           // cin * kh * kw
   const int64_t* tap_at;  // [taps]: where tap t reads, from the panel
   const float* weights;   // the tile's first output channel; channels ckk apart, tap t at [t]
