@@ -63,6 +63,10 @@ struct BlockedConvRow {
   // every input block holds w_taps taps, rows of w_kw.
   int64_t out_w, sw, kh, kw, dh, dw, w_taps, w_kw;
   int blocks;
+  // Floats to fetch toward L2 over the row's tiles (the next tile of output blocks'
+  // weights), or none.
+  const float* prefetch = nullptr;
+  int64_t prefetch_floats = 0;
 };
 
 // Winograd F(2x2, 3x3)'s input transform: the 4x4 windows (2 pixels apart) of `tiles`

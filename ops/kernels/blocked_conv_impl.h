@@ -136,6 +136,8 @@ void blocked_conv_row_of(const BlockedConvRow& r) {
   int64_t ox = 0;
   for (int64_t t = 0; t < n; ++t) {
     const int64_t p = base + (t < wider ? 1 : 0);
+    for (int64_t f = r.prefetch_floats * t / n; f < r.prefetch_floats * (t + 1) / n; f += 16)
+      __builtin_prefetch(r.prefetch + f, 0, 2);
     tiles[p](r, r.x + ox * r.sw * r.cin_lanes, r.out + ox * C);
     ox += p;
   }
