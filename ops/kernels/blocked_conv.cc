@@ -266,25 +266,33 @@ int BlockedConv::team(int64_t batch, int threads) const {
 // A team splits the output rows where each thread gets four or more, or two or more
 // where a split by blocks has too few tiles of them (under four a thread) to even out;
 // else the tiles of output blocks. A 7x7 plane's rows split 4 + 3 on two threads, each
-// reading all the weights: ResNet-50's 1x1 layers at 7x7 (8 to 32 tiles) took 0.78-0.90x
-// the time by blocks, where untouched layers moved 0.93-0.97x in the same runs; GoogLeNet's
-// 832 -> 128 ones (2 tiles) 1.13-1.14x (Zen 5, 2026-12-04). By rows, a thread reads the input
-// rows it wrote in the layer before (every NCHWc layer splits so, as the direct pointwise
-// kernel splits pixels), where by blocks it reads every row: on a Zen 5 host whose two
-// vCPUs share no cache (a 450 ns round trip between them) ResNet-50's 1x1 layers at 28x28
-// and 14x14 took 0.88-0.93x the time by rows, GoogLeNet 0.95x, RegNetX 0.88-0.93x (sums
-// of per-op minima, two threads). Each thread reads all the weights, from L3 or memory.
-// Winograd splits rows where each thread gets two bands of tiles or more (then its share
-// is whole bands), else the output blocks, each thread a chunk of every band's: by
-// blocks, each thread transforms every row (ResNet-18's 56x56 layers took 0.50-0.53 ms
-// on two threads that way, fastest of 40 runs, Zen 5; 0.445-0.52 by rows), but reads only
-// its chunk's transformed weights, again for each band. A thread with one band read all
-// of them once, from memory (the next layers' evict them): ResNet-18's and ResNet-50's
-// 256 -> 256 layers at 14x14 (two bands, 4 MiB of weights) took 0.88-0.93x the time by
-// blocks, GoogLeNet's 14x14 ones 0.81-0.92x; the 28x28 ones (14 bands) 1.06-1.10x.
+// reading all the weights: ResNet-50's 1x1 layers at 7x7 (8 to 32 tiles) took
+// 0.78-0.90x the time by blocks, where untouched layers moved 0.93-0.97x in the same
+// runs; GoogLeNet's 832 -> 128 ones (2 tiles) 1.13-1.14x (Zen 5, 2026-12-04). By rows,
+// a thread reads the input rows it wrote in the layer before (every NCHWc layer splits
+// so, as the direct pointwise kernel splits pixels), where by blocks it reads every
+// row: on a Zen 5 host whose two vCPUs share no cache (a 450 ns round trip between
+// them) ResNet-50's 1x1 layers at 28x28 and 14x14 took 0.88-0.93x the time by rows,
+// GoogLeNet 0.95x, RegNetX 0.88-0.93x (sums of per-op minima, two threads). Each thread
+// reads all the weights, from L3 or memory. Where the weights are four times the input
+// or more, the tiles of output blocks all the same (each thread streams its share of
+// the weights, not all of them, and reads the whole input, a small one): RegNetX's 400
+// -> 400 1x1 layers at 7x7 (7 tiles; 640 KiB of weights, 78 KiB of input) took
+// 0.91-0.94x the time, the model 0.96x on two threads (Zen 5); the 1024 -> 256 ones of
+// ResNet-50 at 14x14 (1.25 times) took 1.5x by blocks, half their input written in the
+// other vCPU's cache. Winograd splits rows where each thread gets two bands of tiles or
+// more (then its share is whole bands), else the output blocks, each thread a chunk of
+// every band's: by blocks, each thread transforms every row (ResNet-18's 56x56 layers
+// took 0.50-0.53 ms on two threads that way, fastest of 40 runs, Zen 5; 0.445-0.52 by
+// rows), but reads only its chunk's transformed weights, again for each band. A thread
+// with one band read all of them once, from memory (the next layers' evict them):
+// ResNet-18's and ResNet-50's 256 -> 256 layers at 14x14 (two bands, 4 MiB of weights)
+// took 0.88-0.93x the time by blocks, GoogLeNet's 14x14 ones 0.81-0.92x; the 28x28 ones
+// (14 bands) 1.06-1.10x.
 bool BlockedConv::splits_rows(int team) const {
   if (team <= 1) return false;
   if (winograd()) return winograd_bands(1) >= 2 * team;
+  if (output_tiles() >= team && packed_weight_floats() >= 4 * s_.cin * s_.h * s_.w) return false;
   return s_.out_h >= 4 * team || (s_.out_h >= 2 * team && output_tiles() < 4 * team);
 }
 

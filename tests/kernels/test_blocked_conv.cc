@@ -300,10 +300,10 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
 
 // A team splits the direct sums by output rows where each thread gets four or more, or
 // two and a split by blocks would have too few items (Winograd: two bands of tile rows or
-// more), each thread copying the zero-bordered input rows its windows read; else by
-// tiles of output blocks. Threads done with their share take the others'
-// items. Either way every output is summed in the one thread's order: 1, 2 and 3 threads
-// give the same bits, in every layout, with padding, strides, dilation and a residual.
+// more), each thread copying the zero-bordered input rows its windows read, unless the
+// weights are four times the input or more; else by tiles of output blocks. Threads done with their share take the
+// others' items. Either way every output is summed in the one thread's order: 1, 2 and 3 threads give the same bits, in
+// every layout, with padding, strides, dilation and a residual.
 TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
   uint32_t seed = 3500;
   for (Isa isa : simd_isas()) {
@@ -321,6 +321,9 @@ TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
         {conv_shape(2 * c, 14, 11, 3 * c, 1, 3, 1, 2, 2, 2, 2, 2), true},  // dilation 2
         {conv_shape(4 * c, 9, 10, 8 * c, 1, 1, 1, 0, 0, 0, 0), true},      // NCHWc read in place
         {conv_shape(4 * c, 3, 20, 8 * c, 1, 3, 1, 1, 1, 1, 1), false},     // 3 rows: by blocks
+        // 7 rows and too few tiles to even out, but weights 4 times the input or more
+        // (144 c^2 floats against 98 c): by blocks, each thread reading its share of them.
+        {conv_shape(2 * c, 7, 7, 8 * c, 1, 3, 1, 1, 1, 1, 1), false},
         // Winograd: 100 columns make each band one tile row; four (the last one row
         // high) are two a thread, by rows; three split their output blocks, each thread a
         // chunk of every band, as a 12x12 plane's one band does.
