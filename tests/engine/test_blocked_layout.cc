@@ -358,7 +358,6 @@ TEST(BlockedLayout, OneDimensionalConvolutionsStayNchw) {
   EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv"}));
 }
 
-// Off, or on a graph with no convolution that prefers NCHWc, the pass changes nothing.
 // 1x1 layers of 128 input channels or more join a region on both blocked targets (the
 // blocked kernel in NCHWc ran them at 0.86-1.05x the NCHW kernels' time on AVX2 too);
 // fewer stay NCHW: x -> Conv 3x3 (32 -> 128) -> a, 1x1 128 -> 128 -> b, 1x1 128 -> 64 ->
@@ -394,6 +393,7 @@ TEST(BlockedLayout, PointwiseLayersOfManyInputChannelsJoinTheRegion) {
   EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv"}));
 }
 
+// Off, or on a graph with no convolution that prefers NCHWc, the pass changes nothing.
 TEST(BlockedLayout, OnlyConvolutionsThatPreferItChange) {
   Graph g;
   g.source = "<pointwise>";

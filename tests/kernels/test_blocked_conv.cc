@@ -299,11 +299,12 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
 }
 
 // A team splits the direct sums by output rows where each thread gets four or more, or
-// two and a split by blocks would have too few items (Winograd: two bands of tile rows or
-// more), each thread copying the zero-bordered input rows its windows read, unless the
-// weights are four times the input or more; else by tiles of output blocks. Threads done with their share take the
-// others' items. Either way every output is summed in the one thread's order: 1, 2 and 3 threads give the same bits, in
-// every layout, with padding, strides, dilation and a residual.
+// two and a split by blocks would have too few items (Winograd: two bands of tile rows
+// or more), each thread copying the zero-bordered input rows its windows read, unless
+// the weights are four times the input or more; else by tiles of output blocks. Threads
+// done with their share take the others' items. Either way every output is summed in
+// the one thread's order: 1, 2 and 3 threads give the same bits, in every layout, with
+// padding, strides, dilation and a residual.
 TEST(BlockedConvKernels, TeamsSplitRowsOrBlocksWithTheSameBits) {
   uint32_t seed = 3500;
   for (Isa isa : simd_isas()) {
