@@ -67,6 +67,9 @@ struct BlockedConvRow {
   // weights), or none.
   const float* prefetch = nullptr;
   int64_t prefetch_floats = 0;
+  // Whether each tile fetches the next one's input into L1 first: where another thread
+  // may have written it, in a cache the hardware prefetcher does not stream from.
+  bool prefetch_input = false;
 };
 
 // Winograd F(2x2, 3x3)'s input transform: the 4x4 windows (2 pixels apart) of `tiles`
