@@ -127,10 +127,12 @@ TEST(PointwiseConv, EpiloguesBatchesAndScales) {
   const auto found = kernels_under_test();
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
   uint32_t seed = 500;
-  // Two images of 255 pixels (a tail of 15 on AVX-512, summed in full vectors) and of 196
-  // (a tail of 4, summed in half vectors).
+  // Two images of 255 pixels (a tail of 15 on AVX-512, summed in full vectors), of 196
+  // (a tail of 4, summed in half vectors) and of 169 (on AVX-512 a tile of a vector and
+  // 9 pixels, whose residual and stores are partial past the first vector).
   for (const kernels::PointwiseKernel* k : found)
-    for (const ConvGeometry& s : {pointwise_shape(19, 15, 17, 14, 2), pointwise_shape(19, 14, 14, 14, 2)})
+    for (const ConvGeometry& s :
+         {pointwise_shape(19, 15, 17, 14, 2), pointwise_shape(19, 14, 14, 14, 2), pointwise_shape(19, 13, 13, 14, 2)})
       for (const Activation& act : every_activation())
         for (bool residual : {false, true})
           for (bool scale : {false, true})
