@@ -112,26 +112,14 @@ template <class V, int CB, int PV, bool Tail, class Activate, class A = V>
   }
 }
 
-// The tiles of one block of output channels over pixel block [p, p + n): a full tile of
-// PV vectors, else one tile of the rest's vectors, the last one partial. A partial
+// The tiles of one block of output channels over pixel block [p, p + n) but a full
+// one (each row's last block): one tile of its vectors, the last one partial. A partial
 // vector alone sums in TailSums<V>::type where it fits; with whole vectors before it,
 // in the same tile (SqueezeNet's 13x13 layers end each row of 169 pixels with 25: as a
 // tile of a vector and a tail's, whose six weights' loads fed six multiply-adds each,
-// its 512 -> 1000 layer took 1.05-1.08x the time of one tile of 16 + 9; Zen 5).
-template <class V, int CB, int PV, class Activate>
-[[gnu::noinline]] void pointwise_partial_block(PointwiseTile t, int64_t n, Activate activate);
-
-template <class V, int CB, int PV, class Activate>
-[[gnu::always_inline]] inline void pointwise_block(PointwiseTile t, int64_t n, Activate activate) {
-  if (n == PV * V::size)
-    pointwise_tile<V, CB, PV, false>(t, activate);
-  else
-    pointwise_partial_block<V, CB, PV>(t, n, activate);
-}
-
-// A block of fewer than PV vectors (each row's last), out of the full tiles' loop: with
-// its tiles inlined beside them, the full tiles of the 1x1 layers of SqueezeNet at 55x55
-// (16 input channels) took 1.1x the time.
+// its 512 -> 1000 layer took 1.05-1.08x the time of one tile of 16 + 9; Zen 5). Out of
+// the full tiles' loop: inlined beside them, the full tiles of SqueezeNet's 1x1 layers
+// at 55x55 (16 input channels) took 1.1x the time.
 template <class V, int CB, int PV, class Activate>
 [[gnu::noinline]] void pointwise_partial_block(PointwiseTile t, int64_t n, Activate activate) {
   constexpr int64_t W = V::size;
@@ -155,6 +143,35 @@ template <class V, int CB, int PV, class Activate>
     ((whole == Vs ? pointwise_tile<V, CB, Vs + 1, true>(t, activate) : void()), ...);
   }
   (std::make_integer_sequence<int, PV>{});
+}
+
+// The tiles of one block of output channels over pixel block [p, p + n). AVX2 keeps a
+// row's last block inline, as a tile of its whole vectors and one of its partial vector:
+// with 16 registers, 12 of them the 4 x 3 tile's sums, a call out of the loop (or the
+// other tiles inlined beside it) left the full tile's loop spilling two registers, and
+// MobileNetV3's 1x1 layers at 14x14 took 1.7x the time.
+template <class V, int CB, int PV, class Activate>
+[[gnu::always_inline]] inline void pointwise_block(PointwiseTile t, int64_t n, Activate activate) {
+  constexpr int64_t W = V::size;
+  if (n == PV * W) {
+    pointwise_tile<V, CB, PV, false>(t, activate);
+    return;
+  }
+  if constexpr (W > 8) {
+    pointwise_partial_block<V, CB, PV>(t, n, activate);
+  } else {
+    const int64_t whole = n / W;
+    [&]<int... Vs>(std::integer_sequence<int, Vs...>) {
+      ((whole == Vs + 1 ? pointwise_tile<V, CB, Vs + 1, false>(t, activate) : void()), ...);
+    }
+    (std::make_integer_sequence<int, PV - 1>{});
+    t.tail = static_cast<int>(n - whole * W);
+    if (t.tail == 0) return;
+    t.x += whole * W;
+    t.y += whole * W;
+    if (t.residual) t.residual += whole * W;
+    pointwise_tile<V, CB, 1, true>(t, activate);
+  }
 }
 
 // The kernel's run(): for each chunk of output channels, each span of pixel blocks of the
