@@ -112,10 +112,10 @@ template <class V, int CB, int PV, bool Tail, class Activate, class A = V>
   }
 }
 
-// The tiles of one block of output channels over pixel block [p, p + n) but a full
-// one (each row's last block): one tile of its vectors, the last one partial. A partial
-// vector alone sums in TailSums<V>::type where it fits; with whole vectors before it,
-// in the same tile (SqueezeNet's 13x13 layers end each row of 169 pixels with 25: as a
+// The tiles of one block of output channels over pixel block [p, p + n) short of a
+// full one (an image's last block): one tile of its vectors, the last one partial. A
+// partial vector alone sums in TailSums<V>::type where it fits; with whole vectors
+// before it, in the same tile (SqueezeNet's 13x13 layers end each image's 169 pixels with 25: as a
 // tile of a vector and a tail's, whose six weights' loads fed six multiply-adds each,
 // its 512 -> 1000 layer took 1.05-1.08x the time of one tile of 16 + 9; Zen 5). Out of
 // the full tiles' loop: inlined beside them, the full tiles of SqueezeNet's 1x1 layers
@@ -145,8 +145,8 @@ template <class V, int CB, int PV, class Activate>
   (std::make_integer_sequence<int, PV>{});
 }
 
-// The tiles of one block of output channels over pixel block [p, p + n). AVX2 keeps a
-// row's last block inline, as a tile of its whole vectors and one of its partial vector:
+// The tiles of one block of output channels over pixel block [p, p + n). AVX2 keeps an
+// image's last block inline, as a tile of its whole vectors and one of its partial one:
 // with 16 registers, 12 of them the 4 x 3 tile's sums, a call out of the loop (or the
 // other tiles inlined beside it) left the full tile's loop spilling two registers, and
 // MobileNetV3's 1x1 layers at 14x14 took 1.7x the time.
