@@ -107,16 +107,21 @@ bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa)
 
 // Where the layer runs at least as fast in NCHWc in and out as in NCHW
 // (bench/conv_bench.cc, the _nchwc cases; docs/performance.md): the layers use_blocked
-// gives the blocked kernel, which then skips its reorders, and 1x1 layers with 128 input
-// channels or more (AVX-512 0.89-0.99x the NCHW kernels' time, with fewer 1.05-1.36x;
-// AVX2 0.86-1.05x, and in the models 0.95-1.0x their time, Zen 5) or, on AVX-512, a
-// stride (on AVX2 strided ones took 1.6x), whose output channels are whole blocks (else
-// it cannot write NCHWc, and reading it summed zero lanes: MobileNetV2's 144 -> 24 layer
-// at 56x56 took 1.42x the direct pointwise kernel's time in-model).
+// gives the blocked kernel, which then skips its reorders, and 1x1 layers with many input
+// channels or, on AVX-512, a stride (on AVX2 strided ones took 1.6x), whose output
+// channels are whole blocks (else it cannot write NCHWc, and reading it summed zero
+// lanes: MobileNetV2's 144 -> 24 layer at 56x56 took 1.42x the direct pointwise kernel's
+// time in-model). Many is 128 on AVX2 (0.86-1.05x the NCHW kernels' time, in the models
+// 0.95-1.0x; with 64, ResNet-50 took 1.016x and MobileNetV3 1.012x) and 64 on AVX-512:
+// the inverted residuals' 80 -> 480 and 96 -> 576 expansions at 14x14 between NCHWc
+// depthwise layers took 0.89-0.91x their NCHW time, MobileNetV2, EfficientNet-B0 and
+// RegNetX 0.96-0.98x (one thread and two, Zen 5); at 16 MobileNetV2's 32 -> 192 layers
+// at 28x28 took 1.08x.
 bool prefers_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
   const bool pointwise = g.win.kh * g.win.kw == 1, strided = g.win.sh > 1 || g.win.sw > 1;
   const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(isa);
-  const bool wide_or_strided = strided ? isa == Isa::kAvx512 : g.cin_per_group() >= 128;
+  const int64_t many_inputs = isa == Isa::kAvx512 ? 64 : 128;
+  const bool wide_or_strided = strided ? isa == Isa::kAvx512 : g.cin_per_group() >= many_inputs;
   return use_blocked(g, constant_weights, isa) || (k && constant_weights && pointwise && wide_or_strided &&
                                                    g.cout % k->lanes == 0 && kernels::blocked_conv_applies(g, isa));
 }

@@ -359,26 +359,28 @@ TEST(BlockedLayout, OneDimensionalConvolutionsStayNchw) {
 }
 
 // 1x1 layers of 128 input channels or more join a region on both blocked targets (the
-// blocked kernel in NCHWc ran them at 0.86-1.05x the NCHW kernels' time on AVX2 too);
-// fewer stay NCHW: x -> Conv 3x3 (32 -> 128) -> a, 1x1 128 -> 128 -> b, 1x1 128 -> 64 ->
-// c, 1x1 64 -> 64 -> y.
+// blocked kernel in NCHWc ran them at 0.86-1.05x the NCHW kernels' time on AVX2 too), of
+// 64 or more on AVX-512 only; fewer stay NCHW: x -> Conv 3x3 (32 -> 128) -> a, 1x1
+// 128 -> 128 -> b, 1x1 128 -> 80 -> c, 1x1 80 -> 48 -> d, 1x1 48 -> 48 -> y.
 TEST(BlockedLayout, PointwiseLayersOfManyInputChannelsJoinTheRegion) {
   Graph g;
   g.source = "<pointwise region>";
   g.inputs.push_back({"x", {1, 32, 9, 10}});
   g.initializers["w0"] = tensor({128, 32, 3, 3}, 1);
   g.initializers["w1"] = tensor({128, 128, 1, 1}, 2);
-  g.initializers["w2"] = tensor({64, 128, 1, 1}, 3);
-  g.initializers["w3"] = tensor({64, 64, 1, 1}, 4);
+  g.initializers["w2"] = tensor({80, 128, 1, 1}, 3);
+  g.initializers["w3"] = tensor({48, 80, 1, 1}, 4);
+  g.initializers["w4"] = tensor({48, 48, 1, 1}, 5);
   g.nodes.push_back(conv("conv", {"x", "w0"}, "a", 3));
   g.nodes.push_back(conv("pw1", {"a", "w1"}, "b", 1));
   g.nodes.push_back(conv("pw2", {"b", "w2"}, "c", 1));
-  g.nodes.push_back(conv("pw3", {"c", "w3"}, "y", 1));
+  g.nodes.push_back(conv("pw3", {"c", "w3"}, "d", 1));
+  g.nodes.push_back(conv("pw4", {"d", "w4"}, "y", 1));
   g.outputs = {"y"};
   auto model = compile(g);
   CompileOptions nchw;
   nchw.passes.blocked_layout = false;
-  const std::vector<float> x = test::random_values(32 * 9 * 10, 5);
+  const std::vector<float> x = test::random_values(32 * 9 * 10, 6);
   EXPECT_LT(error_against(model, g, nchw, x), 1e-5);
   const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(active_isa());
   if (!k) {
@@ -386,11 +388,13 @@ TEST(BlockedLayout, PointwiseLayersOfManyInputChannelsJoinTheRegion) {
     return;
   }
   const std::string c = "NCHW" + std::to_string(k->lanes) + "c";
+  const bool avx512 = active_isa() == Isa::kAvx512;
   EXPECT_EQ(layouts_of(*model, "conv"), "NCHW -> " + c);
   EXPECT_EQ(layouts_of(*model, "pw1"), c + " -> " + c);
-  EXPECT_EQ(layouts_of(*model, "pw2"), c + " -> NCHW");
-  EXPECT_EQ(layouts_of(*model, "pw3"), "(not blocked)");
-  EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv"}));
+  EXPECT_EQ(layouts_of(*model, "pw2"), c + (avx512 ? " -> " + c : " -> NCHW"));
+  EXPECT_EQ(layouts_of(*model, "pw3"), avx512 ? c + " -> NCHW" : "(not blocked)");
+  EXPECT_EQ(layouts_of(*model, "pw4"), "(not blocked)");
+  EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv", "Conv"}));
 }
 
 // Off, or on a graph with no convolution that prefers NCHWc, the pass changes nothing.
