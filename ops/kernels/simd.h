@@ -56,6 +56,20 @@ inline V multiply_add_broadcast(V a, const float* b, V c) {
   return multiply_add(a, V(*b), c);
 }
 
+// An unaligned load GCC must keep in a register: where a loaded vector feeds several
+// multiply-adds, GCC otherwise folds the load into each of them as its memory operand,
+// loading the vector once per use.
+template <class V>
+inline V load_to_register(const float* p) {
+  V x = V::load_unaligned(p);
+  if constexpr (!std::is_same_v<V, ScalarVec>) {
+    typename V::register_type r = x;
+    asm("" : "+v"(r));
+    return V(r);
+  }
+  return x;
+}
+
 // As the vector max and min: b when either is NaN (or they are equal).
 inline ScalarVec max(ScalarVec a, ScalarVec b) {
   return a.v > b.v ? a : b;
