@@ -128,6 +128,13 @@ void register_ops() {
     add("maxpool_56x56x192_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(192, 56), {}, blocked(pool_s2_ceil)), 1);
     add("maxpool_28x28x480_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(480, 28), {}, blocked(pool_s2_ceil)), 1);
     add("maxpool_27x27x256_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(256, 27), {}, blocked(pool_s2_ceil)), 1);
+    // Inception-v3's 3x3/1 average pools (count_include_pad), DenseNet's 2x2/2 transitions.
+    Attributes average_s1 = pool_s1;
+    average_s1.set("count_include_pad", int64_t{1});
+    add("avgpool_35x35x192_k3s1_nchwc", one_op("AveragePool", nchwc(192, 35), {}, blocked(average_s1)), 1);
+    Attributes transition = conv_attrs(2, 2, 0, 1);
+    transition.erase("group");
+    add("avgpool_56x56x128_k2s2_nchwc", one_op("AveragePool", nchwc(128, 56), {}, blocked(transition)), 1);
   }
   const Shape bias64{64};
   for (int threads : {1, 2}) {

@@ -163,7 +163,8 @@ namespace {
 
 // MaxPool and AveragePool (with and without count_include_pad) on an NCHWc input (the
 // blocked_layout pass's attributes) give the NCHW pool's values in NCHWc, bit for bit,
-// NaNs where they are, for strides, dilation, padding and ceil_mode; 1 and 2 threads alike.
+// NaNs where they are, for strides, dilation, padding and ceil_mode, rows of several groups
+// of four windows inside and a tail; 1 and 2 threads alike.
 TEST(Pool, PoolsInNchwcMatchNchw) {
   const int64_t c = blocked_lanes(active_isa());
   if (!c) GTEST_SKIP() << "no NCHWc kernels on the scalar target";
@@ -173,7 +174,8 @@ TEST(Pool, PoolsInNchwcMatchNchw) {
   };
   const std::vector<Case> cases = {{9, 11, 3, 1, 1, 1, false},  {13, 13, 3, 2, 1, 0, true}, {12, 9, 2, 2, 1, 0, false},
                                    {10, 14, 3, 2, 2, 1, false}, {7, 7, 5, 1, 1, 2, false},  {27, 27, 3, 2, 1, 0, true},
-                                   {8, 8, 3, 2, 1, 1, true}};
+                                   {8, 8, 3, 2, 1, 1, true},    {5, 30, 3, 1, 1, 1, false}, {6, 37, 3, 2, 2, 1, true},
+                                   {4, 23, 2, 1, 1, 0, false}};
   struct Pool {
     const char* op;
     int64_t count_include_pad;
