@@ -178,6 +178,13 @@ class ResizeKernel final : public Kernel {
       : Kernel({}), taps_(std::move(taps)), in_(std::move(in)), out_(std::move(out)) {
     in_strides_.assign(in_.size(), 1);
     for (size_t d = in_.size(); d-- > 1;) in_strides_[d - 1] = in_strides_[d] * in_[d];
+    const AxisTaps& cols = taps_.back();
+    const int64_t in_w = in_.back(), out_w = out_.back();
+    if (cols.count == 1 && cols.unit_weights && out_w % in_w == 0 && out_w > in_w) {
+      repeat_ = out_w / in_w;
+      for (int64_t o = 0; o < out_w && repeat_; ++o)
+        if (cols.index[static_cast<size_t>(o)] != o / repeat_) repeat_ = 0;
+    }
   }
 
   void run(const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out,
@@ -235,7 +242,13 @@ class ResizeKernel final : public Kernel {
       if (row > first && taps == previous) {
         std::copy_n(yr - width, width, yr);
       } else if (cols.count == 1 && taps.size() == 1 && taps[0].weight == 1 && cols.unit_weights) {
-        gather(x + taps[0].offset, cols.index.data(), width, yr);  // nearest
+        // Nearest.
+        if (repeat_ == 2)
+          repeat_twice(x + taps[0].offset, in_.back(), yr);
+        else if (repeat_ > 0)
+          for (int64_t i = 0; i < in_.back(); ++i) std::fill_n(yr + i * repeat_, repeat_, x[taps[0].offset + i]);
+        else
+          gather(x + taps[0].offset, cols.index.data(), width, yr);
       } else {
         // Each input row resized along the last axis once, however many output rows read
         // it (DeepLabV3's 8x bilinear upsampling: each by 8), kept in the cache where an
@@ -249,6 +262,11 @@ class ResizeKernel final : public Kernel {
         const double w0 = taps[0].weight;
         if (taps.size() == 1) {
           for (int64_t o = 0; o < width; ++o) yr[o] = static_cast<float>(w0 * h0[o]);
+        } else if (taps.size() == 2) {
+          // The loop below's sums in one pass (linear's two rows).
+          const double* h1 = resized_row(1);
+          const double w1 = taps[1].weight;
+          for (int64_t o = 0; o < width; ++o) yr[o] = static_cast<float>(w0 * h0[o] + w1 * h1[o]);
         } else {
           for (int64_t o = 0; o < width; ++o) sums[o] = w0 * h0[o];
           for (size_t r = 1; r < taps.size(); ++r) {
@@ -272,6 +290,12 @@ class ResizeKernel final : public Kernel {
   [[gnu::noinline]] static void gather(const float* __restrict xr, const int64_t* __restrict index, int64_t n,
                                        float* __restrict y) {
     for (int64_t o = 0; o < n; ++o) y[o] = xr[index[o]];
+  }
+
+  // y[2 i] = y[2 i + 1] = xr[i]: nearest's 2x upsampling, in vectors (gather took 0.3 ns
+  // an element).
+  [[gnu::noinline]] static void repeat_twice(const float* __restrict xr, int64_t n, float* __restrict y) {
+    for (int64_t i = 0; i < n; ++i) y[2 * i] = y[2 * i + 1] = xr[i];
   }
 
   // The input row at `offset` resized along the last axis, from the cache or into the
@@ -316,6 +340,9 @@ class ResizeKernel final : public Kernel {
 
   std::vector<AxisTaps> taps_;
   Shape in_, out_, in_strides_;
+  // Nearest along the last axis that repeats each input element this many times in
+  // order (an integral upsampling: index o / repeat_), else 0.
+  int64_t repeat_ = 0;
 };
 
 class ResizeOp final : public Op {

@@ -169,6 +169,46 @@ TEST(Resize, SeveralAxesMatchTheDefinition) {
     }
 }
 
+// Integral upsamplings of rows wider than a vector (nearest repeats each element, in
+// vectors at 2x; linear sums two resized input rows in one pass), 1 and 2 threads,
+// against the definitions: nearest's index floor(o / s) (asymmetric), linear's two taps
+// around (o + 0.5) / s - 0.5 clamped (half_pixel), each axis's weights multiplied.
+TEST(Resize, IntegralUpsamplingsMatchTheDefinition) {
+  const Shape in = {1, 3, 5, 37};
+  const std::vector<float> x = random_values(num_elements(in), 5);
+  const auto linear_taps = [](int64_t n, int64_t s, int64_t o) {
+    const double p = (static_cast<double>(o) + 0.5) / static_cast<double>(s) - 0.5;
+    const int64_t base = static_cast<int64_t>(std::floor(p));
+    const double r = p - static_cast<double>(base);
+    const auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, n - 1); };
+    return std::vector<std::pair<int64_t, double>>{{clamp(base), 1 - r}, {clamp(base + 1), r}};
+  };
+  for (int64_t scale : {2, 3})
+    for (const std::string mode : {"nearest", "linear"})
+      for (int threads : {1, 2}) {
+        const Shape out = {1, 3, 5 * scale, 37 * scale};
+        const float s = static_cast<float>(scale);
+        const OpResult r =
+            run_op("Resize", {input(in, x), omitted(), weight({4}, {1, 1, s, s})},
+                   resize_attrs(mode, mode == "nearest" ? "asymmetric" : "half_pixel", "floor"), 1, threads);
+        ASSERT_EQ(r.shapes[0], out);
+        int64_t i = 0;
+        for (int64_t c = 0; c < out[1]; ++c)
+          for (int64_t h = 0; h < out[2]; ++h)
+            for (int64_t w = 0; w < out[3]; ++w, ++i) {
+              const float* plane = x.data() + c * in[2] * in[3];
+              if (mode == "nearest") {
+                ASSERT_EQ(r.outputs[0][i], plane[h / scale * in[3] + w / scale]) << scale << " at " << i;
+                continue;
+              }
+              double want = 0;
+              for (auto [ih, wh] : linear_taps(in[2], scale, h))
+                for (auto [iw, ww] : linear_taps(in[3], scale, w)) want += wh * ww * plane[ih * in[3] + iw];
+              ASSERT_NEAR(r.outputs[0][i], want, 1e-5) << scale << " threads " << threads << " at " << i;
+            }
+      }
+}
+
 TEST(Resize, RefusesBadScalesAndBothForms) {
   EXPECT_NE(compile_error("Resize", {input({1, 4}, {}), omitted(), weight({2}, {1, -2})}).find("must be positive"),
             std::string::npos);
