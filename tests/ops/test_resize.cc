@@ -170,7 +170,8 @@ TEST(Resize, SeveralAxesMatchTheDefinition) {
 }
 
 // Integral upsamplings of rows wider than a vector (nearest repeats each element, in
-// vectors at 2x; linear sums two resized input rows in one pass), 1 and 2 threads,
+// vectors at 2x; linear resizes a row's inner elements a period of outputs at a time at
+// 2x and 8x, and sums two resized input rows in one pass), 1 and 2 threads,
 // against the definitions: nearest's index floor(o / s) (asymmetric), linear's two taps
 // around (o + 0.5) / s - 0.5 clamped (half_pixel), each axis's weights multiplied.
 TEST(Resize, IntegralUpsamplingsMatchTheDefinition) {
@@ -183,7 +184,7 @@ TEST(Resize, IntegralUpsamplingsMatchTheDefinition) {
     const auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, n - 1); };
     return std::vector<std::pair<int64_t, double>>{{clamp(base), 1 - r}, {clamp(base + 1), r}};
   };
-  for (int64_t scale : {2, 3})
+  for (int64_t scale : {2, 3, 8})
     for (const std::string mode : {"nearest", "linear"})
       for (int threads : {1, 2}) {
         const Shape out = {1, 3, 5 * scale, 37 * scale};
