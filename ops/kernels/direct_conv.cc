@@ -70,8 +70,13 @@ std::vector<const DirectConvKernel*> direct_conv_kernels(Isa isa) {
 }
 
 const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa) {
-  if (s.group != 1 || s.cin > kDirectConvMaxCin || s.cin * s.win.kh * s.win.kw > kDirectConvMaxTaps) return nullptr;
-  return direct_conv_kernel(isa);
+  const DirectConvKernel* k = direct_conv_kernel(isa);
+  if (!k || s.group != 1 || s.cin * s.win.kh * s.win.kw > kDirectConvMaxTaps) return nullptr;
+  // Not past a stride wider than the window: the band's rows would hold every phase.
+  const Window2d& w = s.win;
+  const bool few_outputs =
+      s.cout < k->lanes && w.kh * w.kw > 1 && w.sh <= (w.kh - 1) * w.dh + 1 && w.sw <= (w.kw - 1) * w.dw + 1;
+  return s.cin <= kDirectConvMaxCin || few_outputs ? k : nullptr;
 }
 
 int64_t direct_conv_thread_floats(const DirectConvKernel& k, const ConvGeometry& s) {

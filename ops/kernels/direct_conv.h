@@ -1,11 +1,15 @@
 // Direct SIMD convolution for layers with few input channels (the RGB first layer of
 // most CNNs), where im2col + GEMM wastes its time: the GEMM's K (cin * kh * kw) is too
 // short to amortise its packing and tile overheads, and the column buffer is kh * kw times
-// the input. NCHW, group 1, any window, stride and dilation; vectorised along the output
-// width, a register tile of output channels x columns, a bias and activation epilogue,
-// OpenMP threads over bands of output rows (each block of output channels runs over a
-// band before the next: every plane is written in runs of rows, which took the RGB
-// first layers of SqueezeNet, MobileNet V2, ResNet and GoogLeNet 3-15% less time in the
+// the input; and for windows larger than 1x1 with fewer output channels than a vector
+// has lanes (an image network's RGB last layer), which the blocked kernels pad to a whole
+// block and the GEMM runs a row or two of its tile on (engine_bench, one thread, Zen 5:
+// 64 -> 1, 3, 6, 8, 12 channels 3x3 at 128x128 0.38-0.81x the blocked Winograd time on
+// AVX-512, 64 -> 1, 3, 6 0.38-0.71x on AVX2; 32 -> 3 3x3 stride 2 0.13x im2col's on AVX2;
+// 16 -> 4 5x5 0.26-0.38x the blocked direct kernel's). NCHW, group 1, any window, stride and dilation; vectorised along
+// the output width, a register tile of output channels x columns, a bias and activation epilogue, OpenMP threads over
+// bands of output rows (each block of output channels runs over a band before the next: every plane is written in runs
+// of rows, which took the RGB first layers of SqueezeNet, MobileNet V2, ResNet and GoogLeNet 3-15% less time in the
 // models, engine_bench on Zen 4).
 //
 //   if (const DirectConvKernel* k = find_direct_conv_kernel(shape)) {
@@ -26,12 +30,13 @@
 
 namespace minfer::kernels {
 
-// The largest input channel count the direct kernel is chosen for; beyond it im2col +
-// GEMM is faster (see docs/performance.md for the measurement).
+// The largest input channel count the direct kernel is chosen for where the output has
+// a vector's lanes of channels or more; beyond it im2col + GEMM is faster (see
+// docs/performance.md for the measurement).
 inline constexpr int64_t kDirectConvMaxCin = 4;
-// The most taps (cin * kh * kw) it takes: its tap table is on the stack. 4 channels of
-// 16 x 16, or AlexNet's 3 x 11 x 11.
-inline constexpr int64_t kDirectConvMaxTaps = 1024;
+// The most taps (cin * kh * kw) it takes: its tap table is on the stack (32 KiB). A
+// style-transfer network's last layer, 32 channels of 9 x 9.
+inline constexpr int64_t kDirectConvMaxTaps = 4096;
 
 // The input rows (of each channel) a band of `rows` output rows reads, from its first
 // output row's top window row to its last one's bottom: they share rows where the stride
@@ -60,8 +65,9 @@ struct DirectConvKernel {
 };
 
 // The kernel for s on target isa, or nullptr when s is not a case it is chosen for
-// (group 1, at most kDirectConvMaxCin input channels and kDirectConvMaxTaps taps) or the CPU
-// cannot run isa.
+// (group 1, at most kDirectConvMaxTaps taps, and at most kDirectConvMaxCin input channels
+// or a window past 1x1, strides within it, with fewer output channels than the kernel's
+// lanes) or the CPU cannot run isa.
 const DirectConvKernel* find_direct_conv_kernel(const ConvGeometry& s, Isa isa = active_isa());
 
 // The kernel of one target whatever the shape (nullptr if the CPU cannot run it): on

@@ -51,7 +51,7 @@ bool check(const DirectConvKernel& k, const ConvGeometry& s, int64_t batch, bool
   return err < 1e-5 && one == two;
 }
 
-TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
+TEST(DirectConvKernels, ChosenForFewInputOrOutputChannels) {
   auto name = [](const ConvGeometry& s) {
     const DirectConvKernel* k = kernels::find_direct_conv_kernel(s, Isa::kScalar);
     return k ? std::string(k->name) : std::string("none");
@@ -61,10 +61,20 @@ TEST(DirectConvKernels, ChosenForFewInputChannelsOnly) {
   EXPECT_EQ(name(conv_shape(5, 16, 16, 8, 1, 3, 1, 1, 1, 1, 1)), "none");  // too many input channels
   EXPECT_EQ(name(conv_shape(4, 16, 16, 8, 2, 3, 1, 1, 1, 1, 1)), "none");  // grouped
   EXPECT_EQ(name(conv_shape(1, 40, 40, 8, 1, 17, 1, 0, 0, 0, 0)), "direct_conv_f32_4x4_scalar");  // 289 taps
-  EXPECT_EQ(name(conv_shape(4, 40, 40, 8, 1, 17, 1, 0, 0, 0, 0)), "none");  // 1156 taps: over the tap table
+  EXPECT_EQ(name(conv_shape(4, 40, 40, 8, 1, 33, 1, 0, 0, 0, 0)), "none");  // 4356 taps: over the tap table
   if (isa_runnable(Isa::kAvx2)) {
-    EXPECT_STREQ(kernels::find_direct_conv_kernel(conv_shape(3, 16, 16, 32, 1, 3, 2, 1, 1, 1, 1), Isa::kAvx2)->name,
-                 "direct_conv_f32_4x24_avx2");
+    const auto avx2 = [](const ConvGeometry& s) {
+      const DirectConvKernel* k = kernels::find_direct_conv_kernel(s, Isa::kAvx2);
+      return k ? std::string(k->name) : std::string("none");
+    };
+    EXPECT_EQ(avx2(conv_shape(3, 16, 16, 32, 1, 3, 2, 1, 1, 1, 1)), "direct_conv_f32_4x24_avx2");
+    // Fewer output channels than the 8 lanes: any input channels, a window past 1x1,
+    // strides within it.
+    EXPECT_EQ(avx2(conv_shape(64, 16, 16, 7, 1, 3, 1, 1, 1, 1, 1)), "direct_conv_f32_4x24_avx2");
+    EXPECT_EQ(avx2(conv_shape(64, 16, 16, 8, 1, 3, 1, 1, 1, 1, 1)), "none");
+    EXPECT_EQ(avx2(conv_shape(64, 16, 16, 3, 1, 1, 1, 0, 0, 0, 0)), "none");  // 1x1
+    EXPECT_EQ(avx2(conv_shape(64, 16, 16, 3, 1, 3, 4, 1, 1, 1, 1)), "none");  // stride 4 past the window
+    EXPECT_EQ(avx2(conv_shape(64, 16, 16, 4, 2, 3, 1, 1, 1, 1, 1)), "none");  // grouped
   }
   if (isa_runnable(Isa::kAvx512)) {
     // The 8-channel tile where a core has two 512-bit FMA pipes (Zen 5, Intel), the

@@ -21,8 +21,10 @@ struct ConvCase {
   const char* kernel;  // the kernel Conv must choose for this case on the scalar target
 };
 
-// The kernel Conv must choose on the target the test runs: on AVX2 and AVX-512 the blocked
-// direct convolution replaces im2col + GEMM for windows larger than 1x1 with constant
+// The kernel Conv must choose on the target the test runs: on AVX2 and AVX-512 the direct
+// SIMD kernel replaces im2col + GEMM for windows larger than 1x1 with one group and fewer
+// output channels than a vector's lanes (strides within the window), and the blocked
+// direct convolution for the other windows larger than 1x1 with constant
 // weights and one group, except strided ones on AVX2, or groups whose output channels
 // fill at least half of their own 8- or 16-channel blocks (no case here merges
 // neighbouring groups), by Winograd F(2x2, 3x3) for 3x3 stride-1 windows over
@@ -39,6 +41,9 @@ std::string expected_kernel(const ConvCase& c) {
       (avx512 || c.cin <= 256) && out_pixels >= (avx512 ? 144 : 96))
     return "pointwise_direct";
   const int64_t lanes = avx512 ? 16 : 8, cout_g = c.cout / c.group;
+  if (std::string(c.kernel) == "im2col_gemm" && active_isa() != Isa::kScalar && c.group == 1 && c.kh * c.kw > 1 &&
+      c.cout < lanes && c.sh <= (c.kh - 1) * c.dh + 1 && c.sw <= (c.kw - 1) * c.dw + 1)
+    return "direct_simd";
   const bool winograd = c.group == 1 && c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 &&
                         c.cin % lanes == 0 &&
                         16 * ((c.h + 1) / 2) * ((c.w + 1) / 2) * 10 <= 9 * c.h * c.w * 6;  // same padding
