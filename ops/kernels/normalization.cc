@@ -49,10 +49,17 @@ void lrn_pixels_portable(const float* x, int64_t channels, int64_t plane, int64_
 // tile), so that a batch of one on large planes still gives each thread work.
 constexpr int64_t kLrnChunk = 256;
 
+void channel_affine_plane_portable(const float* x, int64_t n, float scale, float shift, const Activation& act,
+                                   float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale + shift;
+  act.apply(y, n);
+}
+
 }  // namespace
 
 constinit const NormalizationKernels normalization_scalar = {"normalization_scalar", Isa::kScalar,
-                                                             &instance_norm_plane_portable, &lrn_pixels_portable};
+                                                             &instance_norm_plane_portable,
+                                                             &channel_affine_plane_portable, &lrn_pixels_portable};
 
 const NormalizationKernels* normalization_for(Isa isa) {
   if (!isa_runnable(isa)) return nullptr;
@@ -94,6 +101,19 @@ void instance_norm(const NormalizationKernels& k, const float* x, int64_t batch,
       const int64_t c = plane % channels;
       k.instance_norm_plane(x + plane * n, n, scale[c], bias[c], epsilon, y + plane * n);
       act.apply(y + plane * n, n);
+    }
+  });
+}
+
+void channel_affine(const NormalizationKernels& k, const float* x, int64_t batch, int64_t channels, int64_t n,
+                    const float* scale, const float* shift, float* y, int threads, const Activation& act) {
+  const int64_t planes = batch * channels;
+  if (planes == 0 || n == 0) return;
+  const int team = threads_worth_starting(planes * n, planes, threads, Work::kStreaming);
+  for_each_on_team(team, team, [&](int64_t t) {
+    for (int64_t plane = planes * t / team; plane < planes * (t + 1) / team; ++plane) {
+      const int64_t c = plane % channels;
+      k.channel_affine_plane(x + plane * n, n, scale[c], shift[c], act, y + plane * n);
     }
   });
 }

@@ -1,6 +1,7 @@
 // The normalisations over NCHW's planes and channels: InstanceNormalization (each
-// (n, c) plane to zero mean and unit variance, then scaled and shifted) and LRN (each
-// element divided by a power of its channel window's sum of squares). One implementation
+// (n, c) plane to zero mean and unit variance, then scaled and shifted), inference's
+// BatchNormalization (each plane scaled and shifted by its channel's constants) and LRN
+// (each element divided by a power of its channel window's sum of squares). One implementation
 // per ISA, chosen through the kernels' one dispatch point (isa.h); the threads split
 // the work in pieces fixed by the shape alone, so the bits do not depend on them.
 #pragma once
@@ -37,6 +38,10 @@ struct NormalizationKernels {
   // y[i] = (x[i] - mean) / sqrt(var + epsilon) * scale + bias over one plane of n floats,
   // mean and (biased) variance summed in double, two passes. y may be x.
   void (*instance_norm_plane)(const float* x, int64_t n, float scale, float bias, float epsilon, float* y);
+  // y[i] = act(x[i] * scale + shift) over one plane of n floats (one rounding on the
+  // vector targets, a multiply-add; two on the scalar one), the activations that run on
+  // registers there. y may be x.
+  void (*channel_affine_plane)(const float* x, int64_t n, float scale, float shift, const Activation& act, float* y);
   // LRN of pixels [first, first + count) of one image x[C][plane] into y (not x): each
   // element divided by (bias + alpha / size * the window's sum of squares)^beta, the sums
   // kept in double as the window moves across the channels.
@@ -55,6 +60,10 @@ const NormalizationKernels& normalization_or_scalar(Isa isa);
 void instance_norm(const NormalizationKernels& k, const float* x, int64_t batch, int64_t channels, int64_t n,
                    const float* scale, const float* bias, float epsilon, float* y, int threads,
                    const Activation& act = {});
+// BatchNormalization's y = act(x * scale[c] + shift[c]) of x [batch, channels, n] into y
+// (may be x), on up to `threads` threads, each plane by one.
+void channel_affine(const NormalizationKernels& k, const float* x, int64_t batch, int64_t channels, int64_t n,
+                    const float* scale, const float* shift, float* y, int threads, const Activation& act);
 // LRN of x [batch, channels, plane] into y (not x), on up to `threads` threads, each
 // taking whole chunks of an image's pixels.
 void lrn(const NormalizationKernels& k, const float* x, int64_t batch, int64_t channels, int64_t plane,

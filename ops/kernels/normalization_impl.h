@@ -11,6 +11,7 @@
 
 #include "ops/kernels/activation_math.h"
 #include "ops/kernels/normalization_math.h"
+#include "ops/kernels/simd.h"
 
 namespace minfer::kernels {
 namespace {
@@ -81,6 +82,24 @@ void instance_norm_plane(const float* x, int64_t n, float scale, float bias, flo
   std::copy(x + i, x + n, tail);
   normalized(F::load_aligned(tail)).store_aligned(tail);
   std::copy(tail, tail + (n - i), y + i);
+}
+
+template <class Arch>
+void channel_affine_plane(const float* x, int64_t n, float scale, float shift, const Activation& act, float* y) {
+  using F = xsimd::batch<float, Arch>;
+  constexpr int64_t W = F::size;
+  const F a(scale), b(shift);
+  with_activation<F>(act, [&](auto activate) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W)
+      activate(fused_multiply_add<Arch>(F::load_unaligned(x + i), a, b)).store_unaligned(y + i);
+    if (i == n) return;
+    alignas(64) float tail[W] = {};
+    std::copy(x + i, x + n, tail);
+    activate(fused_multiply_add<Arch>(F::load_aligned(tail), a, b)).store_aligned(tail);
+    std::copy(tail, tail + (n - i), y + i);
+  });
+  if (!activation_in_registers(act)) act.apply(y, n);
 }
 
 // LRN's power on one float batch of values x whose window sums are lo's and hi's lanes.

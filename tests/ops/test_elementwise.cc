@@ -98,6 +98,29 @@ TEST(BatchNormalization, PerChannelAffine) {
   EXPECT_EQ(r.cost.params, 12);
 }
 
+// DenseNet's norm1 -> relu1 (after a Concat, nothing to fold into): the Relu fused into
+// the BatchNormalization gives the unfused pair's values bit for bit, over planes longer
+// than the stretch it applies the activation to at a time, on 1 and 2 threads; its FLOPs
+// and the report name it.
+TEST(BatchNormalization, FusedReluMatchesTheUnfusedPair) {
+  const Shape shape = {2, 3, 50, 50};
+  const std::vector<float> x = random_values(num_elements(shape), 29);
+  const std::vector<TestTensor> in = {input(shape, x), weight({3}, {0.5f, -1.0f, 2.0f}),
+                                      weight({3}, {0.1f, -0.2f, 0.3f}), weight({3}, {0.0f, 0.5f, -0.5f}),
+                                      weight({3}, {1.0f, 0.25f, 4.0f})};
+  std::vector<float> want = run_op("BatchNormalization", in).outputs[0];
+  for (float& v : want) v = std::max(v, 0.0f);
+  Activation relu;
+  relu.kind = ActivationKind::kRelu;
+  const Attributes fused = fused_activation_attributes(relu);
+  for (int threads : {1, 2}) {
+    const OpResult r = run_op("BatchNormalization", in, fused, 1, threads);
+    EXPECT_EQ(r.outputs[0], want) << "threads " << threads;
+    EXPECT_EQ(r.cost.flops, (2 + relu.flops_per_element()) * num_elements(shape));
+    EXPECT_EQ(r.details["fused_activation"], "Relu");
+  }
+}
+
 struct BinaryCase {
   const char* op;
   std::function<double(double, double)> f;
