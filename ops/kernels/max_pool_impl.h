@@ -646,7 +646,9 @@ void pool_nchwc_rows(const PoolShape& s, const float* x, float* y, int64_t begin
   const int64_t row_floats = w.dh * s.w * C, column_floats = w.dw * C, apart = w.sw * C;
   for (int64_t row = begin; row < end; ++row) {
     const int64_t oy = row % s.out_h, iy0 = oy * w.sh - w.pad_top;
-    const auto [ki0, ki1] = taps_within(iy0, w.kh, w.dh, s.h);
+    // Not a structured binding: the lambda below reads them (clang 14 refuses that).
+    const std::pair<int64_t, int64_t> inside_rows = taps_within(iy0, w.kh, w.dh, s.h);
+    const int64_t ki0 = inside_rows.first, ki1 = inside_rows.second;
     const float* xr = x + (row / s.out_h * s.h + iy0 + ki0 * w.dh) * s.w * C;  // the first row inside
     float* yr = y + row * s.out_w * C;
     const auto finish = finish_row(oy);
