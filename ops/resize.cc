@@ -180,6 +180,7 @@ class ResizeKernel final : public Kernel {
     for (size_t d = in_.size(); d-- > 1;) in_strides_[d - 1] = in_strides_[d] * in_[d];
     const AxisTaps& cols = taps_.back();
     const int64_t in_w = in_.back(), out_w = out_.back();
+    if (in_w == 0) return;  // an empty input (no ratio to find)
     if (cols.count == 1 && cols.unit_weights && out_w % in_w == 0 && out_w > in_w) {
       repeat_ = out_w / in_w;
       for (int64_t o = 0; o < out_w && repeat_; ++o)
