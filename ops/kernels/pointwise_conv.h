@@ -97,11 +97,15 @@ class PointwiseConv {
            std::span<float> workspace, int threads, const float* residual = nullptr,
            const float* scale = nullptr) const;
 
-  // Whether a team splits the output channels: asked for, on planes of at most 28x28.
-  // MobileNetV2's expansions at 14x14 and 28x28 (before their depthwise layers) took
-  // 0.63-0.78x the time so on two threads, those at 56x56 0.72-1.43x and at 112x112 1.5x
-  // (Zen 5, two vCPUs that share no cache; docs/performance.md).
-  bool splits_output_channels() const { return split_output_channels_ && pixels_ <= 28 * 28; }
+  // Whether a team splits the output channels: on planes of at most 28x28, where asked for
+  // or where the layer has more output channels than pixels. MobileNetV2's expansions at
+  // 14x14 and 28x28 (before their depthwise layers) took 0.63-0.78x the time so on two
+  // threads, those at 56x56 0.72-1.43x and at 112x112 1.5x (Zen 5, two vCPUs that share no
+  // cache; docs/performance.md). Split by pixels, each thread reads all m x k weights and
+  // its share of the k x pixels input; split by channels, its share of the weights and all
+  // the input: fewer bytes where m > pixels (SqueezeNet's 512 -> 1000 classifier on 13x13,
+  // 2 MiB of weights: 0.77-0.81x its time on two threads).
+  bool splits_output_channels() const { return (split_output_channels_ || m_ > pixels_) && pixels_ <= 28 * 28; }
 
  private:
   // run() on unit-stride inputs x with these packed weights; with `strided` (a strided

@@ -140,9 +140,10 @@ TEST(PointwiseConv, EpiloguesBatchesAndScales) {
               if (!check(*k, s, {bias, residual, scale, act}, seed++)) return;
 }
 
-// Asked to (its reader splits channels), a team splits the output channels of planes up
-// to 28x28: the same bits as the split by pixels, on 1 and 2 threads, a batch, a last
-// block of output channels narrower than the tile, every epilogue.
+// Asked to (its reader splits channels) or with more output channels than pixels, a team
+// splits the output channels of planes up to 28x28: the same bits as one thread's, on 1
+// and 2 threads, a batch, a last block of output channels narrower than the tile, every
+// epilogue.
 TEST(PointwiseConv, ThreadsSplittingOutputChannelsGiveTheSameBits) {
   const auto found = kernels_under_test();
   if (found.empty()) GTEST_SKIP() << "no direct pointwise kernel for this target";
@@ -154,13 +155,18 @@ TEST(PointwiseConv, ThreadsSplittingOutputChannelsGiveTheSameBits) {
     EXPECT_TRUE(splits(pointwise_shape(8, 28, 28, 8), true)) << k->name;
     EXPECT_FALSE(splits(pointwise_shape(8, 29, 28, 8), true)) << k->name;
     EXPECT_FALSE(splits(pointwise_shape(8, 14, 14, 8), false)) << k->name;
+    // Unasked, where the weights outnumber an input channel's pixels (m > pixels).
+    EXPECT_TRUE(splits(pointwise_shape(8, 13, 13, 170), false)) << k->name;
+    EXPECT_FALSE(splits(pointwise_shape(8, 13, 13, 169), false)) << k->name;
+    EXPECT_FALSE(splits(pointwise_shape(8, 29, 29, 1000), false)) << k->name;
     for (const ConvGeometry& s : {pointwise_shape(32, 14, 14, 100, 2), pointwise_shape(24, 28, 28, 144, 1),
-                                  pointwise_shape(16, 28, 27, 40, 2, 2)})
+                                  pointwise_shape(16, 28, 27, 40, 2, 2), pointwise_shape(40, 13, 13, 250, 2)})
       for (const Options& opt : {Options{}, Options{true, true, true, Activation{ActivationKind::kRelu}}}) {
         const Operands o(s, seed++);
-        const std::vector<float> by_pixels = direct_result(*k, s, o, opt, 2);
-        EXPECT_EQ(direct_result(*k, s, o, opt, 1, true), by_pixels) << k->name << " " << describe(s, s.batch);
-        EXPECT_EQ(direct_result(*k, s, o, opt, 2, true), by_pixels) << k->name << " " << describe(s, s.batch);
+        const std::vector<float> one_thread = direct_result(*k, s, o, opt, 1);
+        EXPECT_EQ(direct_result(*k, s, o, opt, 2), one_thread) << k->name << " " << describe(s, s.batch);
+        EXPECT_EQ(direct_result(*k, s, o, opt, 1, true), one_thread) << k->name << " " << describe(s, s.batch);
+        EXPECT_EQ(direct_result(*k, s, o, opt, 2, true), one_thread) << k->name << " " << describe(s, s.batch);
       }
   }
 }
