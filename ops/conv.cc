@@ -508,8 +508,13 @@ class ConvOp final : public Op {
     s.output = kernels::blocked_conv_applies(m, isa, {false, true});
     s.preferred = (s.input || s.output) && prefers_blocked(g, weights, isa);
     // A layer the blocked kernel takes in NCHW reorders its input anyway; a 1x1 one in
-    // NCHW runs the direct pointwise kernel, which reads NCHW as it is.
-    s.starts_region = use_blocked(g, weights, isa);
+    // NCHW runs the direct pointwise kernel, which reads NCHW as it is, but one that widens
+    // its input reorders fewer bytes than a Reorder of its output would: ResNet-50's first
+    // shortcut (64 -> 256 at 56x56, summing the region's 64 -> 256 layer) then wrote NCHW,
+    // the layer beside it too, and a Reorder of the sum (0.28 ms) led into the next block;
+    // starting the region there, layer1's 64 -> 256 and 256 -> 64 layers took 0.79x and
+    // 0.86x their time, the shortcut 1.10x (one thread, Zen 5; docs/performance.md).
+    s.starts_region = use_blocked(g, weights, isa) || (s.preferred && kernels::is_pointwise(g) && g.cout > g.cin);
     if (residual_) s.residual_input = 3;
     return s;
   }

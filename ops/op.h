@@ -48,8 +48,9 @@ struct BlockedLayoutSupport {
   bool output = false;      // output 0 may be NCHWc (with residual_input laid out as it)
   bool preferred = false;   // in NCHWc it measured faster than in NCHW (docs/performance.md)
   int residual_input = -1;  // the input that is in output 0's layout (Conv's fused residual), or -1
-  // It may read NCHW and write NCHWc (reordering its input itself as it would anyway);
-  // else it writes NCHWc only from an NCHWc input.
+  // It may read NCHW and write NCHWc (reordering its input itself, as it would anyway or
+  // where that moves fewer bytes than reordering its output); else it writes NCHWc only
+  // from an NCHWc input.
   bool starts_region = false;
   // Every data input is in output 0's layout (Concat, pools): in NCHWc only with all of
   // them NCHWc.

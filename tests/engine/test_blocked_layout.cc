@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "engine/engine.h"
@@ -395,6 +396,50 @@ TEST(BlockedLayout, PointwiseLayersOfManyInputChannelsJoinTheRegion) {
   EXPECT_EQ(layouts_of(*model, "pw3"), avx512 ? c + " -> NCHW" : "(not blocked)");
   EXPECT_EQ(layouts_of(*model, "pw4"), "(not blocked)");
   EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv", "Conv"}));
+}
+
+// A pointwise layer that widens an NCHW input into a region starts it, as ResNet-50's
+// first downsampling shortcut does (64 -> 256 channels at 56x56): reordering its input
+// moves fewer bytes than a Reorder of its output, which the region's next layers read.
+// x -> Conv 3x3 -> a -> Conv 1x1 (widens) -> c; x -> Conv 1x1 (widens) + c -> s;
+// s -> Conv 1x1 -> y.
+TEST(BlockedLayout, AWideningPointwiseLayerStartsARegion) {
+  Graph g;
+  g.source = "<widening shortcut>";
+  g.inputs.push_back({"x", {1, 128, 9, 10}});
+  // Weights of variance 1 / fan-in, so that every layer's outputs stay near the inputs'
+  // magnitude and the two graphs' rounding stays near float's epsilon.
+  const auto weights = [](Shape shape, uint32_t seed) {
+    Tensor w = tensor(shape, seed);
+    const float scale = std::sqrt(3.0f / static_cast<float>(shape[1] * shape[2] * shape[3]));
+    for (float& v : w.mutable_values<float>()) v *= scale;
+    return w;
+  };
+  g.initializers["w1"] = weights({128, 128, 3, 3}, 1);
+  g.initializers["w2"] = weights({256, 128, 1, 1}, 2);
+  g.initializers["w3"] = weights({256, 128, 1, 1}, 3);
+  g.initializers["w4"] = weights({128, 256, 1, 1}, 4);
+  g.nodes.push_back(conv("conv", {"x", "w1"}, "a", 3));
+  g.nodes.push_back(conv("widen", {"a", "w2"}, "c", 1));
+  g.nodes.push_back(conv("shortcut", {"x", "w3"}, "d", 1));
+  g.nodes.push_back({"add", "Add", {"d", "c"}, {"s"}, {}});
+  g.nodes.push_back(conv("narrow", {"s", "w4"}, "y", 1));
+  g.outputs = {"y"};
+  auto model = compile(g);
+  CompileOptions nchw;
+  nchw.passes.blocked_layout = false;
+  EXPECT_LT(error_against(model, g, nchw, test::random_values(128 * 9 * 10, 6)), 1e-5);
+  const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(active_isa());
+  if (!k) {
+    EXPECT_TRUE(model->pass_logs().back().actions.empty());
+    return;
+  }
+  const std::string c = "NCHW" + std::to_string(k->lanes) + "c";
+  EXPECT_EQ(layouts_of(*model, "conv"), "NCHW -> " + c);
+  EXPECT_EQ(layouts_of(*model, "widen"), c + " -> " + c);
+  EXPECT_EQ(layouts_of(*model, "shortcut"), "NCHW -> " + c);
+  EXPECT_EQ(layouts_of(*model, "narrow"), c + " -> NCHW");
+  EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv"}));
 }
 
 // Off, or on a graph with no convolution that prefers NCHWc, the pass changes nothing.
