@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ops/kernels/direct_conv.h"
+#include "ops/kernels/lane_transpose.h"
 #include "ops/kernels/padded_rows.h"
 #include "ops/kernels/simd.h"
 
@@ -29,14 +30,22 @@ struct DirectConvTile {
 template <class V, int R, int NV, class Activate>
 void direct_conv_tile(const DirectConvTile& t, Activate activate) {
   constexpr int64_t W = V::size;
+  // The bias a load from the start or from one zero (no branch: a branch, a store of the
+  // last vector under one, and the activation through a pointer each kept GCC from
+  // holding the accumulators in registers at either end of the taps' loop).
+  static constexpr float kZero = 0.0f;
+  const float* bias = t.bias ? t.bias : &kZero;
+  const int64_t bias_step = t.bias ? 1 : 0;
   V acc[R][NV];
-  for (int r = 0; r < R; ++r) {
-    const V b(t.bias ? t.bias[r] : 0.0f);
-    for (int v = 0; v < NV; ++v) acc[r][v] = b;
-  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = V(bias[r * bias_step]);
   // One flat loop over the taps: nested over rows and kernel columns, GCC kept the
   // accumulators in memory between rows (a load and a store of each per kh * cin rows).
-  for (int64_t tap = 0; tap < t.taps; ++tap) {
+  // At least one tap, so no path skips the loop (one did: the accumulators in memory).
+  int64_t tap = 0;
+  do {
     const float* src = t.panel + t.tap_at[tap];
     V x[NV];
 #pragma GCC unroll 8
@@ -47,17 +56,22 @@ void direct_conv_tile(const DirectConvTile& t, Activate activate) {
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) acc[r][v] = multiply_add(x[v], wv, acc[r][v]);
     }
+  } while (++tap < t.taps);
+  if constexpr (kActivatesInGroups<Activate>) {
+    activate_all<R * NV>(activate, &acc[0][0]);
+  } else {  // one by one: through activate_all's pointer they went to memory
+    for (int r = 0; r < R; ++r)
+      for (int v = 0; v < NV; ++v) acc[r][v] = activate(acc[r][v]);
   }
-  activate_all<R * NV>(activate, &acc[0][0]);
   for (int r = 0; r < R; ++r) {
     float* y = t.y + r * t.plane;
     for (int v = 0; v + 1 < NV; ++v) acc[r][v].store_unaligned(y + v * W);
-    // The last vector's extra lanes would land on the next output row, which another
-    // thread may be writing.
-    if (t.last_lanes == W)
+    // Under a mask: the last vector's extra lanes would land on the next output row, which
+    // another thread may be writing.
+    if constexpr (W == 1)
       acc[r][NV - 1].store_unaligned(y + (NV - 1) * W);
     else
-      store_first(acc[r][NV - 1], y + (NV - 1) * W, t.last_lanes);
+      store_first_n(acc[r][NV - 1], y + (NV - 1) * W, t.last_lanes);
   }
 }
 
