@@ -30,14 +30,14 @@ enum class TileSums { kPointwise, kTaps, kFewLanes };
 
 // F output blocks x P output pixels: per input channel, F weight vectors (c output
 // channels each) and P broadcast input values feed F*P multiply-adds, then `activate`
-// (an Activate of with_activation). One function per walk and activation, each a straight
-// run of the sums from zero, the start (the bias, what out holds, or both) added after
-// them, the activation and the stores: with the start read first, three walks and the
-// activations' switch in one function, GCC kept the accumulators in memory between the
-// loops (a store and a load of each at either end of the tile), which took 1.15-1.25x
-// the time of 1x1 layers of 16 input channels (conv_bench's _nchwc cases, Zen 5; the
-// blocked cases 0.94x in geometric mean, none slower on a second run). The start is added to the sums,
-// not the sums to it: the last bits are those of another order of the same sums.
+// (an Activate of with_activation). One function per walk and activation, each a
+// straight run: the sums from zero, the start (the bias, what out holds, or both) added
+// after them, the activation, the stores. With the start read first and the three walks
+// and the activations' switch in one function, GCC kept the accumulators in memory
+// between the parts (a store and a load of each at either end of the tile): 1x1 layers
+// of 16 input channels took 1.15-1.25x the time (conv_bench's _nchwc cases, Zen 5; all
+// its blocked cases 0.94x in geometric mean now, none slower on a second run). The start
+// is added to the sums, not the sums to it: the same sums in another order.
 template <class V, int F, int P, TileSums S, class A>
 void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out, const A& activate) {
   constexpr int64_t C = V::size;

@@ -30,9 +30,9 @@ struct DirectConvTile {
 template <class V, int R, int NV, class Activate>
 void direct_conv_tile(const DirectConvTile& t, Activate activate) {
   constexpr int64_t W = V::size;
-  // The bias a load from the start or from one zero (no branch: a branch, a store of the
-  // last vector under one, and the activation through a pointer each kept GCC from
-  // holding the accumulators in registers at either end of the taps' loop).
+  // The bias through a pointer, one zero where there is none: a branch there, a store of
+  // the last vector under one and the activation through a pointer each kept GCC from
+  // holding the accumulators in registers at either end of the taps' loop.
   static constexpr float kZero = 0.0f;
   const float* bias = t.bias ? t.bias : &kZero;
   const int64_t bias_step = t.bias ? 1 : 0;
