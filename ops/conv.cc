@@ -515,6 +515,16 @@ class ConvOp final : public Op {
     // starting the region there, layer1's 64 -> 256 and 256 -> 64 layers took 0.79x and
     // 0.86x their time, the shortcut 1.10x (one thread, Zen 5; docs/performance.md).
     s.starts_region = use_blocked(g, weights, isa) || (s.preferred && kernels::is_pointwise(g) && g.cout > g.cin);
+    // A 1x1 layer of 32 to 63 input channels on AVX-512 is no faster in NCHWc than the
+    // direct pointwise kernel on NCHW, so it starts no region; but where a region's NCHWc
+    // tensor is all it reads (weak_input), joining it spares the Reorders at the region's
+    // edge and keeps its readers in the region: RegNetX-400MF's first stage (32 channels,
+    // its grouped 3x3 layers 0.90x the time) and MobileNetV2's 32-channel projections and
+    // expansions (0.93x; 0.82x on two threads) then stay in NCHWc, the models 0.98-0.99x
+    // the time on one and on two threads (Zen 5; docs/performance.md).
+    if (!s.preferred && (s.input || s.output) && isa == Isa::kAvx512 && kernels::is_pointwise(g) &&
+        g.cin_per_group() >= 32 && g.cout % k->lanes == 0)
+      s.preferred = s.weak_input = true;
     if (residual_) s.residual_input = 3;
     return s;
   }

@@ -57,7 +57,7 @@ struct BlockedLayoutSupport {
   bool same_layout = false;
   // Its reading input 0 in NCHWc asks the producer for NCHWc only where every reader of
   // the tensor reads it so (a global pool: a few adds a value, not worth a Reorder for
-  // another reader).
+  // another reader; a 1x1 layer of few channels, as fast in NCHW).
   bool weak_input = false;
 };
 

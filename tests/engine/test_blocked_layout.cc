@@ -362,7 +362,7 @@ TEST(BlockedLayout, OneDimensionalConvolutionsStayNchw) {
 // 1x1 layers of 128 input channels or more join a region on both blocked targets (the
 // blocked kernel in NCHWc ran them at 0.86-1.05x the NCHW kernels' time on AVX2 too), of
 // 64 or more on AVX-512 only; fewer stay NCHW: x -> Conv 3x3 (32 -> 128) -> a, 1x1
-// 128 -> 128 -> b, 1x1 128 -> 80 -> c, 1x1 80 -> 48 -> d, 1x1 48 -> 48 -> y.
+// 128 -> 128 -> b, 1x1 128 -> 80 -> c, 1x1 80 -> 16 -> d, 1x1 16 -> 48 -> y.
 TEST(BlockedLayout, PointwiseLayersOfManyInputChannelsJoinTheRegion) {
   Graph g;
   g.source = "<pointwise region>";
@@ -370,8 +370,8 @@ TEST(BlockedLayout, PointwiseLayersOfManyInputChannelsJoinTheRegion) {
   g.initializers["w0"] = tensor({128, 32, 3, 3}, 1);
   g.initializers["w1"] = tensor({128, 128, 1, 1}, 2);
   g.initializers["w2"] = tensor({80, 128, 1, 1}, 3);
-  g.initializers["w3"] = tensor({48, 80, 1, 1}, 4);
-  g.initializers["w4"] = tensor({48, 48, 1, 1}, 5);
+  g.initializers["w3"] = tensor({16, 80, 1, 1}, 4);
+  g.initializers["w4"] = tensor({48, 16, 1, 1}, 5);
   g.nodes.push_back(conv("conv", {"x", "w0"}, "a", 3));
   g.nodes.push_back(conv("pw1", {"a", "w1"}, "b", 1));
   g.nodes.push_back(conv("pw2", {"b", "w2"}, "c", 1));
@@ -440,6 +440,45 @@ TEST(BlockedLayout, AWideningPointwiseLayerStartsARegion) {
   EXPECT_EQ(layouts_of(*model, "shortcut"), "NCHW -> " + c);
   EXPECT_EQ(layouts_of(*model, "narrow"), c + " -> NCHW");
   EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv"}));
+}
+
+// A 1x1 layer of 32 input channels (no faster in NCHWc by itself) joins a region whose
+// NCHWc tensor only such readers read, as RegNetX's first stage does on AVX-512, and
+// stays out of it where another reader reads that tensor in NCHW (then so does the
+// region's first layer: a Reorder would cost more than it saves).
+// x -> Conv 3x3 (64 -> 32) -> a -> Conv 1x1 -> b -> Conv 1x1 (32 -> 64) -> y; with
+// `nchw_reader`, a -> Relu -> z too.
+TEST(BlockedLayout, AFewChannelPointwiseLayerJoinsARegionItIsTheOnlyReaderOf) {
+  for (bool nchw_reader : {false, true}) {
+    SCOPED_TRACE(nchw_reader ? "a has an NCHW reader" : "a has only pointwise readers");
+    Graph g;
+    g.source = "<few-channel pointwise>";
+    g.inputs.push_back({"x", {1, 64, 9, 10}});
+    g.initializers["w1"] = tensor({32, 64, 3, 3}, 1);
+    g.initializers["w2"] = tensor({32, 32, 1, 1}, 2);
+    g.initializers["w3"] = tensor({64, 32, 1, 1}, 3);
+    g.nodes.push_back(conv("conv", {"x", "w1"}, "a", 3));
+    g.nodes.push_back(conv("pw", {"a", "w2"}, "b", 1));
+    g.nodes.push_back(conv("widen", {"b", "w3"}, "y", 1));
+    g.outputs = {"y"};
+    if (nchw_reader) {
+      g.nodes.push_back({"relu", "Relu", {"a"}, {"z"}, {}});
+      g.outputs.push_back("z");
+    }
+    auto model = compile(g);
+    CompileOptions nchw;
+    nchw.passes.blocked_layout = false;
+    EXPECT_LT(error_against(model, g, nchw, test::random_values(64 * 9 * 10, 4)), 1e-5);
+    const std::vector<std::string> steps = step_types(*model);
+    EXPECT_EQ(std::count(steps.begin(), steps.end(), "Reorder"), 0);
+    if (active_isa() != Isa::kAvx512 || nchw_reader) {  // AVX2's 1x1 layers need 128 channels
+      EXPECT_EQ(layouts_of(*model, "pw"), "(not blocked)");
+      continue;
+    }
+    EXPECT_EQ(layouts_of(*model, "conv"), "NCHW -> NCHW16c");
+    EXPECT_EQ(layouts_of(*model, "pw"), "NCHW16c -> NCHW16c");
+    EXPECT_EQ(layouts_of(*model, "widen"), "NCHW16c -> NCHW");
+  }
 }
 
 // Off, or on a graph with no convolution that prefers NCHWc, the pass changes nothing.
