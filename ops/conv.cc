@@ -520,8 +520,9 @@ class ConvOp final : public Op {
     // tensor is all it reads (weak_input), joining it spares the Reorders at the region's
     // edge and keeps its readers in the region: RegNetX-400MF's first stage (32 channels,
     // its grouped 3x3 layers 0.90x the time) and MobileNetV2's 32-channel projections and
-    // expansions (0.93x; 0.82x on two threads) then stay in NCHWc, the models 0.98-0.99x
-    // the time on one and on two threads (Zen 5; docs/performance.md).
+    // expansions (0.93x; 0.82x on two threads) then stay in NCHWc: MobileNetV2 0.98-0.99x
+    // the time on one thread, RegNetX 0.98x on two (0.99-1.01x on one), in medians of
+    // interleaved runs (Zen 5; docs/performance.md).
     if (!s.preferred && (s.input || s.output) && isa == Isa::kAvx512 && kernels::is_pointwise(g) &&
         g.cin_per_group() >= 32 && g.cout % k->lanes == 0)
       s.preferred = s.weak_input = true;
