@@ -98,10 +98,11 @@ std::vector<float> merged_group_weights(const ConvGeometry& g, const ConvGeometr
 // Where the blocked direct convolution replaces im2col + GEMM (measured with
 // bench/conv_bench.cc, docs/performance.md): windows larger than 1x1 (on 1x1 layers the
 // GEMM was 1.5-3x faster) with weights known at bind time (they are packed then), on
-// targets with a blocked kernel and groups of whole blocks (merged_groups); on AVX2 not
-// the strided layers with one group, where it was 0.9-1.0x the GEMM.
+// targets with a blocked kernel and groups of whole blocks (merged_groups). Strided
+// layers too, on AVX2 since its tiles kept their sums in registers: ResNet's 3x3 stride-2
+// layers 0.68-0.88x the GEMM's time in the models (7x7 outputs 0.97-1.07x), Inception-v3's
+// 0.56-0.83x, the models 0.93-0.98x (engine_bench, Zen 5 on its AVX2 path).
 bool use_blocked(const ConvGeometry& g, const Tensor* constant_weights, Isa isa) {
-  if (isa == Isa::kAvx2 && g.group == 1 && (g.win.sh > 1 || g.win.sw > 1)) return false;
   return constant_weights && g.win.kh * g.win.kw > 1 && kernels::blocked_conv_applies(merged_groups(g, isa), isa);
 }
 

@@ -24,17 +24,14 @@ struct ConvCase {
 // The kernel Conv must choose on the target the test runs: on AVX2 and AVX-512 the direct
 // SIMD kernel replaces im2col + GEMM for windows larger than 1x1 with one group and fewer
 // output channels than a vector's lanes (strides within the window), and the blocked
-// direct convolution for the other windows larger than 1x1 with constant
-// weights and one group, except strided ones on AVX2, or groups whose output channels
-// fill at least half of their own 8- or 16-channel blocks (no case here merges
-// neighbouring groups), by Winograd F(2x2, 3x3) for 3x3 stride-1 windows over
-// whole input blocks where it multiplies at most 0.6x as often (the cases here pad to
-// the same size; none with groups runs it); the direct pointwise kernel replaces the pointwise GEMM
-// for unpadded 1x1 convolutions with one group, K within the GEMM's K block on AVX2
-// (256; any K on AVX-512) and three tiles of pixels on AVX-512 (3 vectors each: 144), four
-// on AVX2 (96).
+// direct convolution for the other windows larger than 1x1 with constant weights and one
+// group (strided ones too), or groups whose output channels fill at least half of their
+// own 8- or 16-channel blocks (no case here merges neighbouring groups), by Winograd F(2x2, 3x3) for 3x3 stride-1
+// windows over whole input blocks where it multiplies at most 0.6x as often (the cases here pad to the same size; none
+// with groups runs it); the direct pointwise kernel replaces the pointwise GEMM for unpadded 1x1 convolutions with one
+// group, K within the GEMM's K block on AVX2 (256; any K on AVX-512) and three tiles of pixels on AVX-512 (3 vectors
+// each: 144), four on AVX2 (96).
 std::string expected_kernel(const ConvCase& c) {
-  const bool strided = c.sh > 1 || c.sw > 1;
   const bool avx512 = active_isa() == Isa::kAvx512;
   const int64_t out_pixels = ((c.h - 1) / c.sh + 1) * ((c.w - 1) / c.sw + 1);
   if (std::string(c.kernel) == "pointwise_gemm" && active_isa() != Isa::kScalar && c.group == 1 &&
@@ -47,8 +44,7 @@ std::string expected_kernel(const ConvCase& c) {
   const bool winograd = c.group == 1 && c.kh == 3 && c.kw == 3 && c.sh == 1 && c.sw == 1 && c.dh == 1 && c.dw == 1 &&
                         c.cin % lanes == 0 &&
                         16 * ((c.h + 1) / 2) * ((c.w + 1) / 2) * 10 <= 9 * c.h * c.w * 6;  // same padding
-  const bool blocked_groups =
-      c.group == 1 ? !(active_isa() == Isa::kAvx2 && strided) : (cout_g + lanes - 1) / lanes * lanes <= 2 * cout_g;
+  const bool blocked_groups = c.group == 1 || (cout_g + lanes - 1) / lanes * lanes <= 2 * cout_g;
   if (std::string(c.kernel) == "im2col_gemm" && blocked_groups && c.kh * c.kw > 1 && active_isa() != Isa::kScalar)
     return winograd ? "blocked_winograd" : "blocked_direct";
   return c.kernel;
