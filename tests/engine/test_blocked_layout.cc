@@ -86,6 +86,27 @@ std::string layouts_of(const CompiledModel& model, const std::string& step_prefi
   return "(no step)";
 }
 
+// x [1, channels, 9, 10] through convolutions one after the other, each {name, output
+// channels, window} with its own random weights (same padding): tensors t0, t1, ..., the
+// last one y.
+Graph conv_chain(const std::string& source, int64_t channels,
+                 const std::vector<std::tuple<std::string, int64_t, int64_t>>& layers) {
+  Graph g;
+  g.source = source;
+  g.inputs.push_back({"x", {1, channels, 9, 10}});
+  std::string in = "x";
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const auto& [name, cout, k] = layers[i];
+    const std::string w = "w" + std::to_string(i), out = i + 1 == layers.size() ? "y" : "t" + std::to_string(i);
+    g.initializers[w] = tensor({cout, channels, k, k}, static_cast<uint32_t>(i + 1));
+    g.nodes.push_back(conv(name, {in, w}, out, k));
+    in = out;
+    channels = cout;
+  }
+  g.outputs = {"y"};
+  return g;
+}
+
 TEST(BlockedLayout, ARegionOfConvolutionsKeepsNchwcBetweenThem) {
   for (bool a_out : {false, true}) {
     SCOPED_TRACE(a_out ? "a is a graph output" : "a is internal");
@@ -361,23 +382,11 @@ TEST(BlockedLayout, OneDimensionalConvolutionsStayNchw) {
 
 // 1x1 layers of 128 input channels or more join a region on both blocked targets (the
 // blocked kernel in NCHWc ran them at 0.86-1.05x the NCHW kernels' time on AVX2 too), of
-// 64 or more on AVX-512 only; fewer stay NCHW: x -> Conv 3x3 (32 -> 128) -> a, 1x1
-// 128 -> 128 -> b, 1x1 128 -> 80 -> c, 1x1 80 -> 16 -> d, 1x1 16 -> 48 -> y.
+// 64 or more on AVX-512 only; fewer stay NCHW: x -> Conv 3x3 (32 -> 128), 1x1 128 ->
+// 128, 1x1 128 -> 80, 1x1 80 -> 16, 1x1 16 -> 48 -> y.
 TEST(BlockedLayout, PointwiseLayersOfManyInputChannelsJoinTheRegion) {
-  Graph g;
-  g.source = "<pointwise region>";
-  g.inputs.push_back({"x", {1, 32, 9, 10}});
-  g.initializers["w0"] = tensor({128, 32, 3, 3}, 1);
-  g.initializers["w1"] = tensor({128, 128, 1, 1}, 2);
-  g.initializers["w2"] = tensor({80, 128, 1, 1}, 3);
-  g.initializers["w3"] = tensor({16, 80, 1, 1}, 4);
-  g.initializers["w4"] = tensor({48, 16, 1, 1}, 5);
-  g.nodes.push_back(conv("conv", {"x", "w0"}, "a", 3));
-  g.nodes.push_back(conv("pw1", {"a", "w1"}, "b", 1));
-  g.nodes.push_back(conv("pw2", {"b", "w2"}, "c", 1));
-  g.nodes.push_back(conv("pw3", {"c", "w3"}, "d", 1));
-  g.nodes.push_back(conv("pw4", {"d", "w4"}, "y", 1));
-  g.outputs = {"y"};
+  const Graph g = conv_chain("<pointwise region>", 32,
+                             {{"conv", 128, 3}, {"pw1", 128, 1}, {"pw2", 80, 1}, {"pw3", 16, 1}, {"pw4", 48, 1}});
   auto model = compile(g);
   CompileOptions nchw;
   nchw.passes.blocked_layout = false;
@@ -446,23 +455,14 @@ TEST(BlockedLayout, AWideningPointwiseLayerStartsARegion) {
 // NCHWc tensor only such readers read, as RegNetX's first stage does on AVX-512, and
 // stays out of it where another reader reads that tensor in NCHW (then so does the
 // region's first layer: a Reorder would cost more than it saves).
-// x -> Conv 3x3 (64 -> 32) -> a -> Conv 1x1 -> b -> Conv 1x1 (32 -> 64) -> y; with
-// `nchw_reader`, a -> Relu -> z too.
+// x -> Conv 3x3 (64 -> 32) -> t0 -> Conv 1x1 -> t1 -> Conv 1x1 (32 -> 64) -> y; with
+// `nchw_reader`, t0 -> Relu -> z too.
 TEST(BlockedLayout, AFewChannelPointwiseLayerJoinsARegionItIsTheOnlyReaderOf) {
   for (bool nchw_reader : {false, true}) {
-    SCOPED_TRACE(nchw_reader ? "a has an NCHW reader" : "a has only pointwise readers");
-    Graph g;
-    g.source = "<few-channel pointwise>";
-    g.inputs.push_back({"x", {1, 64, 9, 10}});
-    g.initializers["w1"] = tensor({32, 64, 3, 3}, 1);
-    g.initializers["w2"] = tensor({32, 32, 1, 1}, 2);
-    g.initializers["w3"] = tensor({64, 32, 1, 1}, 3);
-    g.nodes.push_back(conv("conv", {"x", "w1"}, "a", 3));
-    g.nodes.push_back(conv("pw", {"a", "w2"}, "b", 1));
-    g.nodes.push_back(conv("widen", {"b", "w3"}, "y", 1));
-    g.outputs = {"y"};
+    SCOPED_TRACE(nchw_reader ? "t0 has an NCHW reader" : "t0 has only pointwise readers");
+    Graph g = conv_chain("<few-channel pointwise>", 64, {{"conv", 32, 3}, {"pw", 32, 1}, {"widen", 64, 1}});
     if (nchw_reader) {
-      g.nodes.push_back({"relu", "Relu", {"a"}, {"z"}, {}});
+      g.nodes.push_back({"relu", "Relu", {"t0"}, {"z"}, {}});
       g.outputs.push_back("z");
     }
     auto model = compile(g);
