@@ -12,6 +12,7 @@
 #include "engine/passes/fuse_pads.h"
 #include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
+#include "engine/passes/pool_before_pointwise.h"
 #include "engine/passes/thread_splits.h"
 
 namespace minfer {
@@ -26,6 +27,9 @@ std::vector<PassLog> run_passes(CompileGraph& graph, const PassOptions& options)
   // After folding, so a Conv -> BatchNormalization -> Relu chain fuses into one node;
   // decompositions and self-gates first, so the Gelu, Swish and HardSwish they make fuse too.
   if (options.fuse) {
+    // First, after folding: a 1x1 Conv (a BatchNormalization folded in) and the average
+    // pool after it swap before anything fuses into the Conv.
+    logs.push_back(pool_before_pointwise(graph));
     logs.push_back(fuse_layer_norm(graph));
     logs.push_back(fuse_gelu(graph));
     logs.push_back(fuse_self_gates(graph));

@@ -14,7 +14,8 @@ struct PassOptions {
   bool fold_bn = true;         // channel affines (BatchNormalization) into the weights before them
   bool fuse = true;            // decomposed LayerNormalization and GELU into one op each; x * Sigmoid(x) into Swish
                                // and the like; activations into the epilogue of the op before them; residual
-                               // Adds into the Conv before them
+                               // Adds into the Conv before them; an average pool before the 1x1 Conv
+                               // whose output it pools
   bool blocked_layout = true;  // consecutive convolutions in NCHWc, with Reorders at the region's edges
 };
 

@@ -21,6 +21,7 @@
 #include "engine/passes/fuse_pads.h"
 #include "engine/passes/fuse_residual_add.h"
 #include "engine/passes/fuse_self_gates.h"
+#include "engine/passes/pool_before_pointwise.h"
 #include "tests/op_test_util.h"
 
 namespace minfer {
@@ -530,8 +531,8 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   Session s(model);
   s.run();
   const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
-  // eliminate_identities, eliminate_dead_nodes, fold_bn, fuse_layer_norm, fuse_gelu, fuse_self_gates,
-  // fuse_matmul_bias, fuse,
+  // eliminate_identities, eliminate_dead_nodes, fold_bn, pool_before_pointwise (its pool reads a Relu),
+  // fuse_layer_norm, fuse_gelu, fuse_self_gates, fuse_matmul_bias, fuse,
   // fuse_residual_add, fuse_channel_scale, fuse_pads (MobileNetV1 has no residual, gate or Pad), thread_splits (the 12
   // 1x1 layers each read by a depthwise one: all but the last), blocked_layout (its
   // convolutions are depthwise, stride-1 1x1 and a 3-channel first layer: on AVX-512 the 24 from the second
@@ -540,33 +541,35 @@ TEST(Passes, EachPassesChangesAddUpOnMobileNetV1) {
   // one's NCHWc output: 25 nodes); on AVX2 the 20 from the fourth depthwise layer
   // on (the stride-2 one at 56x56, which transposes its input itself; 8 lanes keep the 3x3 stride-1 one at
   // 56x56 in NCHW) and the pool: 21)
-  ASSERT_EQ(by_pass.size(), 13u);
+  ASSERT_EQ(by_pass.size(), 14u);
   EXPECT_EQ(by_pass[2]["pass"], "fold_bn");
   EXPECT_EQ(by_pass[2]["actions"], 27);
   EXPECT_EQ(by_pass[2]["cost_after"]["flops"].get<int64_t>() - by_pass[2]["cost_before"]["flops"].get<int64_t>(),
             -10'085'376);
-  EXPECT_EQ(by_pass[3]["pass"], "fuse_layer_norm");
+  EXPECT_EQ(by_pass[3]["pass"], "pool_before_pointwise");
   EXPECT_EQ(by_pass[3]["actions"], 0);
-  EXPECT_EQ(by_pass[4]["pass"], "fuse_gelu");
+  EXPECT_EQ(by_pass[4]["pass"], "fuse_layer_norm");
   EXPECT_EQ(by_pass[4]["actions"], 0);
-  EXPECT_EQ(by_pass[5]["pass"], "fuse_self_gates");
+  EXPECT_EQ(by_pass[5]["pass"], "fuse_gelu");
   EXPECT_EQ(by_pass[5]["actions"], 0);
-  EXPECT_EQ(by_pass[6]["pass"], "fuse_matmul_bias");
+  EXPECT_EQ(by_pass[6]["pass"], "fuse_self_gates");
   EXPECT_EQ(by_pass[6]["actions"], 0);
-  EXPECT_EQ(by_pass[7]["pass"], "fuse");
-  EXPECT_EQ(by_pass[7]["cost_after"]["flops"], by_pass[7]["cost_before"]["flops"]);
-  EXPECT_EQ(by_pass[8]["pass"], "fuse_residual_add");
-  EXPECT_EQ(by_pass[8]["actions"], 0);
-  EXPECT_EQ(by_pass[9]["pass"], "fuse_channel_scale");
+  EXPECT_EQ(by_pass[7]["pass"], "fuse_matmul_bias");
+  EXPECT_EQ(by_pass[7]["actions"], 0);
+  EXPECT_EQ(by_pass[8]["pass"], "fuse");
+  EXPECT_EQ(by_pass[8]["cost_after"]["flops"], by_pass[8]["cost_before"]["flops"]);
+  EXPECT_EQ(by_pass[9]["pass"], "fuse_residual_add");
   EXPECT_EQ(by_pass[9]["actions"], 0);
-  EXPECT_EQ(by_pass[10]["pass"], "fuse_pads");
+  EXPECT_EQ(by_pass[10]["pass"], "fuse_channel_scale");
   EXPECT_EQ(by_pass[10]["actions"], 0);
-  EXPECT_EQ(by_pass[11]["pass"], "thread_splits");
-  EXPECT_EQ(by_pass[11]["actions"], 12);
-  EXPECT_EQ(by_pass[11]["cost_after"], by_pass[11]["cost_before"]);
-  EXPECT_EQ(by_pass[12]["pass"], "blocked_layout");
-  EXPECT_EQ(by_pass[12]["actions"], active_isa() == Isa::kAvx512 ? 25 : active_isa() == Isa::kAvx2 ? 21 : 0);
+  EXPECT_EQ(by_pass[11]["pass"], "fuse_pads");
+  EXPECT_EQ(by_pass[11]["actions"], 0);
+  EXPECT_EQ(by_pass[12]["pass"], "thread_splits");
+  EXPECT_EQ(by_pass[12]["actions"], 12);
   EXPECT_EQ(by_pass[12]["cost_after"], by_pass[12]["cost_before"]);
+  EXPECT_EQ(by_pass[13]["pass"], "blocked_layout");
+  EXPECT_EQ(by_pass[13]["actions"], active_isa() == Isa::kAvx512 ? 25 : active_isa() == Isa::kAvx2 ? 21 : 0);
+  EXPECT_EQ(by_pass[13]["cost_after"], by_pass[13]["cost_before"]);
 }
 
 // The 10,085,376 above, from the BatchNormalization steps of the unfolded model.
@@ -1144,6 +1147,96 @@ TEST(FuseMatMulBias, KeepsWhatCannotBeFused) {
             }),
             0u);
   EXPECT_EQ(fused([](Graph& g) { g.outputs.push_back("p"); }), 0u);
+}
+
+// x [2, 8, 9, 9] -> Conv 1x1 (8 -> 4, bias) -> c -> AveragePool 2x2 stride 2 -> y [2, 4, 4, 4].
+Graph pointwise_then_pool() {
+  Graph g;
+  g.source = "<pointwise_then_pool>";
+  g.inputs.push_back({"x", {2, 8, 9, 9}});
+  g.initializers["w"] = tensor({4, 8, 1, 1}, 71);
+  g.initializers["b"] = tensor({4}, 72);
+  g.nodes.push_back({"conv", "Conv", {"x", "w", "b"}, {"c"}, {}});
+  Node pool{"pool", "AveragePool", {"c"}, {"y"}, {}};
+  pool.attrs.set("kernel_shape", std::vector<int64_t>{2, 2});
+  pool.attrs.set("strides", std::vector<int64_t>{2, 2});
+  g.nodes.push_back(pool);
+  g.outputs = {"y"};
+  return g;
+}
+
+TEST(PoolBeforePointwise, TheConvRunsOnThePooledPixels) {
+  const Graph g = pointwise_then_pool();
+  Graph rewritten = g;
+  const PassLog log = apply(rewritten, pool_before_pointwise);
+  ASSERT_EQ(log.actions.size(), 1u);
+  EXPECT_EQ(log.actions[0].action, "swapped");
+  // N x C_out x C_in x pixels: 81 pixels before, the pooled 16 after (the last row and
+  // column, which no window reads, dropped by the pool first).
+  EXPECT_EQ(log.actions[0].before.macs, 2 * 4 * 8 * 81);
+  EXPECT_EQ(log.actions[0].after.macs, 2 * 4 * 8 * 16);
+  ASSERT_EQ(rewritten.nodes.size(), 2u);
+  EXPECT_EQ(rewritten.nodes[0].op_type, "AveragePool");
+  EXPECT_EQ(rewritten.nodes[0].name, "pool");
+  EXPECT_EQ(rewritten.nodes[0].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(rewritten.nodes[1].op_type, "Conv");
+  EXPECT_EQ(rewritten.nodes[1].name, "conv");
+  EXPECT_EQ(rewritten.nodes[1].inputs[0], rewritten.nodes[0].outputs[0]);
+  EXPECT_EQ(rewritten.nodes[1].outputs, (std::vector<std::string>{"y"}));
+  // A mean of affine maps is the affine map of the mean: the same values, rounded in
+  // another order.
+  const auto swapped = run_outputs(g, true), kept = run_outputs(g, false);
+  ASSERT_EQ(swapped[0].size(), 2u * 4 * 4 * 4);
+  ASSERT_EQ(swapped[0].size(), kept[0].size());
+  for (size_t i = 0; i < kept[0].size(); ++i) EXPECT_NEAR(swapped[0][i], kept[0][i], 1e-5) << i;
+}
+
+TEST(PoolBeforePointwise, KeepsWhatCannotSwap) {
+  auto swapped = [](const std::function<void(Graph&)>& change) {
+    Graph g = pointwise_then_pool();
+    change(g);
+    return apply(g, pool_before_pointwise).actions.size();
+  };
+  EXPECT_EQ(swapped([](Graph&) {}), 1u);
+  // A pool of every pixel: nothing to save.
+  EXPECT_EQ(swapped([](Graph& g) {
+              g.nodes[1].attrs.set("kernel_shape", std::vector<int64_t>{1, 1});
+              g.nodes[1].attrs.set("strides", std::vector<int64_t>{1, 1});
+            }),
+            0u);
+  // A padded pool (a divisor that counts the padding, or windows of fewer values), one in
+  // ceil mode (a last window past the edge).
+  for (int64_t include : {0, 1})
+    EXPECT_EQ(swapped([&](Graph& g) {
+                g.nodes[1].attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+                g.nodes[1].attrs.set("count_include_pad", include);
+              }),
+              0u);
+  EXPECT_EQ(swapped([](Graph& g) { g.nodes[1].attrs.set("ceil_mode", int64_t{1}); }), 0u);
+  // A window wider than 1x1, a stride, padding on the Conv.
+  EXPECT_EQ(swapped([](Graph& g) {
+              g.initializers["w"] = tensor({4, 8, 3, 3}, 73);
+              g.nodes[0].attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+            }),
+            0u);
+  EXPECT_EQ(swapped([](Graph& g) { g.nodes[0].attrs.set("strides", std::vector<int64_t>{2, 2}); }), 0u);
+  EXPECT_EQ(swapped([](Graph& g) { g.nodes[0].attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1}); }), 0u);
+  // An activation after the Conv (fused into it or its own node), another reader of its
+  // output, its output a graph output.
+  EXPECT_EQ(swapped([](Graph& g) { g.nodes[0].attrs.set("activation", std::string("Relu")); }), 0u);
+  EXPECT_EQ(swapped([](Graph& g) {
+              g.nodes[0].outputs = {"c0"};
+              g.nodes.insert(g.nodes.begin() + 1, Node{"relu", "Relu", {"c0"}, {"c"}, {}});
+            }),
+            0u);
+  EXPECT_EQ(swapped([](Graph& g) {
+              g.nodes.push_back({"relu", "Relu", {"c"}, {"z"}, {}});
+              g.outputs.push_back("z");
+            }),
+            0u);
+  EXPECT_EQ(swapped([](Graph& g) { g.outputs.push_back("c"); }), 0u);
+  // A max pool does not commute with the Conv.
+  EXPECT_EQ(swapped([](Graph& g) { g.nodes[1].op_type = "MaxPool"; }), 0u);
 }
 
 }  // namespace
