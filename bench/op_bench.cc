@@ -8,7 +8,8 @@
 //     gate (x[1,C,H,W] * s[1,C,1,1]) on EfficientNet/MobileNetV3 shapes, one thread;
 //   - Softmax over a transformer's attention weights, and Exp;
 //   - MaxPool 3x3 with strides 2 and 1 (ResNet's stem, GoogLeNet's inception branches),
-//     in NCHW and in NCHWc;
+//     AveragePool 3x3/1 and 2x2/2 (Inception-v3's branches, DenseNet's transitions), in
+//     NCHW and in NCHWc;
 //   - the cost of the profiler: MobileNetV2 run with per-step timing on and off.
 // GFLOP/s by the op's own cost (Cost::flops). One-thread rates use CPU time, two-thread
 // rates wall time. Run: build/bench/op_bench [--benchmark_filter=...]
@@ -113,6 +114,13 @@ void register_ops() {
   add("maxpool_28x28x480_k3s2_ceil", one_op("MaxPool", {1, 480, 28, 28}, {}, pool_s2_ceil), 1);
   add("maxpool_14x14x832_k2s2_ceil", one_op("MaxPool", {1, 832, 14, 14}, {}, pool_2x2_ceil), 1);
   add("maxpool_27x27x256_k3s2_ceil", one_op("MaxPool", {1, 256, 27, 27}, {}, pool_s2_ceil), 1);
+  // Inception-v3's 3x3/1 average pools (count_include_pad), DenseNet's 2x2/2 transitions.
+  Attributes average_s1 = pool_s1, transition = conv_attrs(2, 2, 0, 1);
+  average_s1.set("count_include_pad", int64_t{1});
+  transition.erase("group");
+  add("avgpool_35x35x192_k3s1", one_op("AveragePool", {1, 192, 35, 35}, {}, average_s1), 1);
+  add("avgpool_17x17x768_k3s1", one_op("AveragePool", {1, 768, 17, 17}, {}, average_s1), 1);
+  add("avgpool_56x56x256_k2s2", one_op("AveragePool", {1, 256, 56, 56}, {}, transition), 1);
   // The same pools in NCHWc, as inside a region of the blocked_layout pass.
   if (const int64_t c = blocked_lanes(active_isa())) {
     const auto blocked = [c](Attributes a) {
@@ -128,13 +136,9 @@ void register_ops() {
     add("maxpool_56x56x192_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(192, 56), {}, blocked(pool_s2_ceil)), 1);
     add("maxpool_28x28x480_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(480, 28), {}, blocked(pool_s2_ceil)), 1);
     add("maxpool_27x27x256_k3s2_ceil_nchwc", one_op("MaxPool", nchwc(256, 27), {}, blocked(pool_s2_ceil)), 1);
-    // Inception-v3's 3x3/1 average pools (count_include_pad), DenseNet's 2x2/2 transitions.
-    Attributes average_s1 = pool_s1;
-    average_s1.set("count_include_pad", int64_t{1});
     add("avgpool_35x35x192_k3s1_nchwc", one_op("AveragePool", nchwc(192, 35), {}, blocked(average_s1)), 1);
-    Attributes transition = conv_attrs(2, 2, 0, 1);
-    transition.erase("group");
-    add("avgpool_56x56x128_k2s2_nchwc", one_op("AveragePool", nchwc(128, 56), {}, blocked(transition)), 1);
+    add("avgpool_17x17x768_k3s1_nchwc", one_op("AveragePool", nchwc(768, 17), {}, blocked(average_s1)), 1);
+    add("avgpool_56x56x256_k2s2_nchwc", one_op("AveragePool", nchwc(256, 56), {}, blocked(transition)), 1);
   }
   const Shape bias64{64};
   for (int threads : {1, 2}) {

@@ -1,7 +1,7 @@
 // Pooling: MaxPool, AveragePool (1-D and 2-D windows) and the global pools.
-// FLOPs: output elements x window size (the seed's count). MaxPool runs the SIMD kernel
-// of ops/kernels/max_pool.h where it applies (horizontal stride 1 or 2, no horizontal
-// dilation), the generic loop below otherwise; both give the same bits.
+// FLOPs: output elements x window size (the seed's count). MaxPool and AveragePool run
+// the SIMD kernels of ops/kernels/max_pool.h where they apply (horizontal stride 1 or 2,
+// no horizontal dilation), the generic loop below otherwise; both give the same bits.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -52,16 +52,16 @@ class PoolKernel final : public Kernel {
   PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad, Isa isa, int64_t lanes)
       : Kernel({}), g_(g), kind_(kind), count_include_pad_(count_include_pad), lanes_(lanes), isa_(isa) {
     plane_ = {g.h, g.w, g.out_h, g.out_w, g.win};
-    if (kind == PoolKind::kMax && !lanes) simd_ = kernels::find_max_pool_kernel(plane_, isa);
+    if (!lanes) simd_ = kernels::find_max_pool_kernel(plane_, isa);
     KernelFacts& f = mutable_facts();
     const char* pool = kind == PoolKind::kMax ? "max_pool" : "average_pool";
     f.kernel = lanes   ? fmt::format("{}_nchwc", pool)
-               : simd_ ? std::string("max_pool_simd")
+               : simd_ ? fmt::format("{}_simd", pool)
                        : std::string("pool_generic");
     if (lanes) f.details["variant"] = fmt::format("{}_f32_nchw{}c_{}", pool, lanes, isa_name(isa));
     if (lanes) f.details["tensor_layouts"] = fmt::format("{} -> {}", layout_name(lanes), layout_name(lanes));
     if (simd_) {
-      f.details["variant"] = simd_->name;
+      f.details["variant"] = fmt::format("{}_f32_s{}_{}", pool, simd_->stride, isa_name(simd_->isa));
       f.thread_scratch_bytes = checked_mul({4, kernels::max_pool_thread_floats(*simd_, plane_)});
     }
     // Window columns kj with 0 <= ox * sw - pad_left + kj * dw < w, in closed form (the
@@ -100,6 +100,9 @@ class PoolKernel final : public Kernel {
                                            ctx.num_threads);
     if (lanes_)
       return kernels::max_pool2d_nchwc(isa_, plane_, planes / lanes_, in[0].f32(), out[0].f32(), ctx.num_threads);
+    if (simd_ && kind_ == PoolKind::kAverage)
+      return kernels::average_pool2d(*simd_, plane_, count_include_pad_, planes, in[0].f32(), out[0].f32(),
+                                     workspace.threads(), ctx.num_threads);
     if (simd_)
       return kernels::max_pool2d(*simd_, plane_, planes, in[0].f32(), out[0].f32(), workspace.threads(),
                                  ctx.num_threads);
@@ -317,8 +320,6 @@ class GlobalPoolOp final : public Op {
   }
 
  private:
-  // One block of `lanes` channels of `size` pixels: each channel's mean (summed in double,
-  // as plane_means) or maximum (nan_max in pixel order, as the NCHW loop).
   // One block of `lanes` channels of `size` pixels: each channel's maximum, nan_max in
   // pixel order as the NCHW loop, all lanes at once (contiguous: the compiler vectorises).
   static void max_block(const float* x, int64_t size, int64_t lanes, float* y) {

@@ -88,6 +88,22 @@ void pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, int threads, RunR
   }
 }
 
+// The team over the planes of an NCHW pool, each thread a contiguous run (fixed by the
+// team size alone) through its scratch.
+template <class RunPlanes>
+void pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const ThreadScratch& own, int threads,
+            RunPlanes run_planes) {
+  const MaxPoolLayout l = max_pool_layout(k, s);
+  const int64_t scratch = whole_lines(l.scratch_floats);
+  own.floats(0, scratch, "pool");  // one thread's, at least
+  const int team = std::min(threads_for(s, planes, threads), own.threads());
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    const int t = omp_get_thread_num(), n = omp_get_num_threads();
+    run_planes(l, planes * t / n, planes * (t + 1) / n, own.floats(t, scratch, "pool").data());
+  }
+}
+
 }  // namespace
 
 void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads) {
@@ -104,16 +120,16 @@ void average_pool2d_nchwc(Isa isa, const PoolShape& s, bool count_include_pad, i
 
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
                 const ThreadScratch& own, int threads) {
-  const MaxPoolLayout l = max_pool_layout(k, s);
-  const int64_t scratch = whole_lines(l.scratch_floats);
-  own.floats(0, scratch, "max pool");  // one thread's, at least
-  const int team = std::min(threads_for(s, planes, threads), own.threads());
-  // Each thread a contiguous run of planes, fixed by the team size alone.
-#pragma omp parallel num_threads(team) if (team > 1)
-  {
-    const int t = omp_get_thread_num(), n = omp_get_num_threads();
-    k.run_planes(s, l, x, y, planes * t / n, planes * (t + 1) / n, own.floats(t, scratch, "max pool").data());
-  }
+  pool2d(k, s, planes, own, threads, [&](const MaxPoolLayout& l, int64_t begin, int64_t end, float* scratch) {
+    k.run_planes(s, l, x, y, begin, end, scratch);
+  });
+}
+
+void average_pool2d(const MaxPoolKernel& k, const PoolShape& s, bool count_include_pad, int64_t planes, const float* x,
+                    float* y, const ThreadScratch& own, int threads) {
+  pool2d(k, s, planes, own, threads, [&](const MaxPoolLayout& l, int64_t begin, int64_t end, float* scratch) {
+    k.run_average_planes(s, l, count_include_pad, x, y, begin, end, scratch);
+  });
 }
 
 }  // namespace minfer::kernels

@@ -21,10 +21,14 @@
 // ones at stride 2 on AVX-512) are pooled flat: the plane as one run of floats, the row
 // maxima's vectors across its rows, the taps outside a row masked (the same two passes,
 // no copy; max_pool_layout's flat, max_pool.cc says where each was measured faster).
+// The NCHW average pool takes the same phase planes, their border 0: each output the sum
+// of all its window's taps in window order (the padding's zeros change no sum's bits),
+// divided by the taps that count, the generic loop's bits (it took DenseNet's 2x2 and
+// Inception's 3x3 pools several times this kernel's time).
 //
 //   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
 //     own: threads x max_pool_thread_floats(*k, shape) (ThreadScratch)
-//     max_pool2d(*k, shape, planes, x, y, own, threads);
+//     max_pool2d(*k, shape, planes, x, y, own, threads);  // or average_pool2d
 //   }
 #pragma once
 
@@ -69,12 +73,15 @@ struct MaxPoolLayout {
 };
 
 struct MaxPoolKernel {
-  const char* name;  // max_pool_f32_s<stride>_<isa>
   Isa isa;
   int lanes, stride;
   // Planes [begin, end) of x to y, one after the other, through l.scratch_floats of scratch.
   void (*run_planes)(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
                      float* scratch);
+  // The average pool of the same planes (phase planes only: the other paths fold rows
+  // first), each output divided as average_pool2d_nchwc's.
+  void (*run_average_planes)(const PoolShape& s, const MaxPoolLayout& l, bool count_include_pad, const float* x,
+                             float* y, int64_t begin, int64_t end, float* scratch);
   // NCHWc with c = lanes (any stride and dilation): output rows [begin, end) of all the
   // blocks' planes (row r is block r / out_h's row r % out_h), each output pixel the
   // nan_max of its window's c-lane vectors inside the input, in window order.
@@ -100,6 +107,10 @@ int64_t max_pool_thread_floats(const MaxPoolKernel& k, const PoolShape& s);
 // one thread; the team is at most own.threads().
 void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
                 const ThreadScratch& own, int threads);
+// The average pool of the same planes, the same way (each output the mean of its window's
+// taps inside the input, or with count_include_pad inside the padded input).
+void average_pool2d(const MaxPoolKernel& k, const PoolShape& s, bool count_include_pad, int64_t planes, const float* x,
+                    float* y, const ThreadScratch& own, int threads);
 
 // The same in NCHWc ([blocks, h, w, c] -> [blocks, out_h, out_w, c], c the lanes of
 // isa's kernels, which must exist), threads splitting the output rows.

@@ -4,8 +4,7 @@
 namespace minfer::kernels {
 
 using Avx2Vec = xsimd::batch<float, xsimd::avx2>;
-constinit const MaxPoolKernel max_pool_kernels_avx2[2] = {
-    max_pool_kernel<Avx2Vec>(Isa::kAvx2, "max_pool_f32_s1_avx2", 1),
-    max_pool_kernel<Avx2Vec>(Isa::kAvx2, "max_pool_f32_s2_avx2", 2)};
+constinit const MaxPoolKernel max_pool_kernels_avx2[2] = {max_pool_kernel<Avx2Vec>(Isa::kAvx2, 1),
+                                                          max_pool_kernel<Avx2Vec>(Isa::kAvx2, 2)};
 
 }  // namespace minfer::kernels

@@ -4,8 +4,7 @@
 namespace minfer::kernels {
 
 using Avx512Vec = xsimd::batch<float, xsimd::avx512f>;
-constinit const MaxPoolKernel max_pool_kernels_avx512[2] = {
-    max_pool_kernel<Avx512Vec>(Isa::kAvx512, "max_pool_f32_s1_avx512", 1),
-    max_pool_kernel<Avx512Vec>(Isa::kAvx512, "max_pool_f32_s2_avx512", 2)};
+constinit const MaxPoolKernel max_pool_kernels_avx512[2] = {max_pool_kernel<Avx512Vec>(Isa::kAvx512, 1),
+                                                            max_pool_kernel<Avx512Vec>(Isa::kAvx512, 2)};
 
 }  // namespace minfer::kernels

@@ -49,12 +49,18 @@ inline xsimd::batch<float, Arch> max_no_nan(xsimd::batch<float, Arch> acc, xsimd
   return xsimd::select(acc < v, v, acc);
 }
 
-template <bool KeepNan, class V>
-inline V max_step(V acc, V v) {
-  if constexpr (KeepNan)
+// What the phase-plane path folds a window's taps to: their nan_max (kMaxKeepNan on a
+// plane with a NaN, the one-instruction kMax on one without) or their sum.
+enum class Fold { kMaxKeepNan, kMax, kSum };
+
+template <Fold F, class V>
+inline V fold_step(V acc, V v) {
+  if constexpr (F == Fold::kMaxKeepNan)
     return max_keep_nan(acc, v);
-  else
+  else if constexpr (F == Fold::kMax)
     return max_no_nan(acc, v);
+  else
+    return acc + v;
 }
 
 // Whether a float of the vectors seen is NaN: the largest magnitude's bits past +inf's
@@ -93,32 +99,35 @@ inline bool has_nan(const float* p, int64_t n) {
 }
 
 // NV vectors of outputs side by side from plane position `at` on, each its own chain of
-// taps in window order (a tap's max waits for the previous one's: independent chains keep
-// the vector units busy), stored at out.
-template <class V, int NV, bool KeepNan>
-inline void max_pool_vectors(const float* at, const int64_t* taps, int n_taps, float* out) {
+// taps in window order (a tap's max or add waits for the previous one's: independent
+// chains keep the vector units busy), stored at out.
+template <class V, int NV, Fold F>
+inline void pool_vectors(const float* at, const int64_t* taps, int n_taps, float* out) {
   constexpr int64_t W = V::size;
   V acc[NV];
-  // The first tap as it is: nan_max(-inf, v) is v.
-  for (int v = 0; v < NV; ++v) acc[v] = V::load_unaligned(at + taps[0] + v * W);
+  // A max takes the first tap as it is (nan_max(-inf, v) is v); a sum starts at +0 as the
+  // generic loop's does (+0 + -0 is +0).
+  for (int v = 0; v < NV; ++v)
+    acc[v] =
+        F == Fold::kSum ? V(0.0f) + V::load_unaligned(at + taps[0] + v * W) : V::load_unaligned(at + taps[0] + v * W);
   for (int t = 1; t < n_taps; ++t) {
     const float* src = at + taps[t];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[v] = max_step<KeepNan>(acc[v], V::load_unaligned(src + v * W));
+    for (int v = 0; v < NV; ++v) acc[v] = fold_step<F>(acc[v], V::load_unaligned(src + v * W));
   }
   for (int v = 0; v < NV; ++v) acc[v].store_unaligned(out + v * W);
 }
 
 // `count` vectors of outputs, one after the other, from plane position `at` on to out.
-template <class V, bool KeepNan>
-inline void max_pool_run(const float* at, int64_t count, const int64_t* taps, int n_taps, float* out) {
+template <class V, Fold F>
+inline void pool_run(const float* at, int64_t count, const int64_t* taps, int n_taps, float* out) {
   constexpr int64_t W = V::size;
   int64_t i = 0;
-  for (; i + 4 <= count; i += 4) max_pool_vectors<V, 4, KeepNan>(at + i * W, taps, n_taps, out + i * W);
+  for (; i + 4 <= count; i += 4) pool_vectors<V, 4, F>(at + i * W, taps, n_taps, out + i * W);
   switch (count - i) {
-    case 3: max_pool_vectors<V, 3, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
-    case 2: max_pool_vectors<V, 2, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
-    case 1: max_pool_vectors<V, 1, KeepNan>(at + i * W, taps, n_taps, out + i * W); break;
+    case 3: pool_vectors<V, 3, F>(at + i * W, taps, n_taps, out + i * W); break;
+    case 2: pool_vectors<V, 2, F>(at + i * W, taps, n_taps, out + i * W); break;
+    case 1: pool_vectors<V, 1, F>(at + i * W, taps, n_taps, out + i * W); break;
     default: break;
   }
 }
@@ -162,19 +171,19 @@ inline Lanes<V> lanes_of_bits(uint32_t bits) {
   return l;
 }
 
-// row[at + i] in lane i where lanes says it is inside the row, -inf in the other lanes
-// (the padding), which are never read: masked loads do not fault there.
+// row[at + i] in lane i where lanes says it is inside the row, `padding` in the other
+// lanes, which are never read: masked loads do not fault there.
 template <class V>
-inline V load_lanes(const float* row, int64_t at, const Lanes<V>& lanes) {
+inline V load_lanes(const float* row, int64_t at, const Lanes<V>& lanes, float padding = kMinusInf) {
   if (lanes.all) return V::load_unaligned(row + at);
   // The address of lane 0, maybe outside the row: formed as an integer, not by pointer
   // arithmetic past the array.
   const auto lane0 =
       reinterpret_cast<const float*>(reinterpret_cast<uintptr_t>(row) + static_cast<uintptr_t>(at) * sizeof(float));
 #if XSIMD_WITH_AVX512F
-  return _mm512_mask_loadu_ps(_mm512_set1_ps(kMinusInf), lanes.inside, lane0);
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(padding), lanes.inside, lane0);
 #else
-  return _mm256_blendv_ps(_mm256_set1_ps(kMinusInf), _mm256_maskload_ps(lane0, lanes.inside),
+  return _mm256_blendv_ps(_mm256_set1_ps(padding), _mm256_maskload_ps(lane0, lanes.inside),
                           _mm256_castsi256_ps(lanes.inside));
 #endif
 }
@@ -221,17 +230,22 @@ struct PlaneCopy {
   }
 };
 
+// The border of the phase planes: a max's padding is -inf, a sum's 0.
+template <Fold F>
+constexpr float kBorder = F == Fold::kSum ? 0.0f : kMinusInf;
+
 // Writes plane xp's rows into the phase planes at dst (a row's first column phase's at
-// dst + (r % sh) * S * phase_floats) and tells whether the plane has a NaN. Stride 1
-// copies the row's columns, the border's -inf left as it is. Stride 2 writes each phase
-// row whole, border cells -inf, in whole vectors of a register deinterleave (lane by
-// lane copies dominated small planes): the last runs on into the next phase row
-// (written after it) or the slack with -inf only (the loads see the row end at `used`),
-// so a padding row it reaches stays -inf.
-template <class V, int S>
+// dst + (r % sh) * S * phase_floats) and, for a max, tells whether the plane has a NaN.
+// Stride 1 copies the row's columns, the border left as it is. Stride 2 writes each
+// phase row whole, border cells kBorder, in whole vectors of a register deinterleave
+// (lane by lane copies dominated small planes): the last runs on into the next phase
+// row (written after it) or the slack with kBorder only (the loads see the row end at
+// `used`), so a padding row it reaches stays border.
+template <class V, int S, Fold F>
 inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, const PlaneCopy<V, S>& c,
                        float* dst) {
   constexpr int64_t W = V::size;
+  constexpr bool kWatch = F != Fold::kSum;  // a sum keeps a NaN by itself
   const Window2d& win = s.win;
   NanWatch<V> nan;                                                   // stride 2: of the values copied
   int64_t phase = win.pad_top % win.sh, row = win.pad_top / win.sh;  // of padded row iy + pad_top
@@ -244,10 +258,12 @@ inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
       for (int64_t v = 0, i = 0; i < l.pitch; ++v, i += W) {
         const int64_t at = 2 * i - win.pad_left;
         const bool kept = v < c.kRowLanes;
-        const V a = load_lanes<V>(xr, at, kept ? c.lanes[2 * v] : Lanes<V>(at, c.used));
-        const V b = load_lanes<V>(xr, at + W, kept ? c.lanes[2 * v + 1] : Lanes<V>(at + W, c.used));
-        nan.see(a);
-        nan.see(b);
+        const V a = load_lanes<V>(xr, at, kept ? c.lanes[2 * v] : Lanes<V>(at, c.used), kBorder<F>);
+        const V b = load_lanes<V>(xr, at + W, kept ? c.lanes[2 * v + 1] : Lanes<V>(at + W, c.used), kBorder<F>);
+        if constexpr (kWatch) {
+          nan.see(a);
+          nan.see(b);
+        }
         alternate<0>(a, b).store_unaligned(d + i);
         alternate<1>(a, b).store_unaligned(d + l.phase_floats + i);
       }
@@ -255,19 +271,21 @@ inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
     if (++phase == win.sh) phase = 0, ++row;
   }
   // Stride 1 copies in pieces of any length: a pass over the plane instead.
-  if constexpr (S == 1)
+  if constexpr (!kWatch)
+    return false;
+  else if constexpr (S == 1)
     return has_nan<V>(xp, s.h * s.w);
   else
     return nan.seen();
 }
 
 // One plane from its phase planes to yp (out: the whole-plane layout's outputs).
-template <class V, bool KeepNan>
+template <class V, Fold F>
 void pool_plane(const PoolShape& s, const MaxPoolLayout& l, const float* phases, const int64_t* taps, int n_taps,
                 float* out, float* yp) {
   constexpr int64_t W = V::size;
   if (l.whole_plane) {
-    max_pool_run<V, KeepNan>(phases, l.out_floats / W, taps, n_taps, out);
+    pool_run<V, F>(phases, l.out_floats / W, taps, n_taps, out);
     for (int64_t oy = 0; oy < s.out_h; ++oy) copy_floats<V>(out + oy * l.pitch, s.out_w, yp + oy * s.out_w);
     return;
   }
@@ -277,8 +295,8 @@ void pool_plane(const PoolShape& s, const MaxPoolLayout& l, const float* phases,
   for (int64_t oy = 0; oy < s.out_h; ++oy) {
     const float* at = phases + oy * l.pitch;
     float* yr = yp + oy * s.out_w;
-    max_pool_run<V, KeepNan>(at, full, taps, n_taps, yr);
-    if (full * W < s.out_w) max_pool_vectors<V, 1, KeepNan>(at + s.out_w - W, taps, n_taps, yr + s.out_w - W);
+    pool_run<V, F>(at, full, taps, n_taps, yr);
+    if (full * W < s.out_w) pool_vectors<V, 1, F>(at + s.out_w - W, taps, n_taps, yr + s.out_w - W);
   }
 }
 
@@ -500,9 +518,55 @@ inline void flat_column_maxima(const float* hm, const PoolShape& s, const FlatMa
   }
 }
 
-template <class V, int S>
-void max_pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
-                            int64_t end, float* scratch);
+// The window taps [begin, end) of k taps d apart from `start` that land in [0, limit).
+inline std::pair<int64_t, int64_t> taps_within(int64_t start, int64_t k, int64_t d, int64_t limit) {
+  const int64_t begin = start >= 0 ? 0 : (-start + d - 1) / d;
+  const int64_t end = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
+  return {begin, std::max(begin, end)};
+}
+
+// An average's divisor along one axis at output position o (its window from o * stride -
+// pad on): the taps inside the input, or with count_include_pad inside the padded input
+// (explicit padding, not ceil_mode's overhang past it), as ONNX and PyTorch count them.
+inline float counted_taps(int64_t o, int64_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                          int64_t size, bool count_include_pad) {
+  const auto [t0, t1] = count_include_pad ? taps_within(o * stride, k, dilation, pad_begin + size + pad_end)
+                                          : taps_within(o * stride - pad_begin, k, dilation, size);
+  return static_cast<float>(t1 - t0);
+}
+
+// An NCHW average pool's divisors: each output row's window rows that count and each
+// output column's columns; an output is divided by their float product (small integers:
+// exact), as ops/pool.cc's generic loop divides.
+struct AverageDivisors {
+  std::vector<float> rows, columns;
+  AverageDivisors(const PoolShape& s, bool count_include_pad) {
+    const Window2d& w = s.win;
+    for (int64_t oy = 0; oy < s.out_h; ++oy)
+      rows.push_back(counted_taps(oy, w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom, s.h, count_include_pad));
+    for (int64_t ox = 0; ox < s.out_w; ++ox)
+      columns.push_back(counted_taps(ox, w.kw, w.sw, w.dw, w.pad_left, w.pad_right, s.w, count_include_pad));
+  }
+};
+
+// Divides plane yp's window sums by their divisors.
+template <class V>
+inline void divide_plane(const PoolShape& s, const AverageDivisors& d, float* yp) {
+  constexpr int64_t W = V::size;
+  for (int64_t oy = 0; oy < s.out_h; ++oy) {
+    float* yr = yp + oy * s.out_w;
+    const float rows = d.rows[oy];
+    int64_t ox = 0;
+    for (; ox + W <= s.out_w; ox += W)
+      (V::load_unaligned(yr + ox) / (V(rows) * V::load_unaligned(d.columns.data() + ox))).store_unaligned(yr + ox);
+    for (; ox < s.out_w; ++ox) yr[ox] /= rows * d.columns[ox];
+  }
+}
+
+// Sum: the average pool's sums divided by `divisors`; else the max pool.
+template <class V, int S, bool Sum>
+void pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
+                        int64_t end, float* scratch, const AverageDivisors* divisors = nullptr);
 
 // Planes [begin, end) through the flat path, two row-maxima buffers (and a vector of
 // slack) in turn: plane p + 1's are written before plane p's are read, so the reads (at
@@ -522,7 +586,7 @@ void max_pool_planes_flat(const PoolShape& s, const MaxPoolLayout& l, const floa
     if (clean)
       flat_column_maxima<V, S, K>(hm, s, m, y + p * out);
     else
-      max_pool_planes_phased<V, S>(s, l, x, y, p, p + 1, scratch + 2 * buffer);
+      pool_planes_phased<V, S, false>(s, l, x, y, p, p + 1, scratch + 2 * buffer);
   }
 }
 
@@ -556,16 +620,26 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
         const float* xp = x + p * s.h * s.w;
         float* yp = y + p * s.out_h * s.out_w;
         if (pool_plane_rows_first<V, S>(xp, s, lanes.data(), scratch, yp)) continue;
-        max_pool_planes_phased<V, S>(s, l, x, y, p, p + 1, scratch);
+        pool_planes_phased<V, S, false>(s, l, x, y, p, p + 1, scratch);
       }
       return;
     }
-  max_pool_planes_phased<V, S>(s, l, x, y, begin, end, scratch);
+  pool_planes_phased<V, S, false>(s, l, x, y, begin, end, scratch);
 }
 
+// The average pool through the phase planes alone: the flat and rows-first paths fold
+// rows first, which for a sum would change its bits.
 template <class V, int S>
-void max_pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
-                            int64_t end, float* scratch) {
+void average_pool_planes(const PoolShape& s, const MaxPoolLayout& l, bool count_include_pad, const float* x, float* y,
+                         int64_t begin, int64_t end, float* scratch) {
+  const AverageDivisors divisors(s, count_include_pad);
+  pool_planes_phased<V, S, true>(s, l, x, y, begin, end, scratch, &divisors);
+}
+
+template <class V, int S, bool Sum>
+void pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
+                        int64_t end, float* scratch, const AverageDivisors* divisors) {
+  constexpr Fold kCopy = Sum ? Fold::kSum : Fold::kMax;
   const Window2d& win = s.win;
   // Where each window tap reads, from an output's position in the phase planes.
   int64_t taps[kMaxPoolMaxWindow * kMaxPoolMaxWindow];
@@ -579,30 +653,28 @@ void max_pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const fl
   // the other, so the pool's loads never wait for the stores that wrote them (a load
   // spanning two stores still in flight is not forwarded from them).
   const int64_t planes_floats = l.phases * l.phase_floats;
-  std::fill(scratch, scratch + 2 * planes_floats, kMinusInf);  // the border: every copy writes the same interior
+  // The border: every copy writes the same interior.
+  std::fill(scratch, scratch + 2 * planes_floats, kBorder<kCopy>);
   float* out = scratch + 2 * planes_floats;
   const PlaneCopy<V, S> copy(s, l);
   // Whether plane p + 1 has a NaN: a plane without is pooled with the one-instruction max.
-  bool next_has_nan = begin < end && copy_plane<V, S>(x + begin * s.h * s.w, s, l, copy, scratch);
+  bool next_has_nan = begin < end && copy_plane<V, S, kCopy>(x + begin * s.h * s.w, s, l, copy, scratch);
   for (int64_t p = begin; p < end; ++p) {
     const float* phases = scratch + (p - begin) % 2 * planes_floats;
     const bool has_nan = next_has_nan;
     if (p + 1 < end)
       next_has_nan =
-          copy_plane<V, S>(x + (p + 1) * s.h * s.w, s, l, copy, scratch + (p + 1 - begin) % 2 * planes_floats);
+          copy_plane<V, S, kCopy>(x + (p + 1) * s.h * s.w, s, l, copy, scratch + (p + 1 - begin) % 2 * planes_floats);
     float* yp = y + p * s.out_h * s.out_w;
-    if (has_nan)
-      pool_plane<V, true>(s, l, phases, taps, n_taps, out, yp);
-    else
-      pool_plane<V, false>(s, l, phases, taps, n_taps, out, yp);
+    if constexpr (Sum) {
+      pool_plane<V, Fold::kSum>(s, l, phases, taps, n_taps, out, yp);
+      divide_plane<V>(s, *divisors, yp);
+    } else if (has_nan) {
+      pool_plane<V, Fold::kMaxKeepNan>(s, l, phases, taps, n_taps, out, yp);
+    } else {
+      pool_plane<V, Fold::kMax>(s, l, phases, taps, n_taps, out, yp);
+    }
   }
-}
-
-// The window taps [begin, end) of k taps d apart from `start` that land in [0, limit).
-inline std::pair<int64_t, int64_t> taps_within(int64_t start, int64_t k, int64_t d, int64_t limit) {
-  const int64_t begin = start >= 0 ? 0 : (-start + d - 1) / d;
-  const int64_t end = start >= limit ? 0 : std::min(k, (limit - start + d - 1) / d);
-  return {begin, std::max(begin, end)};
 }
 
 // N output pixels of an NCHWc row side by side, `apart` floats from one to the next, from
@@ -704,33 +776,26 @@ template <class V>
 void average_pool_nchwc_rows(const PoolShape& s, bool count_include_pad, const float* x, float* y, int64_t begin,
                              int64_t end) {
   const Window2d& w = s.win;
-  const int64_t padded_h = s.h + w.pad_top + w.pad_bottom, padded_w = s.w + w.pad_left + w.pad_right;
-  // The taps that count along one axis, for output position o (its window from
-  // o * stride - pad on).
-  const auto counted = [&](int64_t o, int64_t k, int64_t stride, int64_t dilation, int64_t pad, int64_t size,
-                           int64_t padded) {
-    const auto [t0, t1] = count_include_pad ? taps_within(o * stride, k, dilation, padded)
-                                            : taps_within(o * stride - pad, k, dilation, size);
-    return t1 - t0;
-  };
   pool_nchwc_rows_any(
       s, x, y, begin, end, V(0.0f), [](V acc, V v) { return acc + v; },
       [&](int64_t oy) {
-        const auto rows = static_cast<float>(counted(oy, w.kh, w.sh, w.dh, w.pad_top, s.h, padded_h));
+        const float rows = counted_taps(oy, w.kh, w.sh, w.dh, w.pad_top, w.pad_bottom, s.h, count_include_pad);
         return [&, rows](V acc, int64_t ox, bool inside) {
-          const int64_t columns = inside ? w.kw : counted(ox, w.kw, w.sw, w.dw, w.pad_left, s.w, padded_w);
-          return acc / V(rows * static_cast<float>(columns));
+          const float columns =
+              inside ? static_cast<float>(w.kw)
+                     : counted_taps(ox, w.kw, w.sw, w.dw, w.pad_left, w.pad_right, s.w, count_include_pad);
+          return acc / V(rows * columns);
         };
       });
 }
 
 template <class V>
-constexpr MaxPoolKernel max_pool_kernel(Isa isa, const char* name, int stride) {
-  return {name,
-          isa,
+constexpr MaxPoolKernel max_pool_kernel(Isa isa, int stride) {
+  return {isa,
           static_cast<int>(V::size),
           stride,
           stride == 1 ? &max_pool_planes<V, 1> : &max_pool_planes<V, 2>,
+          stride == 1 ? &average_pool_planes<V, 1> : &average_pool_planes<V, 2>,
           &max_pool_nchwc_rows<V>,
           &average_pool_nchwc_rows<V>};
 }

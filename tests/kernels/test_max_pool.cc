@@ -1,7 +1,7 @@
-// The SIMD max pool of every target under test against a direct loop written here (the
-// window-order fold of nan_max, compared bit for bit): output widths around the vector
-// widths, strides 1 and 2, padding, ceil_mode overhang, vertical stride and dilation,
-// NaN, -inf and signed-zero inputs, one and two threads.
+// The SIMD max and average pools of every target under test against direct loops written
+// here (the window-order folds of nan_max and of the sum, compared bit for bit): output
+// widths around the vector widths, strides 1 and 2, padding, ceil_mode overhang, vertical
+// stride and dilation, NaN, -inf and signed-zero inputs, one and two threads.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -71,6 +71,38 @@ float from_bits(uint32_t b) {
   return v;
 }
 
+// The sum from +0 of the taps inside the input in window order, in float, divided by the
+// float product of the window's rows and columns that count (inside the input, or with
+// count_include_pad inside the input and its explicit padding): ops/pool.cc's generic
+// loop's bits.
+std::vector<float> window_order_mean(const PoolShape& s, int64_t planes, const std::vector<float>& x,
+                                     bool count_include_pad) {
+  const Window2d& w = s.win;
+  const auto counts = [&](int64_t at, int64_t step, int64_t k, int64_t d, int64_t pad_begin, int64_t pad_end,
+                          int64_t size) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t pos = at * step - pad_begin + i * d;
+      n += count_include_pad ? pos >= -pad_begin && pos < size + pad_end : pos >= 0 && pos < size;
+    }
+    return static_cast<float>(n);
+  };
+  std::vector<float> y;
+  for (int64_t p = 0; p < planes; ++p)
+    for (int64_t oy = 0; oy < s.out_h; ++oy)
+      for (int64_t ox = 0; ox < s.out_w; ++ox) {
+        float sum = 0.0f;
+        for (int64_t ki = 0; ki < w.kh; ++ki)
+          for (int64_t kj = 0; kj < w.kw; ++kj) {
+            const int64_t iy = oy * w.sh - w.pad_top + ki * w.dh, ix = ox * w.sw - w.pad_left + kj;
+            if (iy >= 0 && iy < s.h && ix >= 0 && ix < s.w) sum += x[(p * s.h + iy) * s.w + ix];
+          }
+        y.push_back(sum / (counts(oy, w.sh, w.kh, w.dh, w.pad_top, w.pad_bottom, s.h) *
+                           counts(ox, w.sw, w.kw, 1, w.pad_left, w.pad_right, s.w)));
+      }
+  return y;
+}
+
 // got and want bit for bit (the first few differences).
 void expect_bits(const std::vector<float>& got, const std::vector<float>& want) {
   ASSERT_EQ(got.size(), want.size());
@@ -82,7 +114,9 @@ void expect_bits(const std::vector<float>& got, const std::vector<float>& want) 
     }
 }
 
-TEST(MaxPoolKernel, MatchesADirectLoop) {
+// Output widths around the vector widths, strides 1 and 2, padding, ceil_mode overhang,
+// vertical stride and dilation, padding on one side, windows all in the padding.
+std::vector<PoolShape> varied_shapes() {
   std::vector<PoolShape> shapes;
   for (int64_t w : {1, 5, 14, 17, 33, 56})
     for (bool ceil : {false, true}) {
@@ -110,9 +144,13 @@ TEST(MaxPoolKernel, MatchesADirectLoop) {
     s.out_h = out_size(9, 2, sh, 1, 2, 2, false);
     shapes.push_back(s);
   }
+  return shapes;
+}
+
+TEST(MaxPoolKernel, MatchesADirectLoop) {
   const int64_t planes = 5;
   for (Isa isa : isas_under_test())
-    for (const PoolShape& s : shapes) {
+    for (const PoolShape& s : varied_shapes()) {
       if (isa == Isa::kScalar) continue;  // the generic loop, tested through the op
       if (s.out_h < 1 || s.out_w < 1) continue;
       SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << s.h << "x" << s.w << " k" << s.win.kh << " s"
@@ -233,6 +271,40 @@ TEST(MaxPoolKernel, ANaNAnywhereInANarrowPlaneIsKept) {
       expect_bits(y, window_order(s, planes, x));
     }
   }
+}
+
+// The average pool, with and without count_include_pad, against the window-order sum:
+// NaN, infinities of both signs and zeros of both signs among the values.
+TEST(MaxPoolKernel, AveragesAreTheWindowOrderSums) {
+  std::vector<PoolShape> shapes = varied_shapes();
+  shapes.push_back(shape(56, 56, 2, 2, 2, 1, 0, false));  // DenseNet's transition pools
+  shapes.push_back(shape(17, 17, 3, 1, 1, 1, 1, false));  // Inception-v3's
+  const int64_t planes = 5;
+  for (Isa isa : isas_under_test())
+    for (const PoolShape& s : shapes)
+      for (bool count_include_pad : {false, true}) {
+        if (isa == Isa::kScalar) continue;  // the generic loop, tested through the op
+        if (s.out_h < 1 || s.out_w < 1) continue;
+        SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << s.h << "x" << s.w << " k" << s.win.kh << " s"
+                                        << s.win.sh << "x" << s.win.sw << " d" << s.win.dh << " p" << s.win.pad_top
+                                        << " out " << s.out_h << "x" << s.out_w << " include_pad "
+                                        << count_include_pad);
+        const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+        ASSERT_NE(k, nullptr);
+        std::vector<float> x = random_values(planes * s.h * s.w, static_cast<uint32_t>(s.w * 5 + s.win.kh), -4, 4);
+        const float kInf = std::numeric_limits<float>::infinity();
+        for (size_t i = 0; i < x.size(); i += 7) x[i] = i % 3 ? -0.0f : 0.0f;
+        x[x.size() / 3] = std::numeric_limits<float>::quiet_NaN();
+        x[x.size() / 2] = -kInf;
+        x[x.size() / 4] = kInf;
+        const std::vector<float> want = window_order_mean(s, planes, x, count_include_pad);
+        for (int threads : {1, 2}) {
+          std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
+          const KeptScratch kept(threads, kernels::max_pool_thread_floats(*k, s));
+          kernels::average_pool2d(*k, s, count_include_pad, planes, x.data(), y.data(), kept.own, threads);
+          expect_bits(y, want);
+        }
+      }
 }
 
 TEST(MaxPoolKernel, OtherShapesRunTheGenericLoop) {

@@ -33,9 +33,11 @@ def main():
             print(f"FAIL {name}: refused: {skipped[name]}")
             failures += 1
             continue
-        # BN folding off: the graph as exported, whose parameters PyTorch counts.
+        # BN folding and fusion off: the graph as exported, whose parameters and MACs PyTorch
+        # counts (fusion moves DenseNet's 1x1 transition convolutions after their pools).
         run = subprocess.run([bench, "--model", os.path.join(models, name, "model.onnx"), "--num_runs", "1",
-                              "--warmup_runs", "0", "--format", "json", "--fold_bn", "0"], capture_output=True, text=True)
+                              "--warmup_runs", "0", "--format", "json", "--fold_bn", "0", "--fuse", "0"],
+                             capture_output=True, text=True)
         if run.returncode != 0:
             print(f"FAIL {name}: engine_bench failed: {run.stderr.strip()}")
             failures += 1
