@@ -1,6 +1,6 @@
 // Pooling: MaxPool, AveragePool (1-D and 2-D windows) and the global pools.
 // FLOPs: output elements x window size (the seed's count). MaxPool and AveragePool run
-// the SIMD kernels of ops/kernels/max_pool.h where they apply (horizontal stride 1 or 2,
+// the SIMD kernels of ops/kernels/pool2d.h where they apply (horizontal stride 1 or 2,
 // no horizontal dilation), the generic loop below otherwise; both give the same bits.
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <limits>
 
 #include "ops/blocked_layout.h"
-#include "ops/kernels/max_pool.h"
 #include "ops/kernels/plane_means.h"
+#include "ops/kernels/pool2d.h"
 #include "ops/kernels/threads.h"
 #include "ops/op_helpers.h"
 #include "ops/window.h"
@@ -52,7 +52,7 @@ class PoolKernel final : public Kernel {
   PoolKernel(const PoolGeometry& g, PoolKind kind, bool count_include_pad, Isa isa, int64_t lanes)
       : Kernel({}), g_(g), kind_(kind), count_include_pad_(count_include_pad), lanes_(lanes), isa_(isa) {
     plane_ = {g.h, g.w, g.out_h, g.out_w, g.win};
-    if (!lanes) simd_ = kernels::find_max_pool_kernel(plane_, isa);
+    if (!lanes) simd_ = kernels::find_pool2d_kernel(plane_, isa);
     KernelFacts& f = mutable_facts();
     const char* pool = kind == PoolKind::kMax ? "max_pool" : "average_pool";
     f.kernel = lanes   ? fmt::format("{}_nchwc", pool)
@@ -62,7 +62,7 @@ class PoolKernel final : public Kernel {
     if (lanes) f.details["tensor_layouts"] = fmt::format("{} -> {}", layout_name(lanes), layout_name(lanes));
     if (simd_) {
       f.details["variant"] = fmt::format("{}_f32_s{}_{}", pool, simd_->stride, isa_name(simd_->isa));
-      f.thread_scratch_bytes = checked_mul({4, kernels::max_pool_thread_floats(*simd_, plane_)});
+      f.thread_scratch_bytes = checked_mul({4, kernels::pool2d_thread_floats(*simd_, plane_)});
     }
     // Window columns kj with 0 <= ox * sw - pad_left + kj * dw < w, in closed form (the
     // window can be as wide as the cost's overflow check lets it be). An average's divisor
@@ -164,8 +164,8 @@ class PoolKernel final : public Kernel {
   const bool count_include_pad_;
   const int64_t lanes_;  // NCHWc's c, 0 for NCHW
   const Isa isa_;
-  kernels::PoolShape plane_;                      // one plane's geometry, for the SIMD kernel
-  const kernels::MaxPoolKernel* simd_ = nullptr;  // null: the generic loop
+  kernels::PoolShape plane_;                     // one plane's geometry, for the SIMD kernel
+  const kernels::Pool2dKernel* simd_ = nullptr;  // null: the generic loop
   struct ColumnRun {
     int64_t offset, lo, hi;
   };

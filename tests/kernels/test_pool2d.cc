@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "ops/kernels/max_pool.h"
+#include "ops/kernels/pool2d.h"
 #include "tests/isa_test_util.h"
 #include "tests/kernels/conv_kernel_test_util.h"
 #include "tests/op_test_util.h"
@@ -147,7 +147,7 @@ std::vector<PoolShape> varied_shapes() {
   return shapes;
 }
 
-TEST(MaxPoolKernel, MatchesADirectLoop) {
+TEST(Pool2dKernel, MatchesADirectLoop) {
   const int64_t planes = 5;
   for (Isa isa : isas_under_test())
     for (const PoolShape& s : varied_shapes()) {
@@ -156,14 +156,14 @@ TEST(MaxPoolKernel, MatchesADirectLoop) {
       SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << s.h << "x" << s.w << " k" << s.win.kh << " s"
                                       << s.win.sh << "x" << s.win.sw << " d" << s.win.dh << " p" << s.win.pad_top
                                       << " out " << s.out_h << "x" << s.out_w);
-      const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+      const kernels::Pool2dKernel* k = kernels::find_pool2d_kernel(s, isa);
       ASSERT_NE(k, nullptr);
       std::vector<float> x = random_values(planes * s.h * s.w, static_cast<uint32_t>(s.w * 7 + s.win.kh), -4, 4);
       x[x.size() / 3] = std::numeric_limits<float>::quiet_NaN();
       x[x.size() / 2] = -std::numeric_limits<float>::infinity();
       for (int threads : {1, 2}) {
         std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-        const KeptScratch kept(threads, kernels::max_pool_thread_floats(*k, s));
+        const KeptScratch kept(threads, kernels::pool2d_thread_floats(*k, s));
         kernels::max_pool2d(*k, s, planes, x.data(), y.data(), kept.own, threads);
         expect_bits(y, window_order(s, planes, x));
       }
@@ -174,7 +174,7 @@ TEST(MaxPoolKernel, MatchesADirectLoop) {
 // multiple of a vector, windows 2 to 5 with padding, ceil_mode and vertical dilation;
 // inputs made of ties (+0 and -0, 1 and -inf) and NaNs of two payloads, so which tap
 // wins shows in the bits: each must be the window-order fold's, with one and two threads.
-TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
+TEST(Pool2dKernel, BitsAreTheWindowOrderFolds) {
   std::vector<PoolShape> shapes;
   for (int64_t w : {7, 14, 56, 9, 13}) {
     const int64_t h = w == 9 ? 11 : w;
@@ -199,7 +199,7 @@ TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
         SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << planes << "x" << s.h << "x" << s.w << " k"
                                         << s.win.kh << " s" << s.win.sh << "x" << s.win.sw << " d" << s.win.dh << " p"
                                         << s.win.pad_top << " out " << s.out_h << "x" << s.out_w);
-        const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+        const kernels::Pool2dKernel* k = kernels::find_pool2d_kernel(s, isa);
         ASSERT_NE(k, nullptr);
         // Mostly zeros of both signs, some -inf, few ones, NaNs rare enough that many
         // windows have none.
@@ -219,7 +219,7 @@ TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
         const std::vector<float> want = window_order(s, planes, x);
         for (int threads : {1, 2}) {
           std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-          const KeptScratch kept(threads, kernels::max_pool_thread_floats(*k, s));
+          const KeptScratch kept(threads, kernels::pool2d_thread_floats(*k, s));
           kernels::max_pool2d(*k, s, planes, x.data(), y.data(), kept.own, threads);
           SCOPED_TRACE(testing::Message() << threads << " threads");
           expect_bits(y, want);
@@ -231,42 +231,42 @@ TEST(MaxPoolKernel, BitsAreTheWindowOrderFolds) {
 // Stride 1 both ways with the input's width out, rows narrower than two vectors, and on
 // AVX-512 stride 2 with half the input's width out, narrower than a vector: pooled flat,
 // across rows (the tests above check its bits); other planes not.
-TEST(MaxPoolKernel, NarrowPlanesArePooledFlat) {
+TEST(Pool2dKernel, NarrowPlanesArePooledFlat) {
   for (Isa isa : isas_under_test()) {
     if (isa == Isa::kScalar) continue;
     SCOPED_TRACE(isa_name(isa));
     const PoolShape narrow = shape(14, 14, 3, 1, 1, 1, 1, true);
-    const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(narrow, isa);
+    const kernels::Pool2dKernel* k = kernels::find_pool2d_kernel(narrow, isa);
     ASSERT_NE(k, nullptr);
     const int64_t lanes = k->lanes;
-    EXPECT_TRUE(kernels::max_pool_layout(*k, narrow).flat);
-    EXPECT_TRUE(kernels::max_pool_layout(*k, shape(9, 2 * lanes - 1, 5, 1, 1, 1, 2, false)).flat);
-    EXPECT_FALSE(kernels::max_pool_layout(*k, shape(9, 2 * lanes, 3, 1, 1, 1, 1, false)).flat);  // wide rows
-    EXPECT_FALSE(kernels::max_pool_layout(*k, shape(14, 14, 3, 1, 1, 1, 0, false)).flat);        // out_w < w
+    EXPECT_TRUE(kernels::pool2d_layout(*k, narrow).flat);
+    EXPECT_TRUE(kernels::pool2d_layout(*k, shape(9, 2 * lanes - 1, 5, 1, 1, 1, 2, false)).flat);
+    EXPECT_FALSE(kernels::pool2d_layout(*k, shape(9, 2 * lanes, 3, 1, 1, 1, 1, false)).flat);  // wide rows
+    EXPECT_FALSE(kernels::pool2d_layout(*k, shape(14, 14, 3, 1, 1, 1, 0, false)).flat);        // out_w < w
     const PoolShape strided = shape(14, 14, 3, 2, 2, 1, 1, false), odd = shape(13, 13, 3, 2, 2, 1, 0, true);
-    const kernels::MaxPoolKernel* k2 = kernels::find_max_pool_kernel(strided, isa);
-    EXPECT_EQ(kernels::max_pool_layout(*k2, strided).flat, isa == Isa::kAvx512);
-    EXPECT_FALSE(kernels::max_pool_layout(*k2, odd).flat);  // 13 columns in, 6 out
-    EXPECT_FALSE(kernels::max_pool_layout(*k2, shape(9, 2 * lanes, 3, 2, 2, 1, 1, false)).flat);  // wide rows
+    const kernels::Pool2dKernel* k2 = kernels::find_pool2d_kernel(strided, isa);
+    EXPECT_EQ(kernels::pool2d_layout(*k2, strided).flat, isa == Isa::kAvx512);
+    EXPECT_FALSE(kernels::pool2d_layout(*k2, odd).flat);                                        // 13 columns in, 6 out
+    EXPECT_FALSE(kernels::pool2d_layout(*k2, shape(9, 2 * lanes, 3, 2, 2, 1, 1, false)).flat);  // wide rows
   }
 }
 
 // The flat path watches for NaNs in one tap's loads only: a single NaN at any place of a
 // narrow plane (plane i has it at float i) must still reach every window holding it.
-TEST(MaxPoolKernel, ANaNAnywhereInANarrowPlaneIsKept) {
+TEST(Pool2dKernel, ANaNAnywhereInANarrowPlaneIsKept) {
   for (Isa isa : isas_under_test()) {
     if (isa == Isa::kScalar) continue;
     for (const PoolShape& s : {shape(7, 7, 3, 1, 1, 1, 1, false), shape(14, 14, 5, 1, 1, 1, 2, false),
                                shape(14, 14, 3, 2, 2, 1, 1, false), shape(14, 14, 2, 2, 2, 1, 0, true)}) {
       SCOPED_TRACE(testing::Message() << isa_name(isa) << " " << s.h << "x" << s.w << " k" << s.win.kh << " s"
                                       << s.win.sh);
-      const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+      const kernels::Pool2dKernel* k = kernels::find_pool2d_kernel(s, isa);
       ASSERT_NE(k, nullptr);
       const int64_t plane = s.h * s.w, planes = plane;
       std::vector<float> x = random_values(planes * plane, 5, -4, 4);
       for (int64_t i = 0; i < planes; ++i) x[i * plane + i] = std::numeric_limits<float>::quiet_NaN();
       std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-      const KeptScratch kept(1, kernels::max_pool_thread_floats(*k, s));
+      const KeptScratch kept(1, kernels::pool2d_thread_floats(*k, s));
       kernels::max_pool2d(*k, s, planes, x.data(), y.data(), kept.own, 1);
       expect_bits(y, window_order(s, planes, x));
     }
@@ -275,7 +275,7 @@ TEST(MaxPoolKernel, ANaNAnywhereInANarrowPlaneIsKept) {
 
 // The average pool, with and without count_include_pad, against the window-order sum:
 // NaN, infinities of both signs and zeros of both signs among the values.
-TEST(MaxPoolKernel, AveragesAreTheWindowOrderSums) {
+TEST(Pool2dKernel, AveragesAreTheWindowOrderSums) {
   std::vector<PoolShape> shapes = varied_shapes();
   shapes.push_back(shape(56, 56, 2, 2, 2, 1, 0, false));  // DenseNet's transition pools
   shapes.push_back(shape(17, 17, 3, 1, 1, 1, 1, false));  // Inception-v3's
@@ -289,7 +289,7 @@ TEST(MaxPoolKernel, AveragesAreTheWindowOrderSums) {
                                         << s.win.sh << "x" << s.win.sw << " d" << s.win.dh << " p" << s.win.pad_top
                                         << " out " << s.out_h << "x" << s.out_w << " include_pad "
                                         << count_include_pad);
-        const kernels::MaxPoolKernel* k = kernels::find_max_pool_kernel(s, isa);
+        const kernels::Pool2dKernel* k = kernels::find_pool2d_kernel(s, isa);
         ASSERT_NE(k, nullptr);
         std::vector<float> x = random_values(planes * s.h * s.w, static_cast<uint32_t>(s.w * 5 + s.win.kh), -4, 4);
         const float kInf = std::numeric_limits<float>::infinity();
@@ -300,22 +300,22 @@ TEST(MaxPoolKernel, AveragesAreTheWindowOrderSums) {
         const std::vector<float> want = window_order_mean(s, planes, x, count_include_pad);
         for (int threads : {1, 2}) {
           std::vector<float> y(planes * s.out_h * s.out_w, 99.0f);
-          const KeptScratch kept(threads, kernels::max_pool_thread_floats(*k, s));
+          const KeptScratch kept(threads, kernels::pool2d_thread_floats(*k, s));
           kernels::average_pool2d(*k, s, count_include_pad, planes, x.data(), y.data(), kept.own, threads);
           expect_bits(y, want);
         }
       }
 }
 
-TEST(MaxPoolKernel, OtherShapesRunTheGenericLoop) {
+TEST(Pool2dKernel, OtherShapesRunTheGenericLoop) {
   for (Isa isa : isas_under_test()) {
     SCOPED_TRACE(isa_name(isa));
-    EXPECT_EQ(kernels::find_max_pool_kernel(shape(9, 9, 3, 3, 3, 1, 0, false), isa), nullptr);  // stride 3
+    EXPECT_EQ(kernels::find_pool2d_kernel(shape(9, 9, 3, 3, 3, 1, 0, false), isa), nullptr);  // stride 3
     PoolShape dilated = shape(9, 9, 3, 1, 1, 1, 0, false);
     dilated.win.dw = 2;
-    EXPECT_EQ(kernels::find_max_pool_kernel(dilated, isa), nullptr);
-    EXPECT_EQ(kernels::find_max_pool_kernel(shape(40, 40, 17, 1, 1, 1, 0, false), isa), nullptr);  // wide
-    EXPECT_EQ(kernels::find_max_pool_kernel(shape(40, 40, 16, 1, 1, 1, 0, false), isa) != nullptr, isa != Isa::kScalar);
+    EXPECT_EQ(kernels::find_pool2d_kernel(dilated, isa), nullptr);
+    EXPECT_EQ(kernels::find_pool2d_kernel(shape(40, 40, 17, 1, 1, 1, 0, false), isa), nullptr);  // wide
+    EXPECT_EQ(kernels::find_pool2d_kernel(shape(40, 40, 16, 1, 1, 1, 0, false), isa) != nullptr, isa != Isa::kScalar);
   }
 }
 

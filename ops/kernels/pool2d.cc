@@ -1,4 +1,4 @@
-#include "ops/kernels/max_pool.h"
+#include "ops/kernels/pool2d.h"
 
 #include <omp.h>
 
@@ -21,7 +21,7 @@ int64_t round_up(int64_t n, int64_t m) {
 // vectors a row) 0.77x. Stride 2, AVX-512: 14x14 to 7x7 1.7x (3x3) and 1.9x (2x2), 28x28
 // to 14x14 1.36x, 56x56 to 28x28 0.75x; AVX2 14x14 to 7x7 0.8x (its deinterleave and
 // masked loads cost more).
-int64_t flat_max_width(const MaxPoolKernel& k, int64_t stride) {
+int64_t flat_max_width(const Pool2dKernel& k, int64_t stride) {
   if (stride == 1) return 2 * k.lanes;
   return k.lanes == 16 ? k.lanes : 0;
 }
@@ -33,21 +33,21 @@ int threads_for(const PoolShape& s, int64_t planes, int threads) {
 
 }  // namespace
 
-const MaxPoolKernel* find_max_pool_kernel(const PoolShape& s, Isa isa) {
+const Pool2dKernel* find_pool2d_kernel(const PoolShape& s, Isa isa) {
   const Window2d& w = s.win;
   // Padding wider than the window would only widen the scratch plane: the generic loop.
-  if (w.dw != 1 || (w.sw != 1 && w.sw != 2) || w.kh > kMaxPoolMaxWindow || w.kw > kMaxPoolMaxWindow ||
+  if (w.dw != 1 || (w.sw != 1 && w.sw != 2) || w.kh > kPool2dMaxWindow || w.kw > kPool2dMaxWindow ||
       w.pad_left >= w.kw || w.pad_right >= w.kw)
     return nullptr;
   // The one-lane template loses to the generic loop (its select is a branch on the data).
   if (isa == Isa::kScalar || !isa_runnable(isa)) return nullptr;
-  const MaxPoolKernel* kernels = isa == Isa::kAvx2 ? max_pool_kernels_avx2 : max_pool_kernels_avx512;
+  const Pool2dKernel* kernels = isa == Isa::kAvx2 ? pool2d_kernels_avx2 : pool2d_kernels_avx512;
   return &kernels[w.sw - 1];
 }
 
-MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s) {
+Pool2dLayout pool2d_layout(const Pool2dKernel& k, const PoolShape& s) {
   const Window2d& w = s.win;
-  MaxPoolLayout l;
+  Pool2dLayout l;
   const int64_t row_reach = (w.kh - 1) * w.dh / w.sh, column_reach = (w.kw - 1) / w.sw;
   l.pitch = s.out_w + column_reach;
   l.rows = s.out_h + row_reach;
@@ -68,8 +68,8 @@ MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s) {
   return l;
 }
 
-int64_t max_pool_thread_floats(const MaxPoolKernel& k, const PoolShape& s) {
-  return whole_lines(max_pool_layout(k, s).scratch_floats);
+int64_t pool2d_thread_floats(const Pool2dKernel& k, const PoolShape& s) {
+  return whole_lines(pool2d_layout(k, s).scratch_floats);
 }
 
 namespace {
@@ -77,7 +77,7 @@ namespace {
 // The team over blocks x out_h output rows of an NCHWc pool, each thread a contiguous run.
 template <class RunRows>
 void pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, int threads, RunRows run_rows) {
-  const MaxPoolKernel& k = isa == Isa::kAvx2 ? max_pool_kernels_avx2[0] : max_pool_kernels_avx512[0];
+  const Pool2dKernel& k = isa == Isa::kAvx2 ? pool2d_kernels_avx2[0] : pool2d_kernels_avx512[0];
   const int64_t rows = blocks * s.out_h;
   const int team = threads_worth_starting(checked_mul({rows, s.out_w, k.lanes, s.win.kh, s.win.kw}), rows, threads,
                                           Work::kStreaming);
@@ -91,9 +91,9 @@ void pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, int threads, RunR
 // The team over the planes of an NCHW pool, each thread a contiguous run (fixed by the
 // team size alone) through its scratch.
 template <class RunPlanes>
-void pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const ThreadScratch& own, int threads,
+void pool2d(const Pool2dKernel& k, const PoolShape& s, int64_t planes, const ThreadScratch& own, int threads,
             RunPlanes run_planes) {
-  const MaxPoolLayout l = max_pool_layout(k, s);
+  const Pool2dLayout l = pool2d_layout(k, s);
   const int64_t scratch = whole_lines(l.scratch_floats);
   own.floats(0, scratch, "pool");  // one thread's, at least
   const int team = std::min(threads_for(s, planes, threads), own.threads());
@@ -108,26 +108,26 @@ void pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const Th
 
 void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* x, float* y, int threads) {
   pool2d_nchwc(isa, s, blocks, threads,
-               [&](const MaxPoolKernel& k, int64_t begin, int64_t end) { k.run_nchwc_rows(s, x, y, begin, end); });
+               [&](const Pool2dKernel& k, int64_t begin, int64_t end) { k.run_nchwc_rows(s, x, y, begin, end); });
 }
 
 void average_pool2d_nchwc(Isa isa, const PoolShape& s, bool count_include_pad, int64_t blocks, const float* x, float* y,
                           int threads) {
-  pool2d_nchwc(isa, s, blocks, threads, [&](const MaxPoolKernel& k, int64_t begin, int64_t end) {
+  pool2d_nchwc(isa, s, blocks, threads, [&](const Pool2dKernel& k, int64_t begin, int64_t end) {
     k.run_average_nchwc_rows(s, count_include_pad, x, y, begin, end);
   });
 }
 
-void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
+void max_pool2d(const Pool2dKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
                 const ThreadScratch& own, int threads) {
-  pool2d(k, s, planes, own, threads, [&](const MaxPoolLayout& l, int64_t begin, int64_t end, float* scratch) {
+  pool2d(k, s, planes, own, threads, [&](const Pool2dLayout& l, int64_t begin, int64_t end, float* scratch) {
     k.run_planes(s, l, x, y, begin, end, scratch);
   });
 }
 
-void average_pool2d(const MaxPoolKernel& k, const PoolShape& s, bool count_include_pad, int64_t planes, const float* x,
+void average_pool2d(const Pool2dKernel& k, const PoolShape& s, bool count_include_pad, int64_t planes, const float* x,
                     float* y, const ThreadScratch& own, int threads) {
-  pool2d(k, s, planes, own, threads, [&](const MaxPoolLayout& l, int64_t begin, int64_t end, float* scratch) {
+  pool2d(k, s, planes, own, threads, [&](const Pool2dLayout& l, int64_t begin, int64_t end, float* scratch) {
     k.run_average_planes(s, l, count_include_pad, x, y, begin, end, scratch);
   });
 }

@@ -1,33 +1,34 @@
-// The SIMD 2-D max pool: NCHW, horizontal stride 1 or 2 and dilation 1, windows up to
-// 16 x 16, any vertical stride and dilation, any padding and ceil_mode. Each plane is
-// copied into a scratch split into stride phases in both directions (padded row r in
-// phase r % sh, padded column c in phase c % sw, as the direct convolution's rows in
-// ops/kernels/padded_rows.h) whose border holds -inf, written once per call; every tap
-// is then one unaligned vector load at a fixed offset, with no bounds checks. Two such
-// scratches alternate: plane p + 1 is copied in before plane p is pooled. The vectors
-// run along each output row, or for short rows (7x7 planes) along the whole phase plane,
-// whose rows are then copied to the output. Every output is nan_max over its window in
-// window order, so the result is the generic loop's (ops/pool.cc runs the other shapes)
-// bit for bit. On AVX-512, 3x3 windows at stride 1 or 2 on output rows of at least a
-// vector (the stem pools of ResNet, GoogLeNet and SqueezeNet, GoogLeNet's 28x28 ones)
-// skip the copy: each input row's maxima over column triples (at stride 2 a register
-// deinterleave) go to a ring of three rows, and each output row is the maximum of its
-// window rows' in order; the first of equal values in window order still wins (row
-// maxima first, then rows). A plane with a NaN, which that path's one-instruction max
-// would not keep, is pooled again through the phase planes. Measured with op_bench on
-// Zen 4: 1.3-1.5x the phase-plane kernel at stride 2, 1.1x at stride 1; on AVX2 0.7-1.4x,
-// so AVX2 keeps the phase planes. Narrow planes whose input rows are exactly the stride
-// times the output rows (GoogLeNet's inception pools at stride 1, its 28x28 and 14x14
-// ones at stride 2 on AVX-512) are pooled flat: the plane as one run of floats, the row
-// maxima's vectors across its rows, the taps outside a row masked (the same two passes,
-// no copy; max_pool_layout's flat, max_pool.cc says where each was measured faster).
-// The NCHW average pool takes the same phase planes, their border 0: each output the sum
-// of all its window's taps in window order (the padding's zeros change no sum's bits),
-// divided by the taps that count, the generic loop's bits (it took DenseNet's 2x2 and
-// Inception's 3x3 pools several times this kernel's time).
+// The SIMD 2-D pools, MaxPool and AveragePool. The max pool: NCHW, horizontal stride 1
+// or 2 and dilation 1, windows up to 16 x 16, any vertical stride and dilation, any
+// padding and ceil_mode. Each plane is copied into a scratch split into stride phases
+// in both directions (padded row r in phase r % sh, padded column c in phase c % sw, as
+// the direct convolution's rows in ops/kernels/padded_rows.h) whose border holds -inf,
+// written once per call; every tap is then one unaligned vector load at a fixed offset,
+// with no bounds checks. Two such scratches alternate: plane p + 1 is copied in before
+// plane p is pooled. The vectors run along each output row, or for short rows (7x7
+// planes) along the whole phase plane, whose rows are then copied to the output. Every
+// output is nan_max over its window in window order, so the result is the generic
+// loop's (ops/pool.cc runs the other shapes) bit for bit. On AVX-512, 3x3 windows at
+// stride 1 or 2 on output rows of at least a vector (the stem pools of ResNet,
+// GoogLeNet and SqueezeNet, GoogLeNet's 28x28 ones) skip the copy: each input row's
+// maxima over column triples (at stride 2 a register deinterleave) go to a ring of
+// three rows, and each output row is the maximum of its window rows' in order; the
+// first of equal values in window order still wins (row maxima first, then rows). A
+// plane with a NaN, which that path's one-instruction max would not keep, is pooled
+// again through the phase planes. Measured with op_bench on Zen 4: 1.3-1.5x the
+// phase-plane kernel at stride 2, 1.1x at stride 1; on AVX2 0.7-1.4x, so AVX2 keeps the
+// phase planes. Narrow planes whose input rows are exactly the stride times the output
+// rows (GoogLeNet's inception pools at stride 1, its 28x28 and 14x14 ones at stride 2
+// on AVX-512) are pooled flat: the plane as one run of floats, the row maxima's vectors
+// across its rows, the taps outside a row masked (the same two passes, no copy;
+// pool2d_layout's flat, pool2d.cc says where each was measured faster).
+// The NCHW average pool takes the same phase planes, their border 0: each output the
+// sum of all its window's taps in window order (the padding's zeros change no sum's
+// bits), divided by the taps that count, the generic loop's bits (it took DenseNet's
+// 2x2 and Inception's 3x3 pools several times this kernel's time).
 //
-//   if (const MaxPoolKernel* k = find_max_pool_kernel(shape, isa)) {
-//     own: threads x max_pool_thread_floats(*k, shape) (ThreadScratch)
+//   if (const Pool2dKernel* k = find_pool2d_kernel(shape, isa)) {
+//     own: threads x pool2d_thread_floats(*k, shape) (ThreadScratch)
 //     max_pool2d(*k, shape, planes, x, y, own, threads);  // or average_pool2d
 //   }
 #pragma once
@@ -43,7 +44,7 @@ namespace minfer::kernels {
 
 // The largest window height and width the kernel takes (pooling windows are 2 to 7 wide
 // in practice; a window far wider than its input runs the generic loop's closed form).
-inline constexpr int64_t kMaxPoolMaxWindow = 16;
+inline constexpr int64_t kPool2dMaxWindow = 16;
 
 // One plane's geometry: x [h, w] -> y [out_h, out_w].
 struct PoolShape {
@@ -54,7 +55,7 @@ struct PoolShape {
 // One plane in the scratch: `phases` (vertical times horizontal stride) phase planes of
 // phase_floats each, rows `pitch` floats apart; output (oy, ox)'s window tap (ki, kj)
 // reads phase (ki * dh % sh, kj % sw) at (oy + ki * dh / sh) * pitch + ox + kj / sw.
-struct MaxPoolLayout {
+struct Pool2dLayout {
   int64_t pitch = 0;         // out_w plus the farthest tap's column offset
   int64_t rows = 0;          // phase rows that hold input: out_h plus the farthest tap's row offset
   int64_t phase_floats = 0;  // rows and the slack the last vector reads past them
@@ -65,22 +66,22 @@ struct MaxPoolLayout {
   bool whole_plane = false;
   int64_t out_floats = 0;
   // Dilation 1, stride S (1 or 2) both ways, w == S * out_w, out_w narrower than
-  // max_pool.cc's flat_max_width: no phase planes, the plane pooled as one run of floats
-  // (max_pool_impl.h), through two buffers of its row maxima; the phase planes' scratch
+  // pool2d.cc's flat_max_width: no phase planes, the plane pooled as one run of floats
+  // (pool2d_impl.h), through two buffers of its row maxima; the phase planes' scratch
   // after them for a plane with a NaN.
   bool flat = false;
   int64_t scratch_floats = 0;  // one thread's: two copies of the phases, and out_floats
 };
 
-struct MaxPoolKernel {
+struct Pool2dKernel {
   Isa isa;
   int lanes, stride;
   // Planes [begin, end) of x to y, one after the other, through l.scratch_floats of scratch.
-  void (*run_planes)(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
+  void (*run_planes)(const PoolShape& s, const Pool2dLayout& l, const float* x, float* y, int64_t begin, int64_t end,
                      float* scratch);
   // The average pool of the same planes (phase planes only: the other paths fold rows
   // first), each output divided as average_pool2d_nchwc's.
-  void (*run_average_planes)(const PoolShape& s, const MaxPoolLayout& l, bool count_include_pad, const float* x,
+  void (*run_average_planes)(const PoolShape& s, const Pool2dLayout& l, bool count_include_pad, const float* x,
                              float* y, int64_t begin, int64_t end, float* scratch);
   // NCHWc with c = lanes (any stride and dilation): output rows [begin, end) of all the
   // blocks' planes (row r is block r / out_h's row r % out_h), each output pixel the
@@ -93,23 +94,23 @@ struct MaxPoolKernel {
 };
 
 // The kernel for s on target isa, or nullptr (a horizontal stride other than 1 and 2, a
-// horizontal dilation, a window larger than kMaxPoolMaxWindow, padding as wide as the
+// horizontal dilation, a window larger than kPool2dMaxWindow, padding as wide as the
 // window, the scalar target, or a target this CPU cannot run).
-const MaxPoolKernel* find_max_pool_kernel(const PoolShape& s, Isa isa = active_isa());
+const Pool2dKernel* find_pool2d_kernel(const PoolShape& s, Isa isa = active_isa());
 
 // Where kernel k keeps a plane of shape s (chosen from s and the vector width alone).
-MaxPoolLayout max_pool_layout(const MaxPoolKernel& k, const PoolShape& s);
+Pool2dLayout pool2d_layout(const Pool2dKernel& k, const PoolShape& s);
 
 // Floats of thread-kept scratch (whole lines) each thread of max_pool2d needs.
-int64_t max_pool_thread_floats(const MaxPoolKernel& k, const PoolShape& s);
+int64_t pool2d_thread_floats(const Pool2dKernel& k, const PoolShape& s);
 
 // y[p] = max over each window of x[p] for planes p in [0, planes); each plane is pooled by
 // one thread; the team is at most own.threads().
-void max_pool2d(const MaxPoolKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
+void max_pool2d(const Pool2dKernel& k, const PoolShape& s, int64_t planes, const float* x, float* y,
                 const ThreadScratch& own, int threads);
 // The average pool of the same planes, the same way (each output the mean of its window's
 // taps inside the input, or with count_include_pad inside the padded input).
-void average_pool2d(const MaxPoolKernel& k, const PoolShape& s, bool count_include_pad, int64_t planes, const float* x,
+void average_pool2d(const Pool2dKernel& k, const PoolShape& s, bool count_include_pad, int64_t planes, const float* x,
                     float* y, const ThreadScratch& own, int threads);
 
 // The same in NCHWc ([blocks, h, w, c] -> [blocks, out_h, out_w, c], c the lanes of
@@ -121,8 +122,8 @@ void max_pool2d_nchwc(Isa isa, const PoolShape& s, int64_t blocks, const float* 
 void average_pool2d_nchwc(Isa isa, const PoolShape& s, bool count_include_pad, int64_t blocks, const float* x, float* y,
                           int threads);
 
-// Defined in max_pool_<isa>.cc (strides 1 and 2); constant-initialised. The scalar
+// Defined in pool2d_<isa>.cc (strides 1 and 2); constant-initialised. The scalar
 // target has none: ops/pool.cc's generic loop is its kernel.
-extern const MaxPoolKernel max_pool_kernels_avx2[2], max_pool_kernels_avx512[2];
+extern const Pool2dKernel pool2d_kernels_avx2[2], pool2d_kernels_avx512[2];
 
 }  // namespace minfer::kernels

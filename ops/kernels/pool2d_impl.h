@@ -1,5 +1,5 @@
-// The max pool kernels, written once over a vector type and instantiated per target by
-// max_pool_<isa>.cc, each compiled with its ISA flags. Only those files include this
+// The pool kernels, written once over a vector type and instantiated per target by
+// pool2d_<isa>.cc, each compiled with its ISA flags. Only those files include this
 // header; everything here has internal linkage.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "ops/kernels/max_pool.h"
+#include "ops/kernels/pool2d.h"
 #include "ops/kernels/simd.h"
 
 namespace minfer::kernels {
@@ -222,7 +222,7 @@ struct PlaneCopy {
   static constexpr int64_t kRowLanes = 8;  // stride 2: the vectors whose load masks are kept
   int64_t used = 0;
   Lanes<V> lanes[2 * kRowLanes];  // the two loads of each of a row's first vectors (all of a short row's)
-  PlaneCopy(const PoolShape& s, const MaxPoolLayout& l) : used(std::min(s.w, S * l.pitch - s.win.pad_left)) {
+  PlaneCopy(const PoolShape& s, const Pool2dLayout& l) : used(std::min(s.w, S * l.pitch - s.win.pad_left)) {
     if constexpr (S == 2)
       for (int64_t v = 0; v < kRowLanes; ++v)
         for (int64_t half = 0; half < 2; ++half)
@@ -242,7 +242,7 @@ constexpr float kBorder = F == Fold::kSum ? 0.0f : kMinusInf;
 // row (written after it) or the slack with kBorder only (the loads see the row end at
 // `used`), so a padding row it reaches stays border.
 template <class V, int S, Fold F>
-inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout& l, const PlaneCopy<V, S>& c,
+inline bool copy_plane(const float* xp, const PoolShape& s, const Pool2dLayout& l, const PlaneCopy<V, S>& c,
                        float* dst) {
   constexpr int64_t W = V::size;
   constexpr bool kWatch = F != Fold::kSum;  // a sum keeps a NaN by itself
@@ -281,7 +281,7 @@ inline bool copy_plane(const float* xp, const PoolShape& s, const MaxPoolLayout&
 
 // One plane from its phase planes to yp (out: the whole-plane layout's outputs).
 template <class V, Fold F>
-void pool_plane(const PoolShape& s, const MaxPoolLayout& l, const float* phases, const int64_t* taps, int n_taps,
+void pool_plane(const PoolShape& s, const Pool2dLayout& l, const float* phases, const int64_t* taps, int n_taps,
                 float* out, float* yp) {
   constexpr int64_t W = V::size;
   if (l.whole_plane) {
@@ -377,7 +377,7 @@ bool pool_plane_rows_first(const float* xp, const PoolShape& s, const Lanes<V>* 
   return !nan.seen();
 }
 
-// The flat path (MaxPoolLayout::flat): dilation 1, stride S (1 or 2) both ways, and
+// The flat path (Pool2dLayout::flat): dilation 1, stride S (1 or 2) both ways, and
 // w == S * out_w. A plane is one run of h * w floats, and its row maxima one run of h *
 // out_w: position j of them (row j / out_w, column j % out_w) is the maximum over the
 // window's columns of x[S j - pad_left + kj] in order, the vectors running across rows
@@ -565,15 +565,15 @@ inline void divide_plane(const PoolShape& s, const AverageDivisors& d, float* yp
 
 // Sum: the average pool's sums divided by `divisors`; else the max pool.
 template <class V, int S, bool Sum>
-void pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
-                        int64_t end, float* scratch, const AverageDivisors* divisors = nullptr);
+void pool_planes_phased(const PoolShape& s, const Pool2dLayout& l, const float* x, float* y, int64_t begin, int64_t end,
+                        float* scratch, const AverageDivisors* divisors = nullptr);
 
 // Planes [begin, end) through the flat path, two row-maxima buffers (and a vector of
 // slack) in turn: plane p + 1's are written before plane p's are read, so the reads (at
 // row offsets, across two stored vectors) do not wait for stores still in flight. K: the
 // window's size when square and known at compile time, else 0.
 template <class V, int S, int K>
-void max_pool_planes_flat(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
+void max_pool_planes_flat(const PoolShape& s, const Pool2dLayout& l, const float* x, float* y, int64_t begin,
                           int64_t end, float* scratch) {
   const FlatMasks<V, S> m(s);
   const int64_t in = s.h * s.w, out = s.out_h * s.out_w, buffer = (m.vectors_in + 1) * V::size;
@@ -591,7 +591,7 @@ void max_pool_planes_flat(const PoolShape& s, const MaxPoolLayout& l, const floa
 }
 
 template <class V, int S>
-void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin, int64_t end,
+void max_pool_planes(const PoolShape& s, const Pool2dLayout& l, const float* x, float* y, int64_t begin, int64_t end,
                      float* scratch) {
   const Window2d& win = s.win;
   constexpr int64_t W = V::size;
@@ -630,19 +630,19 @@ void max_pool_planes(const PoolShape& s, const MaxPoolLayout& l, const float* x,
 // The average pool through the phase planes alone: the flat and rows-first paths fold
 // rows first, which for a sum would change its bits.
 template <class V, int S>
-void average_pool_planes(const PoolShape& s, const MaxPoolLayout& l, bool count_include_pad, const float* x, float* y,
+void average_pool_planes(const PoolShape& s, const Pool2dLayout& l, bool count_include_pad, const float* x, float* y,
                          int64_t begin, int64_t end, float* scratch) {
   const AverageDivisors divisors(s, count_include_pad);
   pool_planes_phased<V, S, true>(s, l, x, y, begin, end, scratch, &divisors);
 }
 
 template <class V, int S, bool Sum>
-void pool_planes_phased(const PoolShape& s, const MaxPoolLayout& l, const float* x, float* y, int64_t begin,
-                        int64_t end, float* scratch, const AverageDivisors* divisors) {
+void pool_planes_phased(const PoolShape& s, const Pool2dLayout& l, const float* x, float* y, int64_t begin, int64_t end,
+                        float* scratch, const AverageDivisors* divisors) {
   constexpr Fold kCopy = Sum ? Fold::kSum : Fold::kMax;
   const Window2d& win = s.win;
   // Where each window tap reads, from an output's position in the phase planes.
-  int64_t taps[kMaxPoolMaxWindow * kMaxPoolMaxWindow];
+  int64_t taps[kPool2dMaxWindow * kPool2dMaxWindow];
   int n_taps = 0;
   for (int64_t ki = 0; ki < win.kh; ++ki)
     for (int64_t kj = 0; kj < win.kw; ++kj) {
@@ -790,7 +790,7 @@ void average_pool_nchwc_rows(const PoolShape& s, bool count_include_pad, const f
 }
 
 template <class V>
-constexpr MaxPoolKernel max_pool_kernel(Isa isa, int stride) {
+constexpr Pool2dKernel pool2d_kernel(Isa isa, int stride) {
   return {isa,
           static_cast<int>(V::size),
           stride,
