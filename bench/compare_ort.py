@@ -169,6 +169,13 @@ class Sides:
         self.cpus = args.pin if threads == 1 else None
         self.kernel_isa = None
 
+    def measure_machine(self):
+        """engine_bench once, untimed: its first run on a CPU, ISA and thread count measures the
+        machine for the roofline (then cached), and the bandwidth probe's buffers would
+        otherwise be that round's peak RSS (686 MiB for MobileNetV1's 50)."""
+        compare_common.engine_bench_report(self.args.engine_bench, self.path, self.threads, 1, 0, self.args.spinning,
+                                           self.cpus)
+
     def minfer(self):
         report, rss = compare_common.engine_bench_report(self.args.engine_bench, self.path, self.threads,
                                                          self.args.runs, self.args.warmup, self.args.spinning,
@@ -258,6 +265,7 @@ def main():
                 try:
                     checked[threads] = check_outputs(minfer, path, feeds, threads, sides,
                                                      os.path.join(tmp, name, "ort_out"))
+                    sides.measure_machine()
                 except (minfer.ModelError, compare_common.ChildError) as e:
                     checked[threads] = "refused: " + first_line(e)
                 except OrtError as e:
