@@ -25,6 +25,14 @@ constexpr int64_t kWeightChunkBytes = 256 * 1024;
 // the time with, AVX-512 and AVX2, and the model 0.97x (Zen 5). Fetching every tile's,
 // ResNet-50 and GoogLeNet took 1.01x.
 constexpr int64_t kPrefetchTileBytes = 64 * 1024;
+// A chunk of this many input blocks or more (1x1 layers of 1024 input channels or more
+// on AVX-512) over an input larger than kL2Bytes is read with software prefetches by one
+// thread too: FCN-ResNet50's 1024- and 2048-channel 1x1 layers at 28x28 (3.2 and 6.4 MB
+// of input) took 0.39-0.66x the time with; inputs that fit in L2 took 1.01-1.05x
+// (ResNet-50's 1024-channel layers at 14x14, MobileNetV1's last at 7x7), and chunks of
+// 32 blocks (ResNet-50's 512-channel layers at 28x28, 1.6 MB) 1.02-1.05x (Zen 5).
+constexpr int64_t kManyInputBlocks = 64;
+constexpr int64_t kL2Bytes = 1024 * 1024;
 // A thread's partial sums (F output blocks x a band of output rows) are kept under this
 // many floats (64 KiB), in L2 beside the weights.
 constexpr int64_t kBandFloats = 16 * 1024;
@@ -639,9 +647,13 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     // each tile fetches the next one's: ResNet-50's 1024 -> 256 layers at 14x14 took
     // 0.83-0.86x the time on two threads, its 1x1 layers at 28x28 and 7x7 0.79-0.94x,
     // MobileNetV2/V3, EfficientNet-B0, GoogLeNet, RegNetX 0.95-0.97x the model's (Zen 5).
+    // One thread fetches too where a chunk reads kManyInputBlocks or more input blocks of
+    // an input past L2: more planes at once, from L3, than the hardware's prefetchers
+    // follow.
     // Only where a pixel's block is a whole line (c = 16): the AVX2 tiles, half the sums
     // per line, took 1.02-1.04x the time with the fetches.
-    const bool prefetch_input = team_size > 1 && !private_copy && C * sizeof(float) >= 64;
+    const bool many_far_planes = chunk_blocks_ >= kManyInputBlocks && checked_mul({s.cin, s.h, s.w, 4}) > kL2Bytes;
+    const bool prefetch_input = (team_size > 1 || many_far_planes) && !private_copy && C * sizeof(float) >= 64;
     const auto sum_item = [&](const PaddedInput& in, float* thread_band, int64_t g, int64_t ob0, int64_t oy0,
                               int64_t rows) {
       const int blocks = static_cast<int>(std::min(F, out_blocks_ - ob0));
