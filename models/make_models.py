@@ -147,6 +147,20 @@ def deconv_decoder():
     b.write(os.path.join(HERE, "deconv_decoder.json"))
 
 
+def densenet_transition():
+    """DenseNet-121's first transition (Huang et al. 2017): BatchNormalization, ReLU, a 1x1
+    convolution halving 256 channels, a 2x2 average pool of stride 2, on 56x56. The engine
+    pools first (pool_before_pointwise): 102,760,448 MACs as written, 25,690,112 run."""
+    b = NetBuilder("densenet_transition", doc="DenseNet-121's first transition on 56x56x256: BN, ReLU, 1x1 conv "
+                                             "256->128, 2x2 average pool; random weights.")
+    x = b.input("input", [1, 256, 56, 56])
+    x = b.batch_norm("norm", x, 256)
+    x = b.node("Relu", "relu", [x])
+    x = b.conv("conv", x, 256, 128, 1, bias=False)
+    b.outputs.append(b.node("AveragePool", "pool", [x], {"kernel_shape": [2, 2], "strides": [2, 2]}))
+    b.write(os.path.join(HERE, "densenet_transition.json"))
+
+
 def seed_examples():
     """One small net per worked example in the notes the project grew from (docs/cost-model.md's worked examples), for
     checking that engine_bench reports exactly the notes' numbers. No biases: the
@@ -199,4 +213,5 @@ if __name__ == "__main__":
     mobilenet_v2(1.4)
     lstm()
     deconv_decoder()
+    densenet_transition()
     seed_examples()

@@ -111,9 +111,11 @@ json by_pass_json(const ReportInput& in) {
       ++actions;
       const std::pair<std::string, std::string> key{p.action, p.op_type};
       if (!nodes.count(key)) order.push_back(key);
-      // A fold or fusion names its producer first: the nodes acted on are the rest.
+      // A fold or fusion names its producer first: the nodes acted on are the rest. A swap
+      // names the node moved, then the one it moved past.
+      const bool first_only = p.action == "swapped";
       const bool merges = p.action == "folded" || p.action == "fused";
-      nodes[key] += static_cast<int64_t>(p.nodes.size()) - (merges ? 1 : 0);
+      nodes[key] += first_only ? 1 : static_cast<int64_t>(p.nodes.size()) - (merges ? 1 : 0);
     }
     json counts = json::array();
     for (const auto& key : order)

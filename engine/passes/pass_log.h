@@ -10,7 +10,8 @@
 namespace minfer {
 
 struct PassAction {
-  std::string action;              // "folded", "fused", "removed", "kept", "blocked", "inserted", "split"
+  std::string action;              // "folded", "fused", "removed", "kept", "blocked", "inserted", "split",
+                                   // "swapped"
   std::vector<std::string> nodes;  // the nodes involved, producer first
   std::string result;              // the node they became (merged name), empty if removed
   std::string reason;              // why (for "kept": why the pass could not apply)

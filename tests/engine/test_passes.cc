@@ -1239,5 +1239,20 @@ TEST(PoolBeforePointwise, KeepsWhatCannotSwap) {
   EXPECT_EQ(swapped([](Graph& g) { g.nodes[1].op_type = "MaxPool"; }), 0u);
 }
 
+// DenseNet-121's first transition (models/densenet_transition.json): the report counts one
+// Conv swapped, and the MACs the swap saves, 256 x 128 x (56x56 - 28x28), hand-counted.
+TEST(PoolBeforePointwise, TheReportCountsTheConvAndTheMacsSaved) {
+  auto model = compile(load_model(kModels + "densenet_transition.json"));
+  Session s(model);
+  s.run();
+  const nlohmann::json by_pass = profile_report(s, 0)["passes"]["by_pass"];
+  const auto pass = std::find_if(by_pass.begin(), by_pass.end(),
+                                 [](const nlohmann::json& p) { return p["pass"] == "pool_before_pointwise"; });
+  ASSERT_NE(pass, by_pass.end());
+  EXPECT_EQ((*pass)["counts"], nlohmann::json::array({{{"action", "swapped"}, {"op_type", "Conv"}, {"nodes", 1}}}));
+  EXPECT_EQ((*pass)["change"]["macs"], -int64_t{256} * 128 * (56 * 56 - 28 * 28));
+  EXPECT_EQ(model->total_cost().macs, int64_t{256} * 128 * 28 * 28);
+}
+
 }  // namespace
 }  // namespace minfer
