@@ -180,6 +180,33 @@ TEST(MatMul, ConstantBatchedBIsPackedPerMatrix) {
   }
 }
 
+// Attention-like products (a batch of heads, each its own B, run-time or constant): two
+// threads split the batch matrices where they share evenly (each GEMM then on one
+// thread), else each GEMM; either way every element is summed in the same order, so the
+// bits match one thread's.
+TEST(MatMul, TwoThreadsSplitTheBatchMatricesWhereTheyShareEvenly) {
+  const int64_t m = 67, k = 64, n = 67;
+  for (const int64_t batch : {int64_t{12}, int64_t{3}})
+    for (const bool constant_b : {false, true}) {
+      auto a = random_values(batch * m * k, 12), b = random_values(batch * k * n, 13);
+      const auto run = [&](int threads) {
+        return run_op("MatMul", {input({batch, m, k}, a), operand(constant_b, {batch, k, n}, b)}, {}, 1, threads);
+      };
+      const OpResult one = run(1), two = run(2);
+      ASSERT_EQ(two.shapes[0], (Shape{batch, m, n}));
+      EXPECT_EQ(two.outputs[0], one.outputs[0]) << "batch " << batch << (constant_b ? " constant B" : "");
+      for (int64_t i = 0; i < batch; ++i) {
+        const std::vector<float> ai(a.begin() + i * m * k, a.begin() + (i + 1) * m * k);
+        const std::vector<float> bi(b.begin() + i * k * n, b.begin() + (i + 1) * k * n);
+        const std::vector<float> got(two.outputs[0].begin() + i * m * n, two.outputs[0].begin() + (i + 1) * m * n);
+        EXPECT_LT(max_rel_error(got, naive_product(ai, bi, m, k, n, false, false)), 1e-5) << "matrix " << i;
+      }
+      // 12 matrices share evenly between two threads; 3 do not (2 + 1), so each GEMM splits.
+      EXPECT_EQ(two.details.value("batch_threads", 1), batch == 12 ? 2 : 1);
+      EXPECT_FALSE(one.details.contains("batch_threads"));
+    }
+}
+
 TEST(MatMul, VectorOperandsAndSeedCost) {
   // The seed's [1,M] x [M,N] = 2*M*N FLOPs, and the 1-D forms drop their unit dim.
   const int64_t m = 37, n = 11;
