@@ -91,6 +91,48 @@ TEST(DepthToSpace, DcrAndCrdModesAndSpaceToDepthInverts) {
             std::string::npos);
 }
 
+// Gather by the definition, y[o, k, i] = x[o, idx[k], i], on 1 and 2 threads (a team
+// splits the output's bytes: one index's single long run, and runs of 4100 bytes that
+// are no whole lines), negative indices from the end; an index out of range is an error.
+TEST(Gather, RunTimeIndicesOnOneAndTwoThreads) {
+  struct Case {
+    Shape data, indices;
+    int64_t axis;
+    std::vector<int64_t> idx;
+  };
+  for (const Case& c : {Case{{3, 64, 3, 49, 8}, {1}, 0, {-2}}, Case{{16, 40, 1025}, {5}, 1, {39, 0, -1, 7, 7}}}) {
+    const auto x = iota_values(num_elements(c.data));
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < c.axis; ++d) outer *= c.data[d];
+    for (size_t d = c.axis + 1; d < c.data.size(); ++d) inner *= c.data[d];
+    const int64_t dim = c.data[c.axis], count = static_cast<int64_t>(c.idx.size());
+    for (int threads : {1, 2}) {
+      Graph g = single_op_graph("Gather", {input(c.data, x), input(c.indices, {})}, with_int("axis", c.axis));
+      g.inputs[1].dtype = DType::kInt64;
+      CompileOptions options;
+      options.num_threads = threads;
+      Session s(compile(std::move(g), options));
+      s.set_input("in0", x);
+      s.set_input("in1", std::span<const int64_t>(c.idx));
+      s.run();
+      const auto got = s.value("out0");
+      ASSERT_EQ(num_elements(got.type.shape), outer * count * inner);
+      const auto* y = reinterpret_cast<const float*>(got.data);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t k = 0; k < count; ++k) {
+          const int64_t from = c.idx[k] < 0 ? c.idx[k] + dim : c.idx[k];
+          for (int64_t i = 0; i < inner; ++i)
+            ASSERT_EQ(y[(o * count + k) * inner + i], x[(o * dim + from) * inner + i])
+                << "threads " << threads << " o " << o << " k " << k << " i " << i;
+        }
+      std::vector<int64_t> bad = c.idx;
+      bad.back() = dim;
+      s.set_input("in1", std::span<const int64_t>(bad));
+      EXPECT_THROW(s.run(), std::exception);
+    }
+  }
+}
+
 TEST(GatherElements, RunTimeIndicesAlongAnAxis) {
   const auto x = iota_values(3 * 4);
   // y[i][j] = x[i][idx[i][j]] (axis 1), negative indices from the end.
