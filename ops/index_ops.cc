@@ -76,6 +76,7 @@ class GatherOp final : public GatherBase {
         {}, [outer, inner, dim = data[axis], count = num_elements(sig.inputs[1].shape())](
                 const RunContext& ctx, std::span<const TensorView> in, std::span<const TensorView> out, Workspace) {
           const int64_t* indices = in[1].as<int64_t>();
+          // Checked before the team starts: an exception must not leave its region.
           for (int64_t k = 0; k < count; ++k) checked_index(indices[k], dim);
           // Each index picks a run of `inner` contiguous elements of every outer slice:
           // output run p = o * count + k. A team splits the output's bytes into ranges
@@ -88,7 +89,7 @@ class GatherOp final : public GatherBase {
           const auto copy = [&](int64_t from, int64_t to) {
             for (int64_t at = from; at < to;) {
               const int64_t p = at / run, skip = at % run, n = std::min(run - skip, to - at);
-              const int64_t index = checked_index(indices[p % count], dim);
+              const int64_t index = indices[p % count] < 0 ? indices[p % count] + dim : indices[p % count];
               std::memcpy(dst + at, src + (p / count * dim + index) * run + skip, static_cast<size_t>(n));
               at += n;
             }
