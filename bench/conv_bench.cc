@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "graph/aligned_buffer.h"
+#include "ops/blocked_layout.h"
 #include "ops/kernels/blocked_conv.h"
 #include "ops/kernels/conv_gemm.h"
 #include "ops/kernels/depthwise_conv.h"
@@ -112,14 +113,22 @@ void add_depthwise(const Layer& l, const std::string& group = "depthwise", const
     for (const kernels::DepthwiseKernel& kernel : kernels::depthwise_kernels(isa)) {
       if (kernel.kernel_size != l.k || kernel.stride != l.stride) continue;
       const kernels::DepthwiseKernel* k = &kernel;
-      for (int threads : {1, 2}) {
-        if (threads == 2 && isa != active_isa()) continue;
-        add(
-            group, l, k->name, threads, 0,
-            [k, threads, act](const ConvGeometry& s, Tensors& t) {
-              kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.own, threads, act);
-            },
-            kernels::depthwise_thread_floats(*k, s));
+      // NCHW planes, and (channels-in-lanes kernels of the region's lane count, whole
+      // blocks) NCHWc in and out as inside a blocked region: the same floats read in
+      // another order.
+      for (const kernels::BlockedLayouts layouts : {kernels::BlockedLayouts{}, kernels::BlockedLayouts{true, true}}) {
+        if (layouts.any() && (!k->channels_in_lanes || k->lanes != blocked_lanes(isa) || s.cin % k->lanes != 0))
+          continue;
+        for (int threads : {1, 2}) {
+          if (threads == 2 && isa != active_isa()) continue;
+          add(
+              group, l, k->name + std::string(layouts.any() ? "_nchwc" : ""), threads, 0,
+              [k, threads, act, layouts](const ConvGeometry& s, Tensors& t) {
+                kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.own, threads, act,
+                                          layouts);
+              },
+              kernels::depthwise_thread_floats(*k, s));
+        }
       }
     }
 }

@@ -10,13 +10,15 @@
 // output pixels at a time are summed in registers, transposed back into V::size channel
 // rows, activated and stored into the NCHW planes. An NCHWc input (whole blocks of
 // V::size channels) is the tile's layout already: its rows are copied, not transposed; an
-// NCHWc output takes the sums as they are. Each output's sum runs over the taps
+// NCHWc output takes the sums as they are. NCHWc in and out, on most planes, need no
+// tile at all (depthwise_lanes_blocked). Each output's sum runs over the taps
 // in the per-plane kernel's order (bias, then row by row), so both kernels give the
 // same bits.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "ops/kernels/depthwise_conv.h"
 #include "ops/kernels/lane_transpose.h"
@@ -133,6 +135,161 @@ template <class V, int K, bool Dilated, bool BlockedOut, class Act>
   }
 }
 
+// NCHWc in and out: the taps are read where they are, with no tile. Copying the band's
+// input rows into a zero-bordered tile took more time than the sums on stride-2 layers
+// (57% of MobileNetV1's 64-channel 112x112 stride-2 layer, whose input is four times its
+// output; Zen 4), where ONNX Runtime reads the blocks in place. Pixels whose window lies
+// in the image (all but a frame of the plane) are summed N at a time along their row from
+// constant offsets; the frame's pixels read a zero vector for each tap outside the image,
+// as the tile's border gave them, so each sum adds the same products in the same order
+// (the same bits as the other layouts).
+template <class V, int K, int S, bool Dilated>
+struct BlockedPlane {
+  static constexpr int64_t L = V::size;
+  const float* x;  // the image's block of this group: h * w pixels of L floats
+  int64_t h, w, pad_top, pad_left, d;
+  const float* weights;  // [K * K][L]
+  const float* zeros;    // L zero floats
+
+  int64_t dilation() const { return Dilated ? d : 1; }
+
+  // Output pixels [0, N) of a row from input pixel `in` (the first one's top-left tap),
+  // every tap in the image; stored from y, L floats each.
+  template <int N, class Act>
+  [[gnu::always_inline]] void inside(const float* in, V bias, Act activate, float* y) const {
+    const int64_t dd = dilation(), row_floats = w * L;
+    V acc[N];
+#pragma GCC unroll 16
+    for (int j = 0; j < N; ++j) acc[j] = bias;
+#pragma GCC unroll 1
+    for (int ki = 0; ki < K; ++ki) {
+      V wk[K];
+#pragma GCC unroll 7
+      for (int kj = 0; kj < K; ++kj) wk[kj] = V::load_unaligned(weights + (ki * K + kj) * L);
+      const float* row = in + ki * dd * row_floats;
+#pragma GCC unroll 16
+      for (int j = 0; j < N; ++j)
+#pragma GCC unroll 7
+        for (int kj = 0; kj < K; ++kj)
+          acc[j] = multiply_add(V::load_unaligned(row + (j * S + kj * dd) * L), wk[kj], acc[j]);
+    }
+    activate_all<N>(activate, acc);
+#pragma GCC unroll 16
+    for (int j = 0; j < N; ++j) acc[j].store_unaligned(y + j * L);
+  }
+
+  // Output pixels [ox, ox + N) of row oy, any of whose taps may lie outside.
+  template <int N, class Act>
+  [[gnu::always_inline]] void checked(int64_t oy, int64_t ox, V bias, Act activate, float* y) const {
+    const int64_t dd = dilation(), iy0 = oy * S - pad_top, ix0 = ox * S - pad_left;
+    V acc[N];
+#pragma GCC unroll 4
+    for (int j = 0; j < N; ++j) acc[j] = bias;
+    for (int ki = 0; ki < K; ++ki) {
+      const int64_t iy = iy0 + ki * dd;
+      const bool row_in = iy >= 0 && iy < h;
+      for (int kj = 0; kj < K; ++kj) {
+        const V wk = V::load_unaligned(weights + (ki * K + kj) * L);
+#pragma GCC unroll 4
+        for (int j = 0; j < N; ++j) {
+          const int64_t ix = ix0 + j * S + kj * dd;
+          const float* src = row_in && ix >= 0 && ix < w ? x + (iy * w + ix) * L : zeros;
+          acc[j] = multiply_add(V::load_unaligned(src), wk, acc[j]);
+        }
+      }
+    }
+    activate_all<N>(activate, acc);
+#pragma GCC unroll 4
+    for (int j = 0; j < N; ++j) acc[j].store_unaligned(y + j * L);
+  }
+
+  // Output pixels [ox, end) of row oy through checked, 4 at a time.
+  template <class Act>
+  void checked_run(int64_t oy, int64_t ox, int64_t end, V bias, Act activate, float* y) const {
+    for (; ox + 4 <= end; ox += 4) checked<4>(oy, ox, bias, activate, y + ox * L);
+    switch (end - ox) {
+      case 3: return checked<3>(oy, ox, bias, activate, y + ox * L);
+      case 2: return checked<2>(oy, ox, bias, activate, y + ox * L);
+      case 1: return checked<1>(oy, ox, bias, activate, y + ox * L);
+      default: return;
+    }
+  }
+
+  // Output row oy's pixels [0, out_w) into y; [lo, hi) have every tap in the image when
+  // row_inside.
+  template <class Act>
+  void row(int64_t oy, int64_t out_w, int64_t lo, int64_t hi, bool row_inside, V bias, Act activate, float* y) const {
+    if (!row_inside) lo = hi = out_w;
+    checked_run(oy, 0, lo, bias, activate, y);
+    if (lo < hi) {
+      const float* in = x + ((oy * S - pad_top) * w + lo * S - pad_left) * L;
+      int64_t ox = lo;
+      for (; ox + L <= hi; ox += L) inside<L>(in + (ox - lo) * S * L, bias, activate, y + ox * L);
+      // The rest, fewer than L, in runs of 8, 4, 2 and 1.
+      const auto part = [&]<int N>() {
+        if constexpr (N < L)
+          if ((hi - ox) & N) inside<N>(in + (ox - lo) * S * L, bias, activate, y + ox * L), ox += N;
+      };
+      part.template operator()<8>();
+      part.template operator()<4>();
+      part.template operator()<2>();
+      part.template operator()<1>();
+    }
+    checked_run(oy, hi, out_w, bias, activate, y);
+  }
+};
+
+// Output positions [lo, hi) along one axis whose windows (extent wide, S apart) lie in
+// the input's `size`, `pad` before its first.
+inline std::pair<int64_t, int64_t> inside_span(int64_t pad, int64_t size, int64_t out, int64_t extent, int64_t stride) {
+  const int64_t lo = std::min(out, (pad + stride - 1) / stride);
+  const int64_t last = size - extent + pad;  // the last window start in the image, padded
+  return {lo, last < 0 ? lo : std::clamp<int64_t>(last / stride + 1, lo, out)};
+}
+
+// Whether the tile-less NCHWc path takes the layer: where at least half the outputs have
+// every tap in the image. On the others (a 5x5 window on a 7x7 plane: 9 of 49 inside)
+// the frame's checked taps took longer than the tile's copy (1.12-1.15x, MNASNet's
+// 1152-channel layers; 3x3 on 7x7, 25 of 49, took the same time either way).
+inline bool mostly_inside(const ConvGeometry& s) {
+  const int64_t extent = (s.win.kh - 1) * s.win.dh + 1;
+  const auto [lo, hi] = inside_span(s.win.pad_left, s.w, s.out_w, extent, s.win.sw);
+  const auto [row_lo, row_hi] = inside_span(s.win.pad_top, s.h, s.out_h, extent, s.win.sh);
+  return 2 * (hi - lo) * (row_hi - row_lo) >= s.out_h * s.out_w;
+}
+
+template <class V, int K, int S, bool Dilated>
+void depthwise_lanes_blocked(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
+  constexpr int64_t L = V::size;
+  const ConvGeometry& s = *job.shape;
+  const LaneLayout lay = lane_layout(s, L);
+  const int64_t extent = (K - 1) * s.win.dh + 1;
+  // Output columns [lo, hi) and rows whose windows lie in the image.
+  const auto [lo, hi] = inside_span(s.win.pad_left, s.w, s.out_w, extent, S);
+  const auto [row_lo, row_hi] = inside_span(s.win.pad_top, s.h, s.out_h, extent, S);
+  float* weights = scratch;
+  float* zeros = weights + K * K * L;
+  std::fill(zeros, zeros + L, 0.0f);
+  const int64_t in_plane = s.h * s.w, out_plane = s.out_h * s.out_w;
+  const Activation act = *job.activation;  // a local copy: stores to y cannot alias it
+  const bool in_registers = activation_in_registers(act);
+  with_activation<V>(act, [&](auto activate) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t band = i % lay.bands, g = i / lay.bands % lay.groups, n = i / lay.bands / lay.groups;
+      const int64_t c0 = g * L, block = n * s.cin + c0;
+      const int64_t oy0 = band * lay.band_rows, oy1 = std::min(s.out_h, oy0 + lay.band_rows);
+      pack_weights<V, K>(job.weights + c0 * K * K, L, weights);
+      const V bias = job.bias ? V::load_unaligned(job.bias + c0) : V(0.0f);
+      const BlockedPlane<V, K, S, Dilated> plane{job.x + block * in_plane, s.h,      s.w,     s.win.pad_top,
+                                                 s.win.pad_left,           s.win.dh, weights, zeros};
+      float* y = job.y + block * out_plane;
+      for (int64_t oy = oy0; oy < oy1; ++oy)
+        plane.row(oy, s.out_w, lo, hi, oy >= row_lo && oy < row_hi, bias, activate, y + oy * s.out_w * L);
+      if (!in_registers) act.apply(y + oy0 * s.out_w * L, (oy1 - oy0) * s.out_w * L);
+    }
+  });
+}
+
 template <class V, int K, int S, bool Dilated>
 void depthwise_lanes_of(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
   constexpr int64_t L = V::size;
@@ -197,7 +354,12 @@ void depthwise_lanes_of(const DepthwiseJob& job, int64_t begin, int64_t end, flo
 // copy of the kernel of its own, so that the undilated one keeps its constant offsets.
 template <class V, int K, int S>
 void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
-  if (job.shape->win.dh == 1)
+  if (job.layouts.input_blocked && job.layouts.output_blocked && mostly_inside(*job.shape)) {
+    if (job.shape->win.dh == 1)
+      depthwise_lanes_blocked<V, K, S, false>(job, begin, end, scratch);
+    else
+      depthwise_lanes_blocked<V, K, S, true>(job, begin, end, scratch);
+  } else if (job.shape->win.dh == 1)
     depthwise_lanes_of<V, K, S, false>(job, begin, end, scratch);
   else
     depthwise_lanes_of<V, K, S, true>(job, begin, end, scratch);

@@ -214,14 +214,18 @@ TEST(DepthwiseKernels, ChannelsInLanesMatchReferenceAcrossGroupsAndBands) {
 
 // NCHWc input, output or both (c = the blocked layout's lanes, the vector's): the same
 // bits as NCHW in and out, which match the reference, over whole blocks of channels (1
-// and 3), padded and unpadded, odd, late-layer and banded (112 wide) planes, every
-// activation, batch 2, 1 and 2 threads; only the channels-in-lanes kernels take NCHWc,
-// and only on channels in whole blocks.
+// and 3), padded and unpadded (asymmetric pads, one wider than the window: pixels whose
+// taps are all outside), odd, late-layer and banded (112 wide) planes, rows of every
+// length of run from 1 to past a vector's lanes, every activation, batch 2, 1 and 2
+// threads; only the channels-in-lanes kernels take NCHWc, and only on channels in whole
+// blocks.
 TEST(DepthwiseKernels, ChannelsInLanesReadAndWriteNchwc) {
   struct Case {
-    int64_t blocks, h, w, pad;
+    int64_t blocks, h, w, pt, pl, pb, pr;
   };
-  const std::vector<Case> cases = {{1, 7, 7, 1}, {3, 13, 9, 1}, {1, 112, 112, 1}, {2, 14, 14, 0}, {1, 1, 1, 2}};
+  const std::vector<Case> cases = {{1, 7, 7, 1, 1, 1, 1},   {3, 13, 9, 1, 1, 1, 1}, {1, 112, 112, 1, 1, 1, 1},
+                                   {2, 14, 14, 0, 0, 0, 0}, {1, 1, 1, 2, 2, 2, 2},  {1, 9, 47, 0, 3, 2, 0},
+                                   {1, 11, 6, 4, 0, 0, 4}};
   uint32_t seed = 9000;
   for (Isa isa : isas_under_test())
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) {
@@ -242,8 +246,8 @@ TEST(DepthwiseKernels, ChannelsInLanesReadAndWriteNchwc) {
       for (const Case& c : cases)
         for (const Activation& act : every_activation()) {
           const int64_t ch = c.blocks * k.lanes;
-          const ConvGeometry s = conv_shape(ch, c.h, c.w, ch, ch, k.kernel_size, k.stride, c.pad, c.pad, c.pad, c.pad);
-          if (s.out_h < 1 || s.out_w < 1) continue;
+          const ConvGeometry s = conv_shape(ch, c.h, c.w, ch, ch, k.kernel_size, k.stride, c.pt, c.pl, c.pb, c.pr);
+          if (!window_fits(s)) continue;
           const std::vector<float> x = random_values(2 * s.cin * s.h * s.w, seed);
           const std::vector<float> wt = random_values(s.cout * s.win.kh * s.win.kw, seed + 1);
           const std::vector<float> b = random_values(s.cout, seed + 2);
