@@ -264,9 +264,11 @@ void depthwise_lanes_blocked(const DepthwiseJob& job, int64_t begin, int64_t end
   const ConvGeometry& s = *job.shape;
   const LaneLayout lay = lane_layout(s, L);
   const int64_t extent = (K - 1) * s.win.dh + 1;
-  // Output columns [lo, hi) and rows whose windows lie in the image.
-  const auto [lo, hi] = inside_span(s.win.pad_left, s.w, s.out_w, extent, S);
-  const auto [row_lo, row_hi] = inside_span(s.win.pad_top, s.h, s.out_h, extent, S);
+  // Output columns [lo, hi) and rows [row_lo, row_hi) whose windows lie in the image
+  // (plain variables: the lambda below cannot capture structured bindings in C++20).
+  const std::pair<int64_t, int64_t> cols = inside_span(s.win.pad_left, s.w, s.out_w, extent, S);
+  const std::pair<int64_t, int64_t> rows = inside_span(s.win.pad_top, s.h, s.out_h, extent, S);
+  const int64_t lo = cols.first, hi = cols.second, row_lo = rows.first, row_hi = rows.second;
   float* weights = scratch;
   float* zeros = weights + K * K * L;
   std::fill(zeros, zeros + L, 0.0f);
