@@ -84,6 +84,31 @@ void pack_weights(const float* weights, int64_t nc, float* packed) {
   }
 }
 
+// acc[j] = bias + the K x K taps of pixel j (j < N) times the weights ([K * K][V::size]),
+// pixel j's top-left tap at in(j), its rows row_floats apart and its taps d pixels apart.
+// Window row by window row: its K weight vectors stay in registers across the N pixels
+// (N sums and K weights fit the register file), one load per multiply-add where
+// reloading each tap's weight took two; each sum still adds its taps row by row.
+template <class V, int K, int N, class In>
+[[gnu::always_inline]] inline void window_sums(V (&acc)[N], V bias, In in, int64_t row_floats, int64_t d,
+                                               const float* weights) {
+  constexpr int64_t L = V::size;
+#pragma GCC unroll 16
+  for (int j = 0; j < N; ++j) acc[j] = bias;
+#pragma GCC unroll 1
+  for (int ki = 0; ki < K; ++ki) {
+    V w[K];
+#pragma GCC unroll 7
+    for (int kj = 0; kj < K; ++kj) w[kj] = V::load_unaligned(weights + (ki * K + kj) * L);
+#pragma GCC unroll 16
+    for (int j = 0; j < N; ++j) {
+      const float* row = in(j) + ki * d * row_floats;
+#pragma GCC unroll 7
+      for (int kj = 0; kj < K; ++kj) acc[j] = multiply_add(V::load_unaligned(row + kj * d * L), w[kj], acc[j]);
+    }
+  }
+}
+
 // Output pixels [p, p + V::size) of the band (flat, row-major; those from `count` on
 // are computed at pixel 0's place and dropped): each from its taps in the tile, where
 // offsets[q] is pixel q's top-left tap; activated and stored, as they are into the NCHWc
@@ -94,25 +119,9 @@ template <class V, int K, bool Dilated, bool BlockedOut, class Act>
                                                int64_t row_floats, int64_t dilation, const float* weights, V bias,
                                                Act activate, int64_t nc, float* y, int64_t plane) {
   constexpr int64_t L = V::size;
-  const int64_t d = Dilated ? dilation : 1;
-  // Window row by window row: its K weight vectors stay in registers across the L
-  // pixels (L sums and K weights fit the register file), one load per multiply-add
-  // where reloading each tap's weight took two; each sum still adds its taps row by row.
   V acc[L];
-#pragma GCC unroll 16
-  for (int64_t j = 0; j < L; ++j) acc[j] = bias;
-#pragma GCC unroll 1
-  for (int ki = 0; ki < K; ++ki) {
-    V w[K];
-#pragma GCC unroll 7
-    for (int kj = 0; kj < K; ++kj) w[kj] = V::load_unaligned(weights + (ki * K + kj) * L);
-#pragma GCC unroll 16
-    for (int64_t j = 0; j < L; ++j) {
-      const float* in = tile + offsets[p + j] + ki * d * row_floats;
-#pragma GCC unroll 7
-      for (int kj = 0; kj < K; ++kj) acc[j] = multiply_add(V::load_unaligned(in + kj * d * L), w[kj], acc[j]);
-    }
-  }
+  window_sums<V, K, L>(
+      acc, bias, [&](int j) { return tile + offsets[p + j]; }, row_floats, Dilated ? dilation : 1, weights);
   const int64_t n = std::min(L, count - p);
   if constexpr (BlockedOut) {
     activate_all<L>(activate, acc);
@@ -157,22 +166,9 @@ struct BlockedPlane {
   // every tap in the image; stored from y, L floats each.
   template <int N, class Act>
   [[gnu::always_inline]] void inside(const float* in, V bias, Act activate, float* y) const {
-    const int64_t dd = dilation(), row_floats = w * L;
     V acc[N];
-#pragma GCC unroll 16
-    for (int j = 0; j < N; ++j) acc[j] = bias;
-#pragma GCC unroll 1
-    for (int ki = 0; ki < K; ++ki) {
-      V wk[K];
-#pragma GCC unroll 7
-      for (int kj = 0; kj < K; ++kj) wk[kj] = V::load_unaligned(weights + (ki * K + kj) * L);
-      const float* row = in + ki * dd * row_floats;
-#pragma GCC unroll 16
-      for (int j = 0; j < N; ++j)
-#pragma GCC unroll 7
-        for (int kj = 0; kj < K; ++kj)
-          acc[j] = multiply_add(V::load_unaligned(row + (j * S + kj * dd) * L), wk[kj], acc[j]);
-    }
+    window_sums<V, K, N>(
+        acc, bias, [&](int j) { return in + j * S * L; }, w * L, dilation(), weights);
     activate_all<N>(activate, acc);
 #pragma GCC unroll 16
     for (int j = 0; j < N; ++j) acc[j].store_unaligned(y + j * L);
