@@ -261,7 +261,7 @@ void depthwise_lanes_blocked(const DepthwiseJob& job, int64_t begin, int64_t end
   const LaneLayout lay = lane_layout(s, L);
   const int64_t extent = (K - 1) * s.win.dh + 1;
   // Output columns [lo, hi) and rows [row_lo, row_hi) whose windows lie in the image
-  // (plain variables: the lambda below cannot capture structured bindings in C++20).
+  // (plain variables: clang 14 cannot capture structured bindings in the lambda below).
   const std::pair<int64_t, int64_t> cols = inside_span(s.win.pad_left, s.w, s.out_w, extent, S);
   const std::pair<int64_t, int64_t> rows = inside_span(s.win.pad_top, s.h, s.out_h, extent, S);
   const int64_t lo = cols.first, hi = cols.second, row_lo = rows.first, row_hi = rows.second;
