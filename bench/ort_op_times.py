@@ -4,7 +4,7 @@ beside ONNX Runtime's own (its session profiler), one thread by default.
 
     bash bench/ort/setup.sh            # once: onnxruntime-node into bench/ort/node_modules
     /usr/bin/python3 bench/ort_op_times.py MODEL.onnx [--engine_bench build/bench/engine_bench] \
-        [--threads 1] [--runs 30] [--convs] [--ort_dir DIR] [--spinning]
+        [--threads 1] [--runs 30] [--rounds 1] [--convs] [--ort_dir DIR] [--spinning]
 
 Prints two tables of per-run time by op type (medians over the timed runs of each node's
 time, summed over the type's nodes), minfer's types split by convolution kind
@@ -12,6 +12,11 @@ time, summed over the type's nodes), minfer's types split by convolution kind
 (Conv includes its fused activations; a SiLU it did not fuse shows as QuickGelu; Reorder*
 are its NCHWc layout changes). The two engines fuse differently, so compare totals and
 the big rows, not every line. Profiling adds a little to each engine's time.
+
+--rounds N runs each engine N times, alternating them (compare_common.alternate), and
+takes each node's median over every round's runs (minfer: the median of its per-round
+medians): on a shared machine a neighbour then slows both engines' rows alike, where one
+run of each can put a busy minute on one side only.
 
 --convs prints instead one row per convolution: minfer's node beside the ORT Conv with
 the same output shape and MACs (from its weights' shape), in order among equals, their
@@ -40,7 +45,9 @@ def ort_nodes(model, threads, runs, folder, ort_dir=compare_ort.ORT_DIR, spinnin
                                        manifest, "--threads", str(threads), "--runs", str(runs), "--warmup", "3",
                                        "--spinning", str(int(spinning)), "--profile", prefix])
     json.loads(out)  # run_ort.js's report: a failure would have raised
-    events = json.load(open(glob.glob(prefix + "*.json")[0]))
+    profile = glob.glob(prefix + "*.json")[0]
+    events = json.load(open(profile))
+    os.remove(profile)  # the next call's is then the only one
     nodes = {}
     for e in events:
         if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
@@ -50,6 +57,23 @@ def ort_nodes(model, threads, runs, folder, ort_dir=compare_ort.ORT_DIR, spinnin
                                                 shapes("output_type_shape"), []))
             node[3].append(e["dur"] / 1000.0)
     return nodes
+
+
+def merged_ort_nodes(rounds):
+    """One ort_nodes result from several: each node's times over all of them."""
+    merged = {}
+    for nodes in rounds:
+        for name, (op, ins, outs, ms) in nodes.items():
+            merged.setdefault(name, (op, ins, outs, []))[3].extend(ms)
+    return merged
+
+
+def merged_report(rounds):
+    """The first engine_bench report with each op's median time over the reports' medians."""
+    report = rounds[0]
+    for i, op in enumerate(report["ops"]):
+        op["time_ms"]["median"] = statistics.median(r["ops"][i]["time_ms"]["median"] for r in rounds)
+    return report
 
 
 def ort_by_type(nodes):
@@ -109,6 +133,7 @@ def main():
     parser.add_argument("--engine_bench", default=os.path.join(compare_ort.ROOT, "build", "bench", "engine_bench"))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=1, help="alternating runs of each engine (see above)")
     parser.add_argument("--convs", action="store_true", help="one row per convolution, paired with ORT's")
     parser.add_argument("--ort_dir", default=compare_ort.ORT_DIR,
                         help="folder holding run_ort.js and its onnxruntime-node (compare_ort.py's --ort_dir)")
@@ -117,9 +142,11 @@ def main():
     args = parser.parse_args()
     try:
         with tempfile.TemporaryDirectory() as folder:
-            nodes = ort_nodes(args.model, args.threads, args.runs, folder, args.ort_dir, args.spinning)
-        report, _ = compare_common.engine_bench_report(args.engine_bench, args.model, args.threads, args.runs, 3,
-                                                       args.spinning)
+            rounds = compare_common.alternate(args.rounds, {
+                "ort": lambda: ort_nodes(args.model, args.threads, args.runs, folder, args.ort_dir, args.spinning),
+                "minfer": lambda: compare_common.engine_bench_report(args.engine_bench, args.model, args.threads,
+                                                                     args.runs, 3, args.spinning)[0]})
+        nodes, report = merged_ort_nodes(rounds["ort"]), merged_report(rounds["minfer"])
     except (compare_common.ChildError, OSError, ValueError, IndexError) as e:
         sys.exit(f"ort_op_times.py: {args.model}: {compare_ort.first_line(e)}")
     if args.convs:
