@@ -245,6 +245,7 @@ void register_all() {
       {"v2_576x14_s2", 576, 14, 576, 3, 2, 576},        {"v2_960x7_s1", 960, 7, 960, 3, 1, 960},
       {"v3_5x5_72x56_s2", 72, 56, 72, 5, 2, 72},        {"v3_5x5_120x28_s1", 120, 28, 120, 5, 1, 120},
       {"v3_5x5_672x14_s2", 672, 14, 672, 5, 2, 672},    {"v3_5x5_960x7_s1", 960, 7, 960, 5, 1, 960},
+      {"convnext_7x7_96x56_s1", 96, 56, 96, 7, 1, 96},  {"convnext_7x7_384x14_s1", 384, 14, 384, 7, 1, 384},
   };
   for (const Layer& l : depthwise) add_depthwise(l);
   // EfficientNet-B0's depthwise layers, each with its fused SiLU (Swish, alpha 1).

@@ -243,15 +243,28 @@ inline std::pair<int64_t, int64_t> inside_span(int64_t pad, int64_t size, int64_
   return {lo, last < 0 ? lo : std::clamp<int64_t>(last / stride + 1, lo, out)};
 }
 
-// Whether the tile-less NCHWc path takes the layer: where at least half the outputs have
-// every tap in the image. On the others (a 5x5 window on a 7x7 plane: 9 of 49 inside)
-// the frame's checked taps took longer than the tile's copy (1.12-1.15x, MNASNet's
-// 1152-channel layers; 3x3 on 7x7, 25 of 49, took the same time either way).
-inline bool mostly_inside(const ConvGeometry& s) {
+// Whether the tile-less NCHWc path takes the layer, lanes channels per vector: where its
+// frame's bounds-checked taps cost less than the tile's copy. Each frame pixel checks
+// its K x K taps; the tile copies its bands' rows (pitch wide, the halo of a band's
+// window rows copied again by the next band). Measured with bench/conv_bench.cc (the
+// _nchwc cases, one thread, Zen 4; docs/performance.md), the tile ran 0.6-0.85x the
+// in-place time on AVX2 where the frame's taps were at least 1.8x the tile's pixels
+// (3x3 windows on 14x14 and 7x7, 5x5 ones on 28x28 and 14x14, stride 2 on 14x14 too,
+// ConvNeXt's 7x7 on 56x56), in place 0.5-0.85x where they were at most 1.1x (3x3 from
+// 28x28, every stride-2 layer of 3x3 windows or larger planes); on AVX-512, whose
+// copies move twice the bytes per pixel, the tile won from 7.4x (0.75-0.87x: 5x5 on
+// 14x14, 7x7 on 14x14), in place up to 4.8x (0.8-0.9x: 3x3 on 14x14, 7x7 on 56x56, 5x5
+// stride 2 on 14x14), the two alike between (3x3 on 7x7: 2.7x, 0.95-0.98x; 5x5 on 28x28:
+// 5.1x, 0.99x).
+inline bool reads_in_place(const ConvGeometry& s, int64_t lanes) {
   const int64_t extent = (s.win.kh - 1) * s.win.dh + 1;
   const auto [lo, hi] = inside_span(s.win.pad_left, s.w, s.out_w, extent, s.win.sw);
   const auto [row_lo, row_hi] = inside_span(s.win.pad_top, s.h, s.out_h, extent, s.win.sh);
-  return 2 * (hi - lo) * (row_hi - row_lo) >= s.out_h * s.out_w;
+  const int64_t frame = s.out_h * s.out_w - (hi - lo) * (row_hi - row_lo);
+  const LaneLayout lay = lane_layout(s, lanes);
+  const int64_t copied = lay.bands * lay.tile_rows * lay.pitch;
+  // Taps over copied pixels below 1.5 on AVX2, 5 on AVX-512.
+  return 2 * frame * s.win.kh * s.win.kw < copied * (lanes >= 16 ? 10 : 3);
 }
 
 template <class V, int K, int S, bool Dilated>
@@ -352,7 +365,8 @@ void depthwise_lanes_of(const DepthwiseJob& job, int64_t begin, int64_t end, flo
 // copy of the kernel of its own, so that the undilated one keeps its constant offsets.
 template <class V, int K, int S>
 void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
-  if (job.layouts.input_blocked && job.layouts.output_blocked && mostly_inside(*job.shape)) {
+  constexpr int64_t L = V::size;
+  if (job.layouts.input_blocked && job.layouts.output_blocked && reads_in_place(*job.shape, L)) {
     if (job.shape->win.dh == 1)
       depthwise_lanes_blocked<V, K, S, false>(job, begin, end, scratch);
     else
