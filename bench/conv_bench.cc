@@ -114,15 +114,20 @@ void add_depthwise(const Layer& l, const std::string& group = "depthwise", const
       if (kernel.kernel_size != l.k || kernel.stride != l.stride) continue;
       const kernels::DepthwiseKernel* k = &kernel;
       // NCHW planes, and (channels-in-lanes kernels of the region's lane count, whole
-      // blocks) NCHWc in and out as inside a blocked region: the same floats read in
-      // another order.
-      for (const kernels::BlockedLayouts layouts : {kernels::BlockedLayouts{}, kernels::BlockedLayouts{true, true}}) {
+      // blocks) NCHWc in and out as inside a blocked region or NCHWc in only as at its
+      // end (_nchwc_in): the same floats read in another order.
+      for (const kernels::BlockedLayouts layouts :
+           {kernels::BlockedLayouts{}, kernels::BlockedLayouts{true, true}, kernels::BlockedLayouts{true, false}}) {
         if (layouts.any() && (!k->channels_in_lanes || k->lanes != blocked_lanes(isa) || s.cin % k->lanes != 0))
           continue;
         for (int threads : {1, 2}) {
           if (threads == 2 && isa != active_isa()) continue;
           add(
-              group, l, k->name + std::string(layouts.any() ? "_nchwc" : ""), threads, 0,
+              group, l,
+              k->name + std::string(!layouts.any()           ? ""
+                                    : layouts.output_blocked ? "_nchwc"
+                                                             : "_nchwc_in"),
+              threads, 0,
               [k, threads, act, layouts](const ConvGeometry& s, Tensors& t) {
                 kernels::depthwise_conv2d(*k, s, 1, t.x.data(), t.w.data(), t.b.data(), t.y.data(), t.own, threads, act,
                                           layouts);

@@ -10,8 +10,8 @@
 // output pixels at a time are summed in registers, transposed back into V::size channel
 // rows, activated and stored into the NCHW planes. An NCHWc input (whole blocks of
 // V::size channels) is the tile's layout already: its rows are copied, not transposed; an
-// NCHWc output takes the sums as they are. NCHWc in and out, on most planes, need no
-// tile at all (depthwise_lanes_blocked). Each output's sum runs over the taps
+// NCHWc output takes the sums as they are. An NCHWc input, on most planes,
+// needs no tile at all (depthwise_lanes_blocked). Each output's sum runs over the taps
 // in the per-plane kernel's order (bias, then row by row), so both kernels give the
 // same bits.
 #pragma once
@@ -267,7 +267,30 @@ inline bool reads_in_place(const ConvGeometry& s, int64_t lanes) {
   return 2 * frame * s.win.kh * s.win.kw < copied * (lanes >= 16 ? 10 : 3);
 }
 
-template <class V, int K, int S, bool Dilated>
+// One output row of NCHWc sums (w pixels of V::size channels at row) into the V::size
+// NCHW planes at y, plane floats apart: V::size pixels at a time, transposed.
+template <class V>
+void store_row_planes(const float* row, int64_t w, float* y, int64_t plane) {
+  constexpr int64_t L = V::size;
+  for (int64_t p = 0; p < w; p += L) {
+    const int64_t n = std::min(L, w - p);
+    V r[L];
+#pragma GCC unroll 16
+    for (int64_t j = 0; j < L; ++j) r[j] = j < n ? V::load_unaligned(row + (p + j) * L) : V(0.0f);
+    transpose_square(r);
+    if (n == L) {
+#pragma GCC unroll 16
+      for (int64_t c = 0; c < L; ++c) r[c].store_unaligned(y + c * plane + p);
+    } else {
+      for (int64_t c = 0; c < L; ++c) store_first_n(r[c], y + c * plane + p, n);
+    }
+  }
+}
+
+// NCHWc in, NCHWc (BlockedOut) or NCHW out, with no tile: an NCHW output's rows are
+// summed into a row of NCHWc scratch and transposed into the planes from there, as the
+// tile's sums are.
+template <class V, int K, int S, bool Dilated, bool BlockedOut>
 void depthwise_lanes_blocked(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
   constexpr int64_t L = V::size;
   const ConvGeometry& s = *job.shape;
@@ -278,8 +301,11 @@ void depthwise_lanes_blocked(const DepthwiseJob& job, int64_t begin, int64_t end
   const std::pair<int64_t, int64_t> cols = inside_span(s.win.pad_left, s.w, s.out_w, extent, S);
   const std::pair<int64_t, int64_t> rows = inside_span(s.win.pad_top, s.h, s.out_h, extent, S);
   const int64_t lo = cols.first, hi = cols.second, row_lo = rows.first, row_hi = rows.second;
+  // In the scratch depthwise_thread_floats sizes for the tile: the row fits in the
+  // tile's place (its pitch is at least out_w).
   float* weights = scratch;
   float* zeros = weights + K * K * L;
+  float* row_sums = zeros + L;  // NCHW output: one output row, out_w * L floats
   std::fill(zeros, zeros + L, 0.0f);
   const int64_t in_plane = s.h * s.w, out_plane = s.out_h * s.out_w;
   const Activation act = *job.activation;  // a local copy: stores to y cannot alias it
@@ -293,10 +319,19 @@ void depthwise_lanes_blocked(const DepthwiseJob& job, int64_t begin, int64_t end
       const V bias = job.bias ? V::load_unaligned(job.bias + c0) : V(0.0f);
       const BlockedPlane<V, K, S, Dilated> plane{job.x + block * in_plane, s.h,      s.w,     s.win.pad_top,
                                                  s.win.pad_left,           s.win.dh, weights, zeros};
+      // The group's block (NCHWc) or its first plane (NCHW): both block * out_plane floats in.
       float* y = job.y + block * out_plane;
-      for (int64_t oy = oy0; oy < oy1; ++oy)
-        plane.row(oy, s.out_w, lo, hi, oy >= row_lo && oy < row_hi, bias, activate, y + oy * s.out_w * L);
-      if (!in_registers) act.apply(y + oy0 * s.out_w * L, (oy1 - oy0) * s.out_w * L);
+      for (int64_t oy = oy0; oy < oy1; ++oy) {
+        const bool row_inside = oy >= row_lo && oy < row_hi;
+        if constexpr (BlockedOut) {
+          plane.row(oy, s.out_w, lo, hi, row_inside, bias, activate, y + oy * s.out_w * L);
+        } else {
+          plane.row(oy, s.out_w, lo, hi, row_inside, bias, activate, row_sums);
+          if (!in_registers) act.apply(row_sums, s.out_w * L);
+          store_row_planes<V>(row_sums, s.out_w, y + oy * s.out_w, out_plane);
+        }
+      }
+      if (BlockedOut && !in_registers) act.apply(y + oy0 * s.out_w * L, (oy1 - oy0) * s.out_w * L);
     }
   });
 }
@@ -363,14 +398,23 @@ void depthwise_lanes_of(const DepthwiseJob& job, int64_t begin, int64_t end, flo
 
 // Dilated windows (DeepLab's) read taps `dilation` pixels apart from the same tile, in a
 // copy of the kernel of its own, so that the undilated one keeps its constant offsets.
+// An NCHWc input is read in place (reads_in_place); into an NCHW output only on planes of
+// 56x56 pixels or more, as its rows of sums are transposed from scratch where the
+// tile's are from registers: in conv_bench's _nchwc_in cases in place took 0.53-0.94x the
+// tile's time there (MobileNetV1's and V2's 112x112 and 56x56 layers, EfficientNet-B0's
+// but its 5x5 stride-2 one on AVX2: 1.1x), on smaller planes 0.75-1.7x (Zen 4).
 template <class V, int K, int S>
 void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float* scratch) {
   constexpr int64_t L = V::size;
-  if (job.layouts.input_blocked && job.layouts.output_blocked && reads_in_place(*job.shape, L)) {
-    if (job.shape->win.dh == 1)
-      depthwise_lanes_blocked<V, K, S, false>(job, begin, end, scratch);
+  const ConvGeometry& s = *job.shape;
+  if (job.layouts.input_blocked && reads_in_place(s, L) && (job.layouts.output_blocked || s.h * s.w >= 56 * 56)) {
+    const bool dilated = job.shape->win.dh != 1;
+    if (job.layouts.output_blocked)
+      (dilated ? depthwise_lanes_blocked<V, K, S, true, true>
+               : depthwise_lanes_blocked<V, K, S, false, true>)(job, begin, end, scratch);
     else
-      depthwise_lanes_blocked<V, K, S, true>(job, begin, end, scratch);
+      (dilated ? depthwise_lanes_blocked<V, K, S, true, false>
+               : depthwise_lanes_blocked<V, K, S, false, false>)(job, begin, end, scratch);
   } else if (job.shape->win.dh == 1)
     depthwise_lanes_of<V, K, S, false>(job, begin, end, scratch);
   else

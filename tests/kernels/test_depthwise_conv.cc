@@ -216,9 +216,9 @@ TEST(DepthwiseKernels, ChannelsInLanesMatchReferenceAcrossGroupsAndBands) {
 // bits as NCHW in and out, which match the reference, over whole blocks of channels (1
 // and 3), padded and unpadded (asymmetric pads, one wider than the window: pixels whose
 // taps are all outside), odd, late-layer and banded (112 wide) planes, planes whose
-// NCHWc in and out run without the tile and with it (reads_in_place: 3x3 windows on the
-// tall one with asymmetric pads take the former on both targets, 5x5 and 7x7 ones on
-// the small planes the latter), rows of every
+// NCHWc input is read without the tile and with it (reads_in_place: 3x3 windows on the
+// tall one with asymmetric pads, of more than 56x56 pixels, take the former on both
+// targets into either output layout; 5x5 and 7x7 ones on the small planes the latter), rows of every
 // length of run from 1 to past a vector's lanes, every activation, batch 2, 1 and 2
 // threads; only the channels-in-lanes kernels take NCHWc, and only on channels in whole
 // blocks.
@@ -228,7 +228,7 @@ TEST(DepthwiseKernels, ChannelsInLanesReadAndWriteNchwc) {
   };
   const std::vector<Case> cases = {{1, 7, 7, 1, 1, 1, 1},   {3, 13, 9, 1, 1, 1, 1}, {1, 112, 112, 1, 1, 1, 1},
                                    {2, 14, 14, 0, 0, 0, 0}, {1, 1, 1, 2, 2, 2, 2},  {1, 9, 47, 0, 3, 2, 0},
-                                   {1, 11, 6, 4, 0, 0, 4},  {1, 40, 47, 0, 3, 2, 0}};
+                                   {1, 11, 6, 4, 0, 0, 4},  {1, 70, 47, 0, 3, 2, 0}};
   uint32_t seed = 9000;
   for (Isa isa : isas_under_test())
     for (const DepthwiseKernel& k : kernels::depthwise_kernels(isa)) {
