@@ -37,8 +37,14 @@ enum class TileSums { kPointwise, kTaps, kFewLanes };
 // between the parts (a store and a load of each at either end of the tile): 1x1 layers
 // of 16 input channels took 1.15-1.25x the time (conv_bench's _nchwc cases, Zen 5; all
 // its blocked cases 0.94x in geometric mean now, none slower on a second run). The start
-// is added to the sums, not the sums to it: the same sums in another order.
-template <class V, int F, int P, TileSums S, class A>
+// is added to the sums, not the sums to it: the same sums in another order. FromOut: the
+// start is what out holds (plus init, where set: a residual there); else init alone (a
+// chunk's first sums with a bias, or zeros), with no loads from out: a tile that read a
+// vector of zeros for each of them spent a fifth of its time past the sums on 1x1 layers
+// of 16 to 32 input channels, which took 0.86-0.93x the time without, the first layers
+// and Winograd's sums on as few inputs 0.85-0.95x (conv_bench, Zen 4, both targets;
+// layers of hundreds of inputs unchanged).
+template <class V, int F, int P, TileSums S, bool FromOut, class A>
 void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out, const A& activate) {
   constexpr int64_t C = V::size;
   const int64_t out_block = r.out_block;  // a local: stores to out cannot change it
@@ -97,18 +103,25 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out, cons
           sum(xb + ky * r.dh * r.x_row + kx * r.dw * ci_n, wb + (ky * r.w_kw + kx) * ci_n * C, run, pixel);
     }
   }
-  // Branch-free (a branch kept the accumulators in memory too): where the start is not in
-  // out or has no bias, the loads read one vector of zeros.
-  static constexpr float kZeros[C] = {};
-  const bool from_out = !r.init || r.init_adds_out;
-  const float* start = from_out ? out : kZeros;
-  const float* init = r.init ? r.init : kZeros;
-  const int64_t start_block = from_out ? out_block : 0, start_pixel = from_out ? C : 0, init_block = r.init ? C : 0;
+  if constexpr (FromOut) {
+    // Branch-free (a branch kept the accumulators in memory too): without a bias the
+    // loads read one vector of zeros.
+    static constexpr float kZeros[C] = {};
+    const float* init = r.init ? r.init : kZeros;
+    const int64_t init_block = r.init ? C : 0;
 #pragma GCC unroll 4
-  for (int f = 0; f < F; ++f) {
-    const V b = V::load_unaligned(init + f * init_block);
+    for (int f = 0; f < F; ++f) {
+      const V b = V::load_unaligned(init + f * init_block);
 #pragma GCC unroll 16
-    for (int p = 0; p < P; ++p) acc[f][p] += V::load_unaligned(start + f * start_block + p * start_pixel) + b;
+      for (int p = 0; p < P; ++p) acc[f][p] += V::load_unaligned(out + f * out_block + p * C) + b;
+    }
+  } else {
+#pragma GCC unroll 4
+    for (int f = 0; f < F; ++f) {
+      const V b = V::load_unaligned(r.init + f * C);
+#pragma GCC unroll 16
+      for (int p = 0; p < P; ++p) acc[f][p] += b;
+    }
   }
   if constexpr (kActivatesInGroups<A>) {
     activate_all<F * P>(activate, &acc[0][0]);
@@ -124,9 +137,9 @@ template <class A>
 using BlockedTileFn = void (*)(const BlockedConvRow&, const float*, float*, const A&);
 
 // The tiles of F blocks: [p] computes p pixels (index 0 unused).
-template <class V, int F, TileSums S, class A, int... P>
+template <class V, int F, TileSums S, bool FromOut, class A, int... P>
 constexpr std::array<BlockedTileFn<A>, sizeof...(P) + 1> tiles_of(std::integer_sequence<int, P...>) {
-  return {nullptr, &blocked_conv_tile<V, F, P + 1, S, A>...};
+  return {nullptr, &blocked_conv_tile<V, F, P + 1, S, FromOut, A>...};
 }
 
 // The widest tile of F blocks: no more accumulators than the FMax x PMax tile, and at
@@ -175,10 +188,16 @@ void blocked_conv_row_of(const BlockedConvRow& r) {
   with_activation<V>(r.activation ? *r.activation : kIdentity, [&](const auto& activate) {
     using A = std::decay_t<decltype(activate)>;
     constexpr auto pixels = std::make_integer_sequence<int, kMaxP>{};
-    static constexpr auto pointwise_tiles = tiles_of<V, F, TileSums::kPointwise, A>(pixels);
-    static constexpr auto taps_tiles = tiles_of<V, F, TileSums::kTaps, A>(pixels);
-    static constexpr auto few_lanes_tiles = tiles_of<V, F, TileSums::kFewLanes, A>(pixels);
-    const auto& tiles = r.cin_lanes != C ? few_lanes_tiles : r.w_taps == 1 ? pointwise_tiles : taps_tiles;
+    static constexpr auto pointwise_tiles = tiles_of<V, F, TileSums::kPointwise, true, A>(pixels);
+    static constexpr auto taps_tiles = tiles_of<V, F, TileSums::kTaps, true, A>(pixels);
+    static constexpr auto few_lanes_tiles = tiles_of<V, F, TileSums::kFewLanes, true, A>(pixels);
+    static constexpr auto pointwise_init_tiles = tiles_of<V, F, TileSums::kPointwise, false, A>(pixels);
+    static constexpr auto taps_init_tiles = tiles_of<V, F, TileSums::kTaps, false, A>(pixels);
+    static constexpr auto few_lanes_init_tiles = tiles_of<V, F, TileSums::kFewLanes, false, A>(pixels);
+    const bool from_out = !r.init || r.init_adds_out;
+    const auto& tiles = r.cin_lanes != C ? (from_out ? few_lanes_tiles : few_lanes_init_tiles)
+                        : r.w_taps == 1  ? (from_out ? pointwise_tiles : pointwise_init_tiles)
+                                         : (from_out ? taps_tiles : taps_init_tiles);
     int64_t ox = 0;
     for (int64_t t = 0; t < n; ++t) {
       const int64_t p = base + (t < wider ? 1 : 0);
