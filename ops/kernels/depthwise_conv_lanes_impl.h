@@ -408,14 +408,14 @@ void depthwise_lanes(const DepthwiseJob& job, int64_t begin, int64_t end, float*
   constexpr int64_t L = V::size;
   const ConvGeometry& s = *job.shape;
   if (job.layouts.input_blocked && reads_in_place(s, L) && (job.layouts.output_blocked || s.h * s.w >= 56 * 56)) {
-    const bool dilated = job.shape->win.dh != 1;
+    const bool dilated = s.win.dh != 1;
     if (job.layouts.output_blocked)
       (dilated ? depthwise_lanes_blocked<V, K, S, true, true>
                : depthwise_lanes_blocked<V, K, S, false, true>)(job, begin, end, scratch);
     else
       (dilated ? depthwise_lanes_blocked<V, K, S, true, false>
                : depthwise_lanes_blocked<V, K, S, false, false>)(job, begin, end, scratch);
-  } else if (job.shape->win.dh == 1)
+  } else if (s.win.dh == 1)
     depthwise_lanes_of<V, K, S, false>(job, begin, end, scratch);
   else
     depthwise_lanes_of<V, K, S, true>(job, begin, end, scratch);

@@ -218,10 +218,10 @@ TEST(DepthwiseKernels, ChannelsInLanesMatchReferenceAcrossGroupsAndBands) {
 // taps are all outside), odd, late-layer and banded (112 wide) planes, planes whose
 // NCHWc input is read without the tile and with it (reads_in_place: 3x3 windows on the
 // tall one with asymmetric pads, of more than 56x56 pixels, take the former on both
-// targets into either output layout; 5x5 and 7x7 ones on the small planes the latter), rows of every
-// length of run from 1 to past a vector's lanes, every activation, batch 2, 1 and 2
-// threads; only the channels-in-lanes kernels take NCHWc, and only on channels in whole
-// blocks.
+// targets into either output layout; 5x5 and 7x7 ones on the small planes the latter),
+// rows of every length of run from 1 to past a vector's lanes, every activation, batch 2,
+// 1 and 2 threads; only the channels-in-lanes kernels take NCHWc, and only on channels in
+// whole blocks.
 TEST(DepthwiseKernels, ChannelsInLanesReadAndWriteNchwc) {
   struct Case {
     int64_t blocks, h, w, pt, pl, pb, pr;
