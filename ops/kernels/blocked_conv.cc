@@ -202,7 +202,15 @@ BlockedConv::BlockedConv(const ConvGeometry& s, const float* weights, Isa isa, B
 
 bool BlockedConv::copies_input() const {
   const Window2d& w = s_.win;
-  return winograd() || !layouts_.input_blocked || w.pad_top + w.pad_bottom + w.pad_left + w.pad_right > 0;
+  return winograd() || (!layouts_.input_blocked && !reads_nchw()) ||
+         w.pad_top + w.pad_bottom + w.pad_left + w.pad_right > 0;
+}
+
+bool BlockedConv::reads_nchw() const {
+  const Window2d& w = s_.win;
+  return !winograd() && !layouts_.input_blocked && w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 &&
+         w.pad_top + w.pad_bottom + w.pad_left + w.pad_right == 0 && in_lanes_ == kernel_->lanes &&
+         s_.cin_per_group() % in_lanes_ == 0;
 }
 
 // Winograd's windows reach 2 rows and columns past the last tile's output pixels.
@@ -653,7 +661,8 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
     // Only where a pixel's block is a whole line (c = 16): the AVX2 tiles, half the sums
     // per line, took 1.02-1.04x the time with the fetches.
     const bool many_far_planes = chunk_blocks_ >= kManyInputBlocks && checked_mul({s.cin, s.h, s.w, 4}) > kL2Bytes;
-    const bool prefetch_input = (team_size > 1 || many_far_planes) && !private_copy && C * sizeof(float) >= 64;
+    const bool prefetch_input =
+        (team_size > 1 || many_far_planes) && !private_copy && C * sizeof(float) >= 64 && !reads_nchw();
     const auto sum_item = [&](const PaddedInput& in, float* thread_band, int64_t g, int64_t ob0, int64_t oy0,
                               int64_t rows) {
       const int blocks = static_cast<int>(std::min(F, out_blocks_ - ob0));
@@ -669,6 +678,7 @@ void BlockedConv::run(int64_t batch, const float* x, const float* bias, const Ac
       r.cin_lanes = Ci;
       r.x_block = in.rows * wp * Ci;
       r.x_row = wp * Ci;
+      r.x_lane = reads_nchw() ? s.h * s.w : 1;
       r.w_block = in_blocks_ * taps * Ci * C;
       r.out_block = out_block;
       r.sw = win.sw;

@@ -45,9 +45,10 @@ class WorkShares;
 // The work of one call of a kernel's row function: `blocks` (<= max_blocks) output
 // blocks of one output row, summed over `cin_blocks` input blocks.
 struct BlockedConvRow {
-  const float* x;              // NCHWc input at the first summed block, the row's top window row, column 0
+  const float* x;              // input at the first summed block, the row's top window row, column 0
   int64_t cin_lanes;           // input channels per input block (the c of the input's layout)
   int64_t x_block;             // floats between input blocks
+  int64_t x_lane = 1;          // floats between a block's lanes: 1, or the plane of an NCHW x (1x1, stride 1)
   int64_t x_row;               // floats between padded input rows
   int64_t cin_blocks;          // input blocks summed
   const float* w;              // packed weights of the first output block at the first summed input block
@@ -68,7 +69,8 @@ struct BlockedConvRow {
   const float* prefetch = nullptr;
   int64_t prefetch_floats = 0;
   // Whether each tile fetches the next one's input into L1 first: where another thread
-  // may have written it, in a cache the hardware prefetcher does not stream from.
+  // may have written it, in a cache the hardware prefetcher does not stream from. Only
+  // on NCHWc inputs (x_lane 1).
   bool prefetch_input = false;
 };
 
@@ -156,8 +158,8 @@ class BlockedConv {
   // and its flags, unless the team splits rows (then each thread copies its own).
   int64_t workspace_floats(int64_t batch, int threads) const;
   // Floats of the NCHWc input copy of one image, with its border (shared by the
-  // threads), in whole cache lines; 0 when an NCHWc input without padding is read as it
-  // is.
+  // threads), in whole cache lines; 0 when the input is read as it is: an NCHWc one
+  // without padding, or an NCHW one a 1x1 stride-1 window reads (reads_nchw).
   int64_t input_floats() const;
   // Floats of input the team of run(batch, ..., threads) copies per image (the report's
   // figure): the copy's, or where each thread copies its rows, theirs (the rows their
@@ -223,6 +225,9 @@ class BlockedConv {
   int64_t tile_blocks() const { return std::min<int64_t>(kernel_->max_blocks, out_blocks_); }
   int team(int64_t batch, int threads) const;
   bool copies_input() const;
+  // Whether a 1x1 stride-1 window over an unpadded NCHW input of whole blocks reads it in
+  // place, a block's lanes planes apart (BlockedConvRow::x_lane), not from an NCHWc copy.
+  bool reads_nchw() const;
   // Whether a team of `team` copies the input each thread its rows, into its kept scratch.
   bool private_copies(int team) const { return copies_input() && splits_rows(team); }
   // Kept floats for a team of `team`: kept_floats() (the band, Winograd's tiles), then the
@@ -275,7 +280,8 @@ class BlockedConv {
     return {first, std::max(first, end)};
   }
   int64_t row_at(const PaddedInput& in, int64_t gb, int64_t py) const {
-    return (gb * in.rows + py - in.first_row) * padded_w() * in_lanes_;
+    const int64_t row = reads_nchw() ? padded_w() : padded_w() * in_lanes_;
+    return gb * in.rows * padded_w() * in_lanes_ + (py - in.first_row) * row;
   }
   int64_t flag_at(const PaddedInput& in, int64_t gb, int64_t py) const {
     return (py - in.first_row) * s_.group * in_blocks_ + gb;

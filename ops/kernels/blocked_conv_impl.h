@@ -25,8 +25,9 @@ constexpr bool broadcast_in_register(int64_t lanes, int f, int p) {
   return lanes == 16 && f >= 2 && f * p + f + 2 <= 32;
 }
 
-// How a tile walks the window and its input blocks.
-enum class TileSums { kPointwise, kTaps, kFewLanes };
+// How a tile walks the window and its input blocks: kNchwPointwise is kPointwise on an
+// NCHW input read in place, its lanes planes apart and its pixels adjacent.
+enum class TileSums { kPointwise, kNchwPointwise, kTaps, kFewLanes };
 
 // F output blocks x P output pixels: per input channel, F weight vectors (c output
 // channels each) and P broadcast input values feed F*P multiply-adds, then `activate`
@@ -55,23 +56,24 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out, cons
     for (int p = 0; p < P; ++p) acc[f][p] = V(0.0f);
   const int64_t taps = r.kh * r.kw;
   // F x P multiply-adds for each of n input values: weights n vectors apart from wp,
-  // inputs consecutive from xp, pixels `pixel` floats apart. Not unrolled: unrolled 16
-  // times, GCC interleaved the iterations' loads and spilled a third of the accumulators
-  // (ResNet-18 4% slower on AVX-512, 12% on AVX2); rolled, the loop is the loads,
-  // broadcasts and F x P FMAs.
-  const auto sum = [&](const float* xp, const float* wp, int64_t n, int64_t pixel) {
+  // inputs `lane` floats apart from xp, pixels `pixel` floats apart. Not unrolled:
+  // unrolled 16 times, GCC interleaved the iterations' loads and spilled a third of the
+  // accumulators (ResNet-18 4% slower on AVX-512, 12% on AVX2); rolled, the loop is the
+  // loads, broadcasts and F x P FMAs.
+  const auto sum = [&](const float* xp, const float* wp, int64_t n, int64_t pixel, int64_t lane = 1) {
 #pragma GCC unroll 1
     for (int64_t ci = 0; ci < n; ++ci) {
       V w[F];
       for (int f = 0; f < F; ++f) w[f] = V::load_unaligned(wp + f * r.w_block + ci * C);
+      const float* xc = xp + ci * lane;
       if constexpr (broadcast_in_register(V::size, F, P)) {
         for (int p = 0; p < P; ++p) {
-          const V b(xp[p * pixel + ci]);
+          const V b(xc[p * pixel]);
           for (int f = 0; f < F; ++f) acc[f][p] = multiply_add(w[f], b, acc[f][p]);
         }
       } else {
         for (int p = 0; p < P; ++p)
-          for (int f = 0; f < F; ++f) acc[f][p] = multiply_add_broadcast(w[f], xp + p * pixel + ci, acc[f][p]);
+          for (int f = 0; f < F; ++f) acc[f][p] = multiply_add_broadcast(w[f], xc + p * pixel, acc[f][p]);
       }
     }
   };
@@ -79,6 +81,8 @@ void blocked_conv_tile(const BlockedConvRow& r, const float* x, float* out, cons
     // 1x1 windows: one loop over the input blocks, as over the taps below (nested in a
     // loop over blocks, GCC stored and reloaded every accumulator around each block).
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) sum(x + cb * r.x_block, r.w + cb * C * C, C, r.sw * C);
+  } else if constexpr (S == TileSums::kNchwPointwise) {
+    for (int64_t cb = 0; cb < r.cin_blocks; ++cb) sum(x + cb * r.x_block, r.w + cb * C * C, C, 1, r.x_lane);
   } else if constexpr (S == TileSums::kTaps) {
     for (int64_t cb = 0; cb < r.cin_blocks; ++cb) {
       const float* xb = x + cb * r.x_block;
@@ -189,15 +193,19 @@ void blocked_conv_row_of(const BlockedConvRow& r) {
     using A = std::decay_t<decltype(activate)>;
     constexpr auto pixels = std::make_integer_sequence<int, kMaxP>{};
     static constexpr auto pointwise_tiles = tiles_of<V, F, TileSums::kPointwise, true, A>(pixels);
+    static constexpr auto nchw_pointwise_tiles = tiles_of<V, F, TileSums::kNchwPointwise, true, A>(pixels);
     static constexpr auto taps_tiles = tiles_of<V, F, TileSums::kTaps, true, A>(pixels);
     static constexpr auto few_lanes_tiles = tiles_of<V, F, TileSums::kFewLanes, true, A>(pixels);
     static constexpr auto pointwise_init_tiles = tiles_of<V, F, TileSums::kPointwise, false, A>(pixels);
+    static constexpr auto nchw_pointwise_init_tiles = tiles_of<V, F, TileSums::kNchwPointwise, false, A>(pixels);
     static constexpr auto taps_init_tiles = tiles_of<V, F, TileSums::kTaps, false, A>(pixels);
     static constexpr auto few_lanes_init_tiles = tiles_of<V, F, TileSums::kFewLanes, false, A>(pixels);
     const bool from_out = !r.init || r.init_adds_out;
     const auto& tiles = r.cin_lanes != C ? (from_out ? few_lanes_tiles : few_lanes_init_tiles)
+                        : r.x_lane != 1  ? (from_out ? nchw_pointwise_tiles : nchw_pointwise_init_tiles)
                         : r.w_taps == 1  ? (from_out ? pointwise_tiles : pointwise_init_tiles)
                                          : (from_out ? taps_tiles : taps_init_tiles);
+    const int64_t x_pixel = r.x_lane == 1 ? r.sw * r.cin_lanes : 1;  // floats between the pixels' inputs
     int64_t ox = 0;
     for (int64_t t = 0; t < n; ++t) {
       const int64_t p = base + (t < wider ? 1 : 0);
@@ -209,8 +217,8 @@ void blocked_conv_row_of(const BlockedConvRow& r) {
       // it, the same, but the tile's test per block took ResNet-18's Winograd sums 1.04x
       // the time, fetching or not.
       if (r.prefetch_input && t + 1 < n)
-        prefetch_tile_input(r, r.x + (ox + p) * r.sw * r.cin_lanes, base + (t + 1 < wider ? 1 : 0));
-      tiles[p](r, r.x + ox * r.sw * r.cin_lanes, r.out + ox * C, activate);
+        prefetch_tile_input(r, r.x + (ox + p) * x_pixel, base + (t + 1 < wider ? 1 : 0));
+      tiles[p](r, r.x + ox * x_pixel, r.out + ox * C, activate);
       ox += p;
     }
   });

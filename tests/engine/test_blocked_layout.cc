@@ -451,6 +451,41 @@ TEST(BlockedLayout, AWideningPointwiseLayerStartsARegion) {
   EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv"}));
 }
 
+// A 1x1 layer that widens a plane of 28x28 or more starts a region however few its inputs
+// (16), reading its NCHW input in place: no Reorder before it, none between it and the
+// stride-2 depthwise layer after it (a MobileNet's expansion). On a 27x27 plane it stays
+// in NCHW. x [1, 16, side, side] -> Conv 1x1 (16 -> 64) -> t -> depthwise 3x3 s2 -> y.
+TEST(BlockedLayout, AWideningPointwiseLayerOnALargePlaneStartsARegion) {
+  for (int64_t side : {28, 27}) {
+    SCOPED_TRACE(testing::Message() << side << "x" << side);
+    Graph g;
+    g.source = "<expansion>";
+    g.inputs.push_back({"x", {1, 16, side, side}});
+    g.initializers["w1"] = tensor({64, 16, 1, 1}, 1);
+    g.initializers["w2"] = tensor({64, 1, 3, 3}, 2);
+    g.nodes.push_back(conv("expand", {"x", "w1"}, "t", 1));
+    Node dw = conv("dw", {"t", "w2"}, "y", 3);
+    dw.attrs.set("group", int64_t{64});
+    dw.attrs.set("strides", std::vector<int64_t>{2, 2});
+    g.nodes.push_back(dw);
+    g.outputs = {"y"};
+    auto model = compile(g);
+    CompileOptions nchw;
+    nchw.passes.blocked_layout = false;
+    EXPECT_LT(error_against(model, g, nchw, test::random_values(16 * side * side, 3)), 1e-5);
+    const std::vector<std::string> steps = step_types(*model);
+    EXPECT_EQ(std::count(steps.begin(), steps.end(), "Reorder"), 0);
+    const kernels::BlockedConvKernel* k = kernels::blocked_conv_kernel(active_isa());
+    if (!k || side < 28) {
+      EXPECT_EQ(layouts_of(*model, "expand"), "(not blocked)");
+      continue;
+    }
+    const std::string c = "NCHW" + std::to_string(k->lanes) + "c";
+    EXPECT_EQ(layouts_of(*model, "expand"), "NCHW -> " + c);
+    EXPECT_EQ(layouts_of(*model, "dw").rfind(c + " -> ", 0), 0u) << layouts_of(*model, "dw");
+  }
+}
+
 // A 1x1 layer of 32 input channels (no faster in NCHWc by itself) joins a region whose
 // NCHWc tensor only such readers read, as RegNetX's first stage does on AVX-512, and
 // stays out of it where another reader reads that tensor in NCHW (then so does the

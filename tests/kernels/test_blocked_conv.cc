@@ -273,6 +273,10 @@ TEST(BlockedConvKernels, MatchNaiveLoopInEveryLayout) {
               for (size_t i = 0; i < expected.size(); ++i) expected[i] += r[i];
             act.apply(expected.data(), static_cast<int64_t>(expected.size()));
             const kernels::BlockedConv conv(s, wt.data(), isa, layouts, algorithm);
+            // The unpadded 1x1 stride-1 layers here (whole blocks) read NCHW in place too.
+            if (s.win.kh * s.win.kw == 1 && s.win.sh == 1) {
+              EXPECT_EQ(conv.input_copy_floats(batch, 1), 0);
+            }
             const std::vector<float> xin =
                 layouts.input_blocked ? reorder_nchwc(x, batch, s.cin, in_pixels, c, true) : x;
             const std::vector<float> rin =
