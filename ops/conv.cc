@@ -509,30 +509,32 @@ class ConvOp final : public Op {
     s.output = kernels::blocked_conv_applies(m, isa, {false, true});
     // A layer the blocked kernel takes in NCHW reorders its input anyway, and a 1x1
     // stride-1 one reads an NCHW input of whole blocks in place: one that widens its input
-    // starts a region where it is preferred, or on a plane of 28x28 or more however few its
-    // inputs. ResNet-50's first shortcut (64 -> 256 at 56x56, summing the region's 64 ->
-    // 256 layer) wrote NCHW, the layer beside it too, and a Reorder of the sum (0.28 ms)
-    // led into the next block; starting the region there, layer1's 64 -> 256 and 256 -> 64
-    // layers took 0.79x and 0.86x their time, the shortcut 1.10x (one thread, Zen 5). The
-    // expansions of MobileNets and EfficientNet (16 -> 64 or 96 at 112x112, say) write
-    // NCHWc for the depthwise layer after them, which then reads it without a transpose:
-    // MobileNetV1's 64-channel stride-2 one at 56x56 took 0.64x its time; the models
-    // 0.96-0.99x, SqueezeNet's fire expansions at 55x55 0.89-0.97x (one thread, Zen 4, both
-    // targets). At 28x28 neither faster nor slower than without; docs/performance.md.
+    // starts a region where it is preferred, or where it expands it (twice or more) on a
+    // plane of 28x28 or more, however few its inputs. ResNet-50's first shortcut (64 ->
+    // 256 at 56x56, summing the region's 64 -> 256 layer) wrote NCHW, the layer beside it
+    // too, and a Reorder of the sum (0.28 ms) led into the next block; starting the region
+    // there, layer1's 64 -> 256 and 256 -> 64 layers took 0.79x and 0.86x their time, the
+    // shortcut 1.10x (one thread, Zen 5). The expansions of MobileNets and EfficientNet
+    // (16 -> 64 or 96 at 112x112, say) write NCHWc for the depthwise layer after them,
+    // which then reads it without a transpose: MobileNetV1's 64-channel stride-2 one at
+    // 56x56 took 0.55-0.70x its time; the models 0.96-0.99x, SqueezeNet's fire expansions
+    // at 55x55 0.94-0.96x (one thread, Zen 4, both targets). At 28x28 neither faster nor
+    // slower than without. A layer that only widens feeds a convolution that gains less:
+    // RegNetY-400MF's 32 -> 48 at 112x112, into a padded grouped 3x3 layer (which copies
+    // its input either way), took 1.12x its time (AVX2). docs/performance.md.
     const bool widens = kernels::is_pointwise(g) && g.cout > g.cin;
-    s.preferred =
-        (s.input || s.output) && (prefers_blocked(g, weights, isa) ||
-                                  (s.output && widens && g.cout % k->lanes == 0 && g.out_h * g.out_w >= 28 * 28));
+    const bool expands_large_plane =
+        kernels::is_pointwise(g) && g.cout >= 2 * g.cin && g.cout % k->lanes == 0 && g.out_h * g.out_w >= 28 * 28;
+    s.preferred = (s.input || s.output) && (prefers_blocked(g, weights, isa) || (s.output && expands_large_plane));
     s.starts_region = use_blocked(g, weights, isa) || (s.preferred && widens);
     // A 1x1 layer of 32 to 63 input channels on AVX-512 is no faster in NCHWc than the
-    // direct pointwise kernel on NCHW, so it starts no region (unless it widens a large
+    // direct pointwise kernel on NCHW, so it starts no region (unless it expands a large
     // plane); but where a region's NCHWc tensor is all it reads (weak_input), joining it
     // spares the Reorders at the region's edge and keeps its readers in the region:
-    // RegNetX-400MF's first stage (32 channels,
-    // its grouped 3x3 layers 0.90x the time) and MobileNetV2's 32-channel projections and
-    // expansions (0.93x; 0.82x on two threads) then stay in NCHWc: MobileNetV2 0.98-0.99x
-    // the time on one thread, RegNetX 0.98x on two (0.99-1.01x on one), in medians of
-    // interleaved runs (Zen 5; docs/performance.md).
+    // RegNetX-400MF's first stage (32 channels, its grouped 3x3 layers 0.90x the time) and
+    // MobileNetV2's 32-channel projections and expansions (0.93x; 0.82x on two threads)
+    // then stay in NCHWc: MobileNetV2 0.98-0.99x the time on one thread, RegNetX 0.98x on
+    // two (0.99-1.01x on one), in medians of interleaved runs (Zen 5; docs/performance.md).
     if (!s.preferred && (s.input || s.output) && isa == Isa::kAvx512 && kernels::is_pointwise(g) &&
         g.cin_per_group() >= 32 && g.cout % k->lanes == 0)
       s.preferred = s.weak_input = true;
