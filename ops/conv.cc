@@ -517,11 +517,12 @@ class ConvOp final : public Op {
     // shortcut 1.10x (one thread, Zen 5). The expansions of MobileNets and EfficientNet
     // (16 -> 64 or 96 at 112x112, say) write NCHWc for the depthwise layer after them,
     // which then reads it without a transpose: MobileNetV1's 64-channel stride-2 one at
-    // 56x56 took 0.55-0.70x its time; the models 0.96-0.99x, SqueezeNet's fire expansions
-    // at 55x55 0.94-0.96x (one thread, Zen 4, both targets). At 28x28 neither faster nor
-    // slower than without. A layer that only widens feeds a convolution that gains less:
-    // RegNetY-400MF's 32 -> 48 at 112x112, into a padded grouped 3x3 layer (which copies
-    // its input either way), took 1.12x its time (AVX2). docs/performance.md.
+    // 56x56 took 0.55-0.70x its time; MobileNetV1 and V2 0.97-0.99x, SqueezeNet (its fire
+    // expansions at 55x55) 0.94-0.96x, V3-Large and EfficientNet-B0 0.97-1.01x (one
+    // thread, Zen 4, both targets). At 28x28 neither faster nor slower than without. A
+    // layer that only widens feeds a convolution that gains less: RegNetY-400MF's 32 -> 48
+    // at 112x112, into a padded grouped 3x3 layer (which copies its input either way),
+    // took 1.12x its time (AVX2). docs/performance.md.
     const bool widens = kernels::is_pointwise(g) && g.cout > g.cin;
     const bool expands_large_plane =
         kernels::is_pointwise(g) && g.cout >= 2 * g.cin && g.cout % k->lanes == 0 && g.out_h * g.out_w >= 28 * 28;

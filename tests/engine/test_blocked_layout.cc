@@ -451,10 +451,11 @@ TEST(BlockedLayout, AWideningPointwiseLayerStartsARegion) {
   EXPECT_EQ(step_types(*model), (std::vector<std::string>{"Conv", "Conv", "Conv", "Conv"}));
 }
 
-// A 1x1 layer that widens a plane of 28x28 or more starts a region however few its inputs
-// (16), reading its NCHW input in place: no Reorder before it, none between it and the
-// stride-2 depthwise layer after it (a MobileNet's expansion). On a 27x27 plane it stays
-// in NCHW. x [1, 16, side, side] -> Conv 1x1 (16 -> 64) -> t -> depthwise 3x3 s2 -> y.
+// A 1x1 layer that expands a plane of 28x28 or more (twice its inputs or more) starts a
+// region however few its inputs (16 -> 64), reading its NCHW input in place: no Reorder
+// before it, none between it and the stride-2 depthwise layer after it (a MobileNet's
+// expansion). On a 27x27 plane it stays in NCHW.
+// x [1, 16, side, side] -> Conv 1x1 (16 -> 64) -> t -> depthwise 3x3 s2 -> y.
 TEST(BlockedLayout, AWideningPointwiseLayerOnALargePlaneStartsARegion) {
   for (int64_t side : {28, 27}) {
     SCOPED_TRACE(testing::Message() << side << "x" << side);
